@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What every binding in src/mpi/ uses: the library's run state, handle lookup,
+ * argument checks that report through the error handler, and the weak-alias
+ * macro. PMPI_x is the real symbol; MPI_x is a weak alias made by TDM_WEAK.
+ */
+#ifndef TDM_MPI_BIND_H
+#define TDM_MPI_BIND_H
+
+#include "mpi.h"
+#include "../base/log.h"
+#include "../base/util.h"
+#include "../boot/boot.h"
+#include "../comm/comm.h"
+#include "../dtype/dtype.h"
+#include "../p2p/p2p.h"
+
+#include <stdbool.h>
+
+#define TDM_WEAK(_name) _Pragma(TDM_STR(weak _name = P##_name))
+
+typedef struct tdm_mpi_state {
+    int initialized; /* MPI_Init done */
+    int finalized;   /* MPI_Finalize done */
+    int thread_level;
+    unsigned long main_thread;
+    tdm_boot_info_t boot;
+} tdm_mpi_state_t;
+
+extern tdm_mpi_state_t tdm_mpi;
+
+/* ---- errors (errors.c) ---- */
+
+/* Report an error of class `errclass` detected in `fn` through the error handler
+ * of `comm` (NULL: MPI_COMM_WORLD's, or the fatal default before MPI_Init).
+ * The message (printf format) names the argument; the rank is added here.
+ * Returns the error code the binding must return. */
+int tdm_mpi_err(tdm_comm_t *comm, int errclass, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Same, for a code already made (e.g. from a request's status). */
+int tdm_mpi_err_code(tdm_comm_t *comm, int code, const char *fn);
+/* An MPI function that Tandem does not implement yet. */
+int tdm_mpi_unsupported(MPI_Comm comm, const char *fn);
+/* Internal result code -> MPI error class. */
+int tdm_mpi_class_of(tdm_rc_t rc);
+/* Take the job down: report to mpirun and exit with `code`. */
+_Noreturn void tdm_mpi_abort_job(int code, const char *why);
+
+/* ---- argument checks: each returns from the caller on failure ---- */
+
+#define TDM_CHECK_INIT(_fn)                                                                        \
+    do {                                                                                           \
+        if (TDM_UNLIKELY(!tdm_mpi.initialized || tdm_mpi.finalized))                               \
+            return tdm_mpi_err(NULL, MPI_ERR_OTHER, _fn, "called %s MPI_Init",                     \
+                               tdm_mpi.finalized ? "after MPI_Finalize, outside" : "before");      \
+    } while (0)
+
+/* Look up a communicator handle into `_var`. */
+#define TDM_GET_COMM(_fn, _handle, _var)                                                           \
+    do {                                                                                           \
+        TDM_CHECK_INIT(_fn);                                                                       \
+        (_var) = tdm_comm_get(_handle);                                                            \
+        if (TDM_UNLIKELY(!(_var)))                                                                 \
+            return tdm_mpi_err(NULL, MPI_ERR_COMM, _fn, "invalid communicator (handle %#x)",       \
+                               (unsigned)(_handle));                                               \
+    } while (0)
+
+#define TDM_CHECK_COUNT(_fn, _comm, _count)                                                        \
+    do {                                                                                           \
+        if (TDM_UNLIKELY((_count) < 0))                                                            \
+            return tdm_mpi_err(_comm, MPI_ERR_COUNT, _fn, "invalid count argument: count=%d",      \
+                               (int)(_count));                                                     \
+    } while (0)
+
+/* A datatype usable for communication: valid and committed. */
+#define TDM_GET_DTYPE(_fn, _comm, _handle, _var)                                                   \
+    do {                                                                                           \
+        (_var) = tdm_dtype_get(_handle);                                                           \
+        if (TDM_UNLIKELY(!(_var)))                                                                 \
+            return tdm_mpi_err(_comm, MPI_ERR_TYPE, _fn, "invalid datatype (handle %#x)",          \
+                               (unsigned)(_handle));                                               \
+        if (TDM_UNLIKELY(!(_var)->committed))                                                      \
+            return tdm_mpi_err(_comm, MPI_ERR_TYPE, _fn,                                           \
+                               "datatype %#x is not committed (call MPI_Type_commit)",             \
+                               (unsigned)(_handle));                                               \
+    } while (0)
+
+#define TDM_CHECK_BUF(_fn, _comm, _buf, _count, _dt)                                               \
+    do {                                                                                           \
+        if (TDM_UNLIKELY((_buf) == NULL && (_count) > 0 && (_dt)->size > 0 &&                      \
+                         (_dt)->true_lb == 0))                                                     \
+            return tdm_mpi_err(_comm, MPI_ERR_BUFFER, _fn,                                         \
+                               "buffer is NULL with count=%d of a non-empty datatype",             \
+                               (int)(_count));                                                     \
+    } while (0)
+
+/* Destination / source rank: 0..size-1, MPI_PROC_NULL (and MPI_ANY_SOURCE if allowed). */
+#define TDM_CHECK_RANK(_fn, _comm, _rank, _what, _any_ok)                                          \
+    do {                                                                                           \
+        if (TDM_UNLIKELY(((_rank) < 0 || (_rank) >= (_comm)->size) && (_rank) != MPI_PROC_NULL &&  \
+                         !((_any_ok) && (_rank) == MPI_ANY_SOURCE)))                               \
+            return tdm_mpi_err(_comm, MPI_ERR_RANK, _fn,                                           \
+                               "invalid %s rank %d (communicator of size %d)", _what, (int)(_rank), \
+                               (_comm)->size);                                                     \
+    } while (0)
+
+#define TDM_CHECK_TAG(_fn, _comm, _tag, _any_ok)                                                   \
+    do {                                                                                           \
+        if (TDM_UNLIKELY(((_tag) < 0 || (_tag) > TDM_TAG_UB) &&                                    \
+                         !((_any_ok) && (_tag) == MPI_ANY_TAG)))                                   \
+            return tdm_mpi_err(_comm, MPI_ERR_TAG, _fn, "invalid tag %d (valid: 0..%d%s)",         \
+                               (int)(_tag), TDM_TAG_UB, (_any_ok) ? " or MPI_ANY_TAG" : "");      \
+    } while (0)
+
+#define TDM_TAG_UB 0x7fffffff
+
+/* ---- requests (request.c) ---- */
+
+#define TDM_REQ_HANDLE_BASE 0xac000000u
+static inline MPI_Request tdm_req_handle(const tdm_req_t *r) {
+    return (MPI_Request)(TDM_REQ_HANDLE_BASE | tdm_req_index(r));
+}
+/* The request a handle names, or NULL. */
+tdm_req_t *tdm_mpi_req_get(MPI_Request h);
+/* Status of a completed request into the user's status (may be IGNORE). */
+void tdm_mpi_status_set(MPI_Status *st, const tdm_status_t *s);
+/* Complete-and-release a finished request; returns its MPI error code. */
+int tdm_mpi_req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st);
+
+static inline void tdm_mpi_status_empty(MPI_Status *st) {
+    if (st != MPI_STATUS_IGNORE) {
+        st->MPI_SOURCE = MPI_ANY_SOURCE;
+        st->MPI_TAG = MPI_ANY_TAG;
+        st->MPI_ERROR = MPI_SUCCESS;
+        st->count_lo = 0;
+        st->count_hi_and_cancelled = 0;
+    }
+}
+static inline void tdm_mpi_status_procnull(MPI_Status *st) {
+    if (st != MPI_STATUS_IGNORE) {
+        st->MPI_SOURCE = MPI_PROC_NULL;
+        st->MPI_TAG = MPI_ANY_TAG;
+        st->MPI_ERROR = MPI_SUCCESS;
+        st->count_lo = 0;
+        st->count_hi_and_cancelled = 0;
+    }
+}
+/* Bytes in a status (count_lo + 31 bits of count_hi_and_cancelled). */
+static inline MPI_Count tdm_mpi_status_bytes(const MPI_Status *st) {
+    return (MPI_Count)(unsigned)st->count_lo |
+           ((MPI_Count)((unsigned)st->count_hi_and_cancelled >> 1) << 32);
+}
+static inline void tdm_mpi_status_set_bytes(MPI_Status *st, MPI_Count bytes) {
+    st->count_lo = (int)(unsigned)(bytes & 0xffffffff);
+    st->count_hi_and_cancelled =
+        (int)(((unsigned)(bytes >> 32) << 1) | ((unsigned)st->count_hi_and_cancelled & 1));
+}
+
+/* ---- buffered sends (buffer.c) ---- */
+int tdm_mpi_bsend_start(const void *buf, int count, tdm_dtype_t *dt, int dst_world, int self_rank,
+                        int tag, tdm_comm_t *comm, bool blocking, tdm_req_t **req_p,
+                        const char *fn);
+
+#endif

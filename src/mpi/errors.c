@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Error classes, codes, strings and handlers.
+ *
+ * A returned error code is its class in the low 7 bits; when the library has a
+ * detailed message for it, bits 7..29 name a slot of a ring of recent messages,
+ * so MPI_Error_string gives the detail (which call, argument, rank) and
+ * MPI_Error_class the class. Classes and codes added by the user have bit 30 set
+ * and index a table. Built-in classes are below 128 (MPICH's values).
+ */
+#include "bind.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DETAIL_SLOTS 256
+#define DYN_BIT 0x40000000
+#define ERRH_USER_BASE 0x94000000u
+
+typedef struct {
+    int errclass;
+    const char *text;
+} class_text_t;
+
+static const class_text_t class_texts[] = {
+    {MPI_SUCCESS, "no error"},
+    {MPI_ERR_BUFFER, "invalid buffer pointer"},
+    {MPI_ERR_COUNT, "invalid count argument"},
+    {MPI_ERR_TYPE, "invalid datatype"},
+    {MPI_ERR_TAG, "invalid tag"},
+    {MPI_ERR_COMM, "invalid communicator"},
+    {MPI_ERR_RANK, "invalid rank"},
+    {MPI_ERR_ROOT, "invalid root"},
+    {MPI_ERR_GROUP, "invalid group"},
+    {MPI_ERR_OP, "invalid operation"},
+    {MPI_ERR_TOPOLOGY, "invalid topology"},
+    {MPI_ERR_DIMS, "invalid dimension argument"},
+    {MPI_ERR_ARG, "invalid argument of some other kind"},
+    {MPI_ERR_UNKNOWN, "unknown error"},
+    {MPI_ERR_TRUNCATE, "message truncated"},
+    {MPI_ERR_OTHER, "known error not in this list"},
+    {MPI_ERR_INTERN, "internal error"},
+    {MPI_ERR_IN_STATUS, "error code is in status"},
+    {MPI_ERR_PENDING, "pending request"},
+    {MPI_ERR_REQUEST, "invalid request"},
+    {MPI_ERR_ACCESS, "permission denied"},
+    {MPI_ERR_AMODE, "invalid access mode"},
+    {MPI_ERR_BAD_FILE, "invalid file name"},
+    {MPI_ERR_CONVERSION, "error in data conversion"},
+    {MPI_ERR_DUP_DATAREP, "data representation already defined"},
+    {MPI_ERR_FILE_EXISTS, "file exists"},
+    {MPI_ERR_FILE_IN_USE, "file in use"},
+    {MPI_ERR_FILE, "invalid file handle"},
+    {MPI_ERR_INFO, "invalid info object"},
+    {MPI_ERR_INFO_KEY, "info key too long"},
+    {MPI_ERR_INFO_VALUE, "info value too long"},
+    {MPI_ERR_INFO_NOKEY, "info key not defined"},
+    {MPI_ERR_IO, "i/o error"},
+    {MPI_ERR_NAME, "invalid service name"},
+    {MPI_ERR_NO_MEM, "out of memory"},
+    {MPI_ERR_NOT_SAME, "arguments not identical across processes"},
+    {MPI_ERR_NO_SPACE, "no space left"},
+    {MPI_ERR_NO_SUCH_FILE, "no such file"},
+    {MPI_ERR_PORT, "invalid port name"},
+    {MPI_ERR_QUOTA, "quota exceeded"},
+    {MPI_ERR_READ_ONLY, "read-only file or file system"},
+    {MPI_ERR_SERVICE, "invalid service"},
+    {MPI_ERR_SPAWN, "error spawning processes"},
+    {MPI_ERR_UNSUPPORTED_DATAREP, "unsupported data representation"},
+    {MPI_ERR_UNSUPPORTED_OPERATION, "operation not supported"},
+    {MPI_ERR_WIN, "invalid window"},
+    {MPI_ERR_BASE, "invalid base address"},
+    {MPI_ERR_LOCKTYPE, "invalid lock type"},
+    {MPI_ERR_KEYVAL, "invalid keyval"},
+    {MPI_ERR_RMA_CONFLICT, "conflicting accesses to window"},
+    {MPI_ERR_RMA_SYNC, "wrong synchronization of rma calls"},
+    {MPI_ERR_SIZE, "invalid size"},
+    {MPI_ERR_DISP, "invalid displacement"},
+    {MPI_ERR_ASSERT, "invalid assert"},
+    {MPI_ERR_RMA_RANGE, "target memory outside the window"},
+    {MPI_ERR_RMA_ATTACH, "memory cannot be attached"},
+    {MPI_ERR_RMA_SHARED, "memory cannot be shared"},
+    {MPI_ERR_RMA_FLAVOR, "wrong window flavor"},
+    {MPI_T_ERR_MEMORY, "mpi_t: out of memory"},
+    {MPI_T_ERR_NOT_INITIALIZED, "mpi_t: interface not initialized"},
+    {MPI_T_ERR_CANNOT_INIT, "mpi_t: interface cannot be initialized"},
+    {MPI_T_ERR_INVALID_INDEX, "mpi_t: invalid index"},
+    {MPI_T_ERR_INVALID_ITEM, "mpi_t: invalid item"},
+    {MPI_T_ERR_INVALID_HANDLE, "mpi_t: invalid handle"},
+    {MPI_T_ERR_OUT_OF_HANDLES, "mpi_t: out of handles"},
+    {MPI_T_ERR_OUT_OF_SESSIONS, "mpi_t: out of sessions"},
+    {MPI_T_ERR_INVALID_SESSION, "mpi_t: invalid session"},
+    {MPI_T_ERR_CVAR_SET_NOT_NOW, "mpi_t: control variable cannot be set now"},
+    {MPI_T_ERR_CVAR_SET_NEVER, "mpi_t: control variable cannot be set"},
+    {MPI_T_ERR_PVAR_NO_STARTSTOP, "mpi_t: performance variable cannot be started or stopped"},
+    {MPI_T_ERR_PVAR_NO_WRITE, "mpi_t: performance variable cannot be written"},
+    {MPI_T_ERR_PVAR_NO_ATOMIC, "mpi_t: performance variable cannot be read and written atomically"},
+    {MPI_T_ERR_INVALID_NAME, "mpi_t: invalid name"},
+    {MPI_T_ERR_INVALID, "mpi_t: invalid use of the interface"},
+    {MPI_ERR_SESSION, "invalid session"},
+    {MPI_ERR_PROC_ABORTED, "process aborted"},
+    {MPI_ERR_VALUE_TOO_LARGE, "value too large"},
+    {MPI_T_ERR_NOT_SUPPORTED, "mpi_t: not supported"},
+    {MPIX_ERR_PROC_FAILED, "process failed"},
+    {MPIX_ERR_PROC_FAILED_PENDING, "process failed with a pending operation"},
+    {MPIX_ERR_REVOKED, "communicator revoked"},
+    {MPIX_ERR_EAGAIN, "operation could not be issued, try again"},
+    {MPIX_ERR_NOREQ, "cannot allocate request"},
+};
+
+static const char *class_text(int errclass) {
+    for (size_t i = 0; i < sizeof(class_texts) / sizeof(class_texts[0]); i++) {
+        if (class_texts[i].errclass == errclass)
+            return class_texts[i].text;
+    }
+    return NULL;
+}
+
+/* ---- detailed messages ---- */
+static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
+static char details[DETAIL_SLOTS][MPI_MAX_ERROR_STRING];
+static unsigned next_detail;
+
+/* ---- user classes and codes ---- */
+typedef struct {
+    int errclass;  /* for a class: itself */
+    char *text;
+} dyn_t;
+static dyn_t *dyn;
+static int ndyn;
+
+/* ---- user error handlers ---- */
+typedef struct {
+    MPI_Comm_errhandler_function *fn;
+    int refs;
+} errh_t;
+static errh_t *errhs;
+static int nerrh;
+
+static int make_code(int errclass, const char *msg) {
+    pthread_mutex_lock(&err_lock);
+    unsigned slot = (next_detail++ % (DETAIL_SLOTS - 1)) + 1;
+    snprintf(details[slot], sizeof(details[slot]), "%s", msg);
+    pthread_mutex_unlock(&err_lock);
+    return errclass | (int)(slot << 7);
+}
+
+int tdm_mpi_class_of(tdm_rc_t rc) {
+    switch (rc) {
+    case TDM_OK: return MPI_SUCCESS;
+    case TDM_ERR_NOMEM: return MPI_ERR_NO_MEM;
+    case TDM_ERR_TRUNCATE: return MPI_ERR_TRUNCATE;
+    case TDM_ERR_BUFFER: return MPI_ERR_BUFFER;
+    case TDM_ERR_PENDING: return MPI_ERR_PENDING;
+    case TDM_ERR_INTERN: return MPI_ERR_INTERN;
+    default: return MPI_ERR_OTHER;
+    }
+}
+
+_Noreturn void tdm_mpi_abort_job(int code, const char *why) {
+    char line[32];
+    snprintf(line, sizeof(line), "A %d", code);
+    if (why)
+        tdm_log_emit(TDM_LOG_COMP_MPI, TDM_LOG_ERROR, "%s", why);
+    tdm_boot_report(&tdm_mpi.boot, line);
+    _exit(code ? code : 1);
+}
+
+static void invoke_handler(tdm_comm_t *comm, int *code, const char *msg) {
+    int eh = comm ? comm->errhandler : MPI_ERRORS_ARE_FATAL;
+    if (eh == MPI_ERRORS_RETURN)
+        return;
+    if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT) {
+        char why[MPI_MAX_ERROR_STRING + 64];
+        snprintf(why, sizeof(why), "fatal error: %s (errors are fatal on %s)", msg,
+                 comm ? comm->name : "this process");
+        /* MPI_ERRORS_ABORT aborts the processes of the communicator; on one node
+         * mpirun ends them all either way */
+        tdm_mpi_abort_job(1, why);
+    }
+    unsigned idx = (unsigned)eh - ERRH_USER_BASE;
+    if (idx < (unsigned)nerrh && errhs[idx].fn) {
+        MPI_Comm h = comm->handle;
+        errhs[idx].fn(&h, code);
+    }
+}
+
+int tdm_mpi_err(tdm_comm_t *comm, int errclass, const char *fn, const char *fmt, ...) {
+    char detail[MPI_MAX_ERROR_STRING - 96], msg[MPI_MAX_ERROR_STRING];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+    if (!comm && tdm_mpi.initialized && !tdm_mpi.finalized)
+        comm = tdm_comm_world;
+    snprintf(msg, sizeof(msg), "%s on rank %d: %s (%s)", fn, tdm_mpi.boot.rank, detail,
+             class_text(errclass) ? class_text(errclass) : "error");
+    tdm_debug(MPI, "%s", msg);
+    int code = make_code(errclass, msg);
+    invoke_handler(comm, &code, msg);
+    return code;
+}
+
+int tdm_mpi_err_code(tdm_comm_t *comm, int code, const char *fn) {
+    char msg[MPI_MAX_ERROR_STRING];
+    int len;
+    PMPI_Error_string(code, msg, &len);
+    if (!comm && tdm_mpi.initialized && !tdm_mpi.finalized)
+        comm = tdm_comm_world;
+    (void)fn;
+    invoke_handler(comm, &code, msg);
+    return code;
+}
+
+int tdm_mpi_unsupported(MPI_Comm comm, const char *fn) {
+    tdm_comm_t *c = tdm_mpi.initialized ? tdm_comm_get(comm) : NULL;
+    return tdm_mpi_err(c, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                       "%s is not implemented in this version of Tandem MPI", fn);
+}
+
+/* ---- MPI functions ---- */
+
+int PMPI_Error_class(int errorcode, int *errorclass) {
+    if (!errorclass)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
+    if (errorcode & DYN_BIT) {
+        int idx = errorcode & ~DYN_BIT;
+        if (idx < 0 || idx >= ndyn)
+            return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_class", "unknown error code %d",
+                               errorcode);
+        *errorclass = dyn[idx].errclass;
+        return MPI_SUCCESS;
+    }
+    if (errorcode < 0 || !class_text(errorcode & 0x7f))
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_class", "unknown error code %d",
+                           errorcode);
+    *errorclass = errorcode & 0x7f;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Error_class)
+
+int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
+    const char *text = NULL;
+    char buf[MPI_MAX_ERROR_STRING];
+    if (!string || !resultlen)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_string", "%s is NULL",
+                           string ? "resultlen" : "string");
+    if (errorcode & DYN_BIT) {
+        int idx = errorcode & ~DYN_BIT;
+        if (idx >= 0 && idx < ndyn)
+            text = dyn[idx].text ? dyn[idx].text : "";
+    } else if (errorcode >= 0) {
+        unsigned slot = (unsigned)errorcode >> 7;
+        const char *ct = class_text(errorcode & 0x7f);
+        if (ct && slot == 0) {
+            text = ct;
+        } else if (ct && slot < DETAIL_SLOTS) {
+            pthread_mutex_lock(&err_lock);
+            snprintf(buf, sizeof(buf), "%s", details[slot]);
+            pthread_mutex_unlock(&err_lock);
+            text = buf;
+        }
+    }
+    if (!text)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_string", "unknown error code %d",
+                           errorcode);
+    snprintf(string, MPI_MAX_ERROR_STRING, "%s", text);
+    *resultlen = (int)strlen(string);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Error_string)
+
+static int dyn_add(int errclass, int *out) {
+    dyn_t *nd = realloc(dyn, (size_t)(ndyn + 1) * sizeof(*nd));
+    if (!nd)
+        return -1;
+    dyn = nd;
+    int code = DYN_BIT | ndyn;
+    dyn[ndyn].errclass = errclass < 0 ? code : errclass;
+    dyn[ndyn].text = NULL;
+    ndyn++;
+    *out = code;
+    return 0;
+}
+
+int tdm_mpi_last_used_code(void) {
+    return ndyn ? (DYN_BIT | (ndyn - 1)) : MPI_T_ERR_NOT_SUPPORTED;
+}
+
+int PMPI_Add_error_class(int *errorclass) {
+    TDM_CHECK_INIT("MPI_Add_error_class");
+    if (!errorclass)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Add_error_class", "errorclass is NULL");
+    if (dyn_add(-1, errorclass))
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Add_error_class", "out of memory");
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Add_error_class)
+
+int PMPI_Add_error_code(int errorclass, int *errorcode) {
+    TDM_CHECK_INIT("MPI_Add_error_code");
+    int valid = (errorclass & DYN_BIT)
+                    ? ((errorclass & ~DYN_BIT) < ndyn && dyn[errorclass & ~DYN_BIT].errclass == errorclass)
+                    : (errorclass >= 0 && errorclass < 128 && class_text(errorclass) != NULL);
+    if (!valid)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Add_error_code", "invalid error class %d",
+                           errorclass);
+    if (!errorcode)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Add_error_code", "errorcode is NULL");
+    if (dyn_add(errorclass, errorcode))
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Add_error_code", "out of memory");
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Add_error_code)
+
+int PMPI_Add_error_string(int errorcode, const char *string) {
+    TDM_CHECK_INIT("MPI_Add_error_string");
+    int idx = errorcode & ~DYN_BIT;
+    if (!(errorcode & DYN_BIT) || idx >= ndyn)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Add_error_string",
+                           "error code %d was not added by MPI_Add_error_class/code", errorcode);
+    if (!string || strlen(string) >= MPI_MAX_ERROR_STRING)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Add_error_string",
+                           "string is NULL or longer than MPI_MAX_ERROR_STRING-1");
+    char *copy = strdup(string);
+    if (!copy)
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Add_error_string", "out of memory");
+    free(dyn[idx].text);
+    dyn[idx].text = copy;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Add_error_string)
+
+/* Valid errhandler handle for a communicator? */
+static int errh_valid(MPI_Errhandler eh) {
+    if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT)
+        return 1;
+    unsigned idx = (unsigned)eh - ERRH_USER_BASE;
+    return idx < (unsigned)nerrh && errhs[idx].fn != NULL;
+}
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler) {
+    TDM_CHECK_INIT("MPI_Comm_create_errhandler");
+    if (!fn || !errhandler)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "%s is NULL",
+                           fn ? "errhandler" : "comm_errhandler_fn");
+    errh_t *ne = realloc(errhs, (size_t)(nerrh + 1) * sizeof(*ne));
+    if (!ne)
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler", "out of memory");
+    errhs = ne;
+    errhs[nerrh].fn = fn;
+    errhs[nerrh].refs = 1;
+    *errhandler = (MPI_Errhandler)(ERRH_USER_BASE + (unsigned)nerrh);
+    nerrh++;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_create_errhandler)
+
+static void errh_retain(MPI_Errhandler eh) {
+    unsigned idx = (unsigned)eh - ERRH_USER_BASE;
+    if (idx < (unsigned)nerrh)
+        errhs[idx].refs++;
+}
+
+static void errh_release(MPI_Errhandler eh) {
+    unsigned idx = (unsigned)eh - ERRH_USER_BASE;
+    if (idx < (unsigned)nerrh && errhs[idx].refs > 0 && --errhs[idx].refs == 0)
+        errhs[idx].fn = NULL;
+}
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+    tdm_comm_t *c;
+    TDM_GET_COMM("MPI_Comm_set_errhandler", comm, c);
+    if (!errh_valid(errhandler))
+        return tdm_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
+                           "invalid errhandler (handle %#x)", (unsigned)errhandler);
+    errh_retain(errhandler);
+    errh_release(c->errhandler);
+    c->errhandler = errhandler;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_set_errhandler)
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
+    tdm_comm_t *c;
+    TDM_GET_COMM("MPI_Comm_get_errhandler", comm, c);
+    if (!errhandler)
+        return tdm_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
+    /* the caller gets a new reference, released by MPI_Errhandler_free */
+    errh_retain(c->errhandler);
+    *errhandler = c->errhandler;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_get_errhandler)
+
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+    tdm_comm_t *c;
+    TDM_GET_COMM("MPI_Comm_call_errhandler", comm, c);
+    char msg[MPI_MAX_ERROR_STRING];
+    int len;
+    if (PMPI_Error_string(errorcode, msg, &len) != MPI_SUCCESS)
+        snprintf(msg, sizeof(msg), "error code %d", errorcode);
+    invoke_handler(c, &errorcode, msg);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_call_errhandler)
+
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
+    TDM_CHECK_INIT("MPI_Errhandler_free");
+    if (!errhandler || !errh_valid(*errhandler))
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Errhandler_free", "invalid errhandler");
+    errh_release(*errhandler);
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Errhandler_free)
+
+void tdm_mpi_errors_fini(void) {
+    for (int i = 0; i < ndyn; i++)
+        free(dyn[i].text);
+    free(dyn);
+    free(errhs);
+    dyn = NULL;
+    errhs = NULL;
+    ndyn = nerrh = 0;
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Start-up, shut-down and the environment queries of MPI. */
+#include "bind.h"
+#include "../base/params.h"
+#include "../net/shm.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+tdm_mpi_state_t tdm_mpi;
+void tdm_mpi_errors_fini(void);
+
+static void show_binding(void) {
+    cpu_set_t set;
+    char list[512] = "";
+    size_t off = 0;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+        tdm_warn(MPI, "sched_getaffinity failed: %m");
+        return;
+    }
+    for (int cpu = 0; cpu < CPU_SETSIZE && off < sizeof(list) - 16; cpu++) {
+        if (CPU_ISSET(cpu, &set))
+            off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%d", off ? "," : "", cpu);
+    }
+    char host[256];
+    gethostname(host, sizeof(host));
+    fprintf(stderr, "tandem: rank %d (pid %d) on %s bound to cpus %s\n", tdm_mpi.boot.rank,
+            (int)getpid(), host, list);
+}
+
+static int init_common(const char *fn, int required, int *provided) {
+    if (tdm_mpi.initialized || tdm_mpi.finalized)
+        return tdm_mpi_err(NULL, MPI_ERR_OTHER, fn, "MPI is already %s",
+                           tdm_mpi.finalized ? "finalized" : "initialized");
+    if (tdm_boot_init(&tdm_mpi.boot) != 0)
+        tdm_mpi_abort_job(1, "cannot learn the job layout (see the message above)");
+    if (tdm_shm_init(tdm_mpi.boot.shm_fd, tdm_mpi.boot.rank, tdm_mpi.boot.size) != 0)
+        tdm_mpi_abort_job(1, "cannot set up the shared-memory segment (see above)");
+    tdm_p2p_config_t cfg = {.rank = tdm_mpi.boot.rank,
+                            .size = tdm_mpi.boot.size,
+                            .oversubscribed = tdm_mpi.boot.oversubscribed};
+    if (tdm_dtype_init() != 0 || tdm_comm_init(tdm_mpi.boot.rank, tdm_mpi.boot.size) != 0 ||
+        tdm_p2p_init(&cfg) != 0)
+        tdm_mpi_abort_job(1, "out of memory during MPI initialisation");
+    /* no internal threads: calls serialised by the user are safe from any thread */
+    tdm_mpi.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
+    if (tdm_mpi.thread_level < MPI_THREAD_SINGLE)
+        tdm_mpi.thread_level = MPI_THREAD_SINGLE;
+    tdm_mpi.main_thread = (unsigned long)pthread_self();
+    if (provided)
+        *provided = tdm_mpi.thread_level;
+    tdm_mpi.initialized = 1;
+    char line[32];
+    snprintf(line, sizeof(line), "I %d", (int)getpid());
+    tdm_boot_report(&tdm_mpi.boot, line);
+    if (TDM_PARAM_I(SHOW_BINDING))
+        show_binding();
+    tdm_debug(MPI, "initialised rank %d of %d%s", tdm_mpi.boot.rank, tdm_mpi.boot.size,
+              tdm_mpi.boot.oversubscribed ? " (oversubscribed: waits block)" : "");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Init(int *argc, char ***argv) {
+    (void)argc;
+    (void)argv;
+    return init_common("MPI_Init", MPI_THREAD_SINGLE, NULL);
+}
+TDM_WEAK(MPI_Init)
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+    (void)argc;
+    (void)argv;
+    if (!provided)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Init_thread", "provided is NULL");
+    if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Init_thread",
+                           "invalid thread level required=%d", required);
+    return init_common("MPI_Init_thread", required, provided);
+}
+TDM_WEAK(MPI_Init_thread)
+
+int PMPI_Finalize(void) {
+    TDM_CHECK_INIT("MPI_Finalize");
+    tdm_boot_report(&tdm_mpi.boot, "F");
+    tdm_p2p_finalize();
+    size_t leaked = tdm_req_in_use();
+    if (leaked)
+        tdm_debug(MPI, "%zu requests were never completed or freed before MPI_Finalize", leaked);
+    tdm_shm_fini();
+    tdm_comm_fini();
+    tdm_dtype_fini();
+    tdm_mpi_errors_fini();
+    tdm_mpi.finalized = 1;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Finalize)
+
+int PMPI_Initialized(int *flag) {
+    if (!flag)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Initialized", "flag is NULL");
+    *flag = tdm_mpi.initialized;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Initialized)
+
+int PMPI_Finalized(int *flag) {
+    if (!flag)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Finalized", "flag is NULL");
+    *flag = tdm_mpi.finalized;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Finalized)
+
+int PMPI_Abort(MPI_Comm comm, int errorcode) {
+    char why[160];
+    tdm_comm_t *c = tdm_mpi.initialized && !tdm_mpi.finalized ? tdm_comm_get(comm) : NULL;
+    snprintf(why, sizeof(why), "rank %d called MPI_Abort on %s with error code %d",
+             tdm_mpi.boot.rank, c ? c->name : "an unknown communicator", errorcode);
+    tdm_mpi_abort_job(errorcode, why);
+}
+TDM_WEAK(MPI_Abort)
+
+int PMPI_Comm_rank(MPI_Comm comm, int *rank) {
+    tdm_comm_t *c;
+    TDM_GET_COMM("MPI_Comm_rank", comm, c);
+    if (!rank)
+        return tdm_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_rank", "rank is NULL");
+    *rank = c->rank;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_rank)
+
+int PMPI_Comm_size(MPI_Comm comm, int *size) {
+    tdm_comm_t *c;
+    TDM_GET_COMM("MPI_Comm_size", comm, c);
+    if (!size)
+        return tdm_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL");
+    *size = c->size;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_size)
+
+double PMPI_Wtime(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+TDM_WEAK(MPI_Wtime)
+
+double PMPI_Wtick(void) {
+    struct timespec ts;
+    if (clock_getres(CLOCK_MONOTONIC, &ts) != 0)
+        return 1e-9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+TDM_WEAK(MPI_Wtick)
+
+int PMPI_Get_processor_name(char *name, int *resultlen) {
+    if (!name || !resultlen)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_processor_name", "%s is NULL",
+                           name ? "resultlen" : "name");
+    if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0)
+        snprintf(name, MPI_MAX_PROCESSOR_NAME, "localhost");
+    name[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Get_processor_name)
+
+int PMPI_Get_version(int *version, int *subversion) {
+    if (!version || !subversion)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_version", "%s is NULL",
+                           version ? "subversion" : "version");
+    *version = 3;
+    *subversion = 1;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Get_version)
+
+int PMPI_Get_library_version(char *version, int *resultlen) {
+    if (!version || !resultlen)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_library_version", "%s is NULL",
+                           version ? "resultlen" : "version");
+    snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+             "Tandem MPI %s (MPI 3.1, MPICH ABI libmpi.so.12)", TANDEM_VERSION_STRING);
+    *resultlen = (int)strlen(version);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Get_library_version)
+
+int PMPI_Query_thread(int *provided) {
+    TDM_CHECK_INIT("MPI_Query_thread");
+    if (!provided)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Query_thread", "provided is NULL");
+    *provided = tdm_mpi.thread_level;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Query_thread)
+
+int PMPI_Is_thread_main(int *flag) {
+    TDM_CHECK_INIT("MPI_Is_thread_main");
+    if (!flag)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Is_thread_main", "flag is NULL");
+    *flag = (unsigned long)pthread_self() == tdm_mpi.main_thread;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Is_thread_main)
+
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
+    (void)info;
+    TDM_CHECK_INIT("MPI_Alloc_mem");
+    if (size < 0)
+        return tdm_mpi_err(NULL, MPI_ERR_SIZE, "MPI_Alloc_mem", "invalid size %ld", (long)size);
+    if (!baseptr)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Alloc_mem", "baseptr is NULL");
+    void *p = NULL;
+    if (posix_memalign(&p, 64, size ? (size_t)size : 1) != 0)
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem",
+                           "cannot allocate %ld bytes", (long)size);
+    *(void **)baseptr = p;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Alloc_mem)
+
+int PMPI_Free_mem(void *base) {
+    TDM_CHECK_INIT("MPI_Free_mem");
+    free(base);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Free_mem)
+
+int PMPI_Pcontrol(const int level, ...) {
+    /* The standard leaves Pcontrol to profiling layers; Tandem will use it to
+     * delimit phases for profile-guided protocol selection. */
+    (void)level;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Pcontrol)

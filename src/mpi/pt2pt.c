@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Point-to-point bindings: argument checks, then one call into src/p2p. */
+#include "bind.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(MPI_ANY_SOURCE == TDM_ANY_SOURCE, "ANY_SOURCE value shared with p2p");
+_Static_assert(MPI_ANY_TAG == TDM_ANY_TAG, "ANY_TAG value shared with p2p");
+_Static_assert(MPI_PROC_NULL == TDM_PROC_NULL, "PROC_NULL value shared with p2p");
+
+/* A request that is complete from the start (operations with MPI_PROC_NULL). */
+static tdm_req_t *procnull_req(tdm_comm_t *c) {
+    tdm_req_t *r = tdm_req_alloc(TDM_REQ_OTHER);
+    if (!r)
+        return NULL;
+    r->comm = c;
+    r->status.source = MPI_PROC_NULL;
+    r->status.tag = MPI_ANY_TAG;
+    r->done = 1;
+    return r;
+}
+
+static int send_common(const char *fn, const void *buf, int count, MPI_Datatype datatype,
+                       int dest, int tag, MPI_Comm comm, uint8_t mode, MPI_Request *request) {
+    tdm_comm_t *c;
+    tdm_dtype_t *dt;
+    bool blocking = (mode & TDM_MODE_BLOCKING) != 0;
+    TDM_GET_COMM(fn, comm, c);
+    TDM_CHECK_COUNT(fn, c, count);
+    TDM_GET_DTYPE(fn, c, datatype, dt);
+    TDM_CHECK_BUF(fn, c, buf, count, dt);
+    TDM_CHECK_RANK(fn, c, dest, "destination", false);
+    TDM_CHECK_TAG(fn, c, tag, false);
+    if (!blocking && !request)
+        return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");
+    if (TDM_UNLIKELY(dest == MPI_PROC_NULL)) {
+        if (blocking)
+            return MPI_SUCCESS;
+        tdm_req_t *r = procnull_req(c);
+        if (!r)
+            return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
+        *request = tdm_req_handle(r);
+        return MPI_SUCCESS;
+    }
+    int world = tdm_comm_world_rank(c, dest);
+    tdm_req_t *r;
+    if ((mode & ~TDM_MODE_BLOCKING) == TDM_MODE_BUFFERED) {
+        int err = tdm_mpi_bsend_start(buf, count, dt, world, c->rank, tag, c, blocking, &r, fn);
+        if (err != MPI_SUCCESS)
+            return err;
+    } else {
+        tdm_rc_t rc = tdm_p2p_isend(buf, (size_t)count, dt, world, c->rank, tag, c->ctx, mode, c,
+                                    !blocking, &r);
+        if (TDM_UNLIKELY(rc != TDM_OK))
+            return tdm_mpi_err(c, tdm_mpi_class_of(rc), fn, "cannot send %d items to rank %d",
+                               count, dest);
+    }
+    if (!blocking) {
+        *request = tdm_req_handle(r);
+        return MPI_SUCCESS;
+    }
+    if (r) {
+        tdm_p2p_wait(r);
+        tdm_p2p_release(r);
+    }
+    return MPI_SUCCESS;
+}
+
+#define SEND_FN(_name, _mode)                                                                      \
+    int PMPI_##_name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,         \
+                     MPI_Comm comm) {                                                              \
+        return send_common("MPI_" #_name, buf, count, datatype, dest, tag, comm,                   \
+                           (_mode) | TDM_MODE_BLOCKING, NULL);                                     \
+    }                                                                                              \
+    TDM_WEAK(MPI_##_name)
+
+#define ISEND_FN(_name, _mode)                                                                     \
+    int PMPI_##_name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,         \
+                     MPI_Comm comm, MPI_Request *request) {                                        \
+        return send_common("MPI_" #_name, buf, count, datatype, dest, tag, comm, (_mode),          \
+                           request);                                                               \
+    }                                                                                              \
+    TDM_WEAK(MPI_##_name)
+
+SEND_FN(Send, TDM_MODE_STD)
+SEND_FN(Ssend, TDM_MODE_SYNC)
+SEND_FN(Rsend, TDM_MODE_READY)
+SEND_FN(Bsend, TDM_MODE_BUFFERED)
+ISEND_FN(Isend, TDM_MODE_STD)
+ISEND_FN(Issend, TDM_MODE_SYNC)
+ISEND_FN(Irsend, TDM_MODE_READY)
+ISEND_FN(Ibsend, TDM_MODE_BUFFERED)
+
+/* Checks shared by receives; sets *c and *dt. */
+static int recv_checks(const char *fn, void *buf, int count, MPI_Datatype datatype, int source,
+                       int tag, MPI_Comm comm, tdm_comm_t **c_p, tdm_dtype_t **dt_p) {
+    tdm_comm_t *c;
+    tdm_dtype_t *dt;
+    TDM_GET_COMM(fn, comm, c);
+    TDM_CHECK_COUNT(fn, c, count);
+    TDM_GET_DTYPE(fn, c, datatype, dt);
+    TDM_CHECK_BUF(fn, c, buf, count, dt);
+    TDM_CHECK_RANK(fn, c, source, "source", true);
+    TDM_CHECK_TAG(fn, c, tag, true);
+    *c_p = c;
+    *dt_p = dt;
+    return MPI_SUCCESS;
+}
+
+/* Report truncation (or another receive error) held in a status. */
+static int recv_status_error(tdm_comm_t *c, const char *fn, const tdm_status_t *s, size_t want) {
+    if (s->error == TDM_ERR_TRUNCATE)
+        return tdm_mpi_err(c, MPI_ERR_TRUNCATE, fn,
+                           "message from rank %d with tag %d is longer than the receive buffer "
+                           "(%zu bytes)",
+                           s->source, s->tag, want);
+    return tdm_mpi_err(c, tdm_mpi_class_of((tdm_rc_t)s->error), fn, "receive failed");
+}
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status *status) {
+    tdm_comm_t *c;
+    tdm_dtype_t *dt;
+    int err = recv_checks("MPI_Recv", buf, count, datatype, source, tag, comm, &c, &dt);
+    if (TDM_UNLIKELY(err))
+        return err;
+    if (TDM_UNLIKELY(source == MPI_PROC_NULL)) {
+        tdm_mpi_status_procnull(status);
+        return MPI_SUCCESS;
+    }
+    tdm_status_t s;
+    tdm_rc_t rc = tdm_p2p_recv(buf, (size_t)count, dt, source, tag, c->ctx, c, &s);
+    if (TDM_UNLIKELY(rc != TDM_OK))
+        return tdm_mpi_err(c, tdm_mpi_class_of(rc), "MPI_Recv", "cannot post the receive");
+    if (TDM_UNLIKELY(s.error != TDM_OK)) {
+        err = recv_status_error(c, "MPI_Recv", &s, (size_t)count * dt->size);
+        s.error = TDM_OK;
+        tdm_mpi_status_set(status, &s);
+        if (status != MPI_STATUS_IGNORE)
+            status->MPI_ERROR = err;
+        return err;
+    }
+    tdm_mpi_status_set(status, &s);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Recv)
+
+int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request *request) {
+    tdm_comm_t *c;
+    tdm_dtype_t *dt;
+    int err = recv_checks("MPI_Irecv", buf, count, datatype, source, tag, comm, &c, &dt);
+    if (err)
+        return err;
+    if (!request)
+        return tdm_mpi_err(c, MPI_ERR_REQUEST, "MPI_Irecv", "request argument is NULL");
+    tdm_req_t *r;
+    if (source == MPI_PROC_NULL) {
+        r = procnull_req(c);
+        if (!r)
+            return tdm_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Irecv", "out of memory for a request");
+    } else {
+        tdm_rc_t rc = tdm_p2p_irecv(buf, (size_t)count, dt, source, tag, c->ctx, c, &r);
+        if (rc != TDM_OK)
+            return tdm_mpi_err(c, tdm_mpi_class_of(rc), "MPI_Irecv", "cannot post the receive");
+    }
+    *request = tdm_req_handle(r);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Irecv)
+
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag, MPI_Comm comm, MPI_Status *status) {
+    MPI_Request rreq, sreq;
+    int err = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &rreq);
+    if (err)
+        return err;
+    err = PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &sreq);
+    if (err) {
+        PMPI_Cancel(&rreq);
+        PMPI_Request_free(&rreq);
+        return err;
+    }
+    err = PMPI_Wait(&sreq, MPI_STATUS_IGNORE);
+    int rerr = PMPI_Wait(&rreq, status);
+    return err ? err : rerr;
+}
+TDM_WEAK(MPI_Sendrecv)
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
+    tdm_comm_t *c;
+    tdm_dtype_t *dt;
+    int err = recv_checks("MPI_Sendrecv_replace", buf, count, datatype, source, recvtag, comm, &c,
+                          &dt);
+    if (err)
+        return err;
+    /* send from a packed copy so the receive can land in place */
+    size_t bytes = (size_t)count * dt->size;
+    void *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp)
+        return tdm_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace",
+                           "cannot allocate %zu bytes for the outgoing copy", bytes);
+    tdm_dtype_pack(buf, (size_t)count, dt, 0, tmp, bytes);
+    err = PMPI_Sendrecv(tmp, (int)bytes, MPI_BYTE, dest, sendtag, buf, count, datatype, source,
+                        recvtag, comm, status);
+    free(tmp);
+    return err;
+}
+TDM_WEAK(MPI_Sendrecv_replace)
+
+/* ---- probes ---- */
+
+static void status_from_probe(MPI_Status *status, const tdm_status_t *s) {
+    tdm_status_t t = *s;
+    tdm_mpi_status_set(status, &t);
+}
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+    tdm_comm_t *c;
+    TDM_GET_COMM("MPI_Iprobe", comm, c);
+    TDM_CHECK_RANK("MPI_Iprobe", c, source, "source", true);
+    TDM_CHECK_TAG("MPI_Iprobe", c, tag, true);
+    if (!flag)
+        return tdm_mpi_err(c, MPI_ERR_ARG, "MPI_Iprobe", "flag is NULL");
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        tdm_mpi_status_procnull(status);
+        return MPI_SUCCESS;
+    }
+    tdm_status_t s;
+    *flag = tdm_p2p_iprobe(source, tag, c->ctx, &s);
+    if (*flag)
+        status_from_probe(status, &s);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Iprobe)
+
+typedef struct {
+    int source, tag;
+    uint32_t ctx;
+    tdm_status_t s;
+    tdm_unexp_t *msg; /* for mprobe */
+    bool matched;
+} probe_wait_t;
+
+static bool probe_done(void *arg) {
+    probe_wait_t *p = arg;
+    return (p->matched = tdm_p2p_iprobe(p->source, p->tag, p->ctx, &p->s));
+}
+
+static bool mprobe_done(void *arg) {
+    probe_wait_t *p = arg;
+    return (p->matched = tdm_p2p_improbe(p->source, p->tag, p->ctx, &p->s, &p->msg));
+}
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    tdm_comm_t *c;
+    TDM_GET_COMM("MPI_Probe", comm, c);
+    TDM_CHECK_RANK("MPI_Probe", c, source, "source", true);
+    TDM_CHECK_TAG("MPI_Probe", c, tag, true);
+    if (source == MPI_PROC_NULL) {
+        tdm_mpi_status_procnull(status);
+        return MPI_SUCCESS;
+    }
+    probe_wait_t p = {.source = source, .tag = tag, .ctx = c->ctx};
+    tdm_p2p_wait_until(probe_done, &p);
+    status_from_probe(status, &p.s);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Probe)
+
+/* MPI_Message handles are request-kind handles (as in MPICH): a request of kind
+ * OTHER whose `unexp` holds the matched message. */
+static MPI_Message message_handle(tdm_comm_t *c, tdm_unexp_t *msg, int *err, const char *fn) {
+    tdm_req_t *m = tdm_req_alloc(TDM_REQ_OTHER);
+    if (!m) {
+        *err = tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a message handle");
+        return MPI_MESSAGE_NULL;
+    }
+    m->comm = c;
+    m->unexp = msg;
+    m->done = 1;
+    return (MPI_Message)tdm_req_handle(m);
+}
+
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                 MPI_Status *status) {
+    tdm_comm_t *c;
+    TDM_GET_COMM("MPI_Improbe", comm, c);
+    TDM_CHECK_RANK("MPI_Improbe", c, source, "source", true);
+    TDM_CHECK_TAG("MPI_Improbe", c, tag, true);
+    if (!flag || !message)
+        return tdm_mpi_err(c, MPI_ERR_ARG, "MPI_Improbe", "%s is NULL", flag ? "message" : "flag");
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        *message = MPI_MESSAGE_NO_PROC;
+        tdm_mpi_status_procnull(status);
+        return MPI_SUCCESS;
+    }
+    tdm_status_t s;
+    tdm_unexp_t *msg;
+    *flag = tdm_p2p_improbe(source, tag, c->ctx, &s, &msg);
+    if (*flag) {
+        int err = MPI_SUCCESS;
+        *message = message_handle(c, msg, &err, "MPI_Improbe");
+        if (err)
+            return err;
+        status_from_probe(status, &s);
+    }
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Improbe)
+
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
+    tdm_comm_t *c;
+    TDM_GET_COMM("MPI_Mprobe", comm, c);
+    TDM_CHECK_RANK("MPI_Mprobe", c, source, "source", true);
+    TDM_CHECK_TAG("MPI_Mprobe", c, tag, true);
+    if (!message)
+        return tdm_mpi_err(c, MPI_ERR_ARG, "MPI_Mprobe", "message is NULL");
+    if (source == MPI_PROC_NULL) {
+        *message = MPI_MESSAGE_NO_PROC;
+        tdm_mpi_status_procnull(status);
+        return MPI_SUCCESS;
+    }
+    probe_wait_t p = {.source = source, .tag = tag, .ctx = c->ctx};
+    tdm_p2p_wait_until(mprobe_done, &p);
+    int err = MPI_SUCCESS;
+    *message = message_handle(c, p.msg, &err, "MPI_Mprobe");
+    if (err)
+        return err;
+    status_from_probe(status, &p.s);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Mprobe)
+
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                MPI_Request *request) {
+    tdm_dtype_t *dt;
+    TDM_CHECK_INIT("MPI_Imrecv");
+    if (!message || !request)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Imrecv", "%s is NULL",
+                           message ? "request" : "message");
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        tdm_req_t *r = procnull_req(tdm_comm_world);
+        if (!r)
+            return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Imrecv", "out of memory");
+        *request = tdm_req_handle(r);
+        *message = MPI_MESSAGE_NULL;
+        return MPI_SUCCESS;
+    }
+    tdm_req_t *m = tdm_mpi_req_get((MPI_Request)*message);
+    if (!m || m->kind != TDM_REQ_OTHER || !m->unexp)
+        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Imrecv", "invalid message handle %#x",
+                           (unsigned)*message);
+    tdm_comm_t *c = m->comm;
+    TDM_CHECK_COUNT("MPI_Imrecv", c, count);
+    TDM_GET_DTYPE("MPI_Imrecv", c, datatype, dt);
+    TDM_CHECK_BUF("MPI_Imrecv", c, buf, count, dt);
+    tdm_req_t *r;
+    tdm_rc_t rc = tdm_p2p_imrecv(buf, (size_t)count, dt, m->unexp, c, &r);
+    if (rc != TDM_OK)
+        return tdm_mpi_err(c, tdm_mpi_class_of(rc), "MPI_Imrecv", "cannot receive the message");
+    tdm_req_free(m);
+    *message = MPI_MESSAGE_NULL;
+    *request = tdm_req_handle(r);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Imrecv)
+
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Status *status) {
+    MPI_Request req;
+    int err = PMPI_Imrecv(buf, count, datatype, message, &req);
+    if (err)
+        return err;
+    return PMPI_Wait(&req, status);
+}
+TDM_WEAK(MPI_Mrecv)
+
+/* ---- persistent requests ---- */
+
+static int persistent_init(const char *fn, int is_send, const void *buf, int count,
+                           MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, uint8_t mode,
+                           MPI_Request *request) {
+    tdm_comm_t *c;
+    tdm_dtype_t *dt;
+    TDM_GET_COMM(fn, comm, c);
+    TDM_CHECK_COUNT(fn, c, count);
+    TDM_GET_DTYPE(fn, c, datatype, dt);
+    TDM_CHECK_BUF(fn, c, buf, count, dt);
+    TDM_CHECK_RANK(fn, c, peer, is_send ? "destination" : "source", !is_send);
+    TDM_CHECK_TAG(fn, c, tag, !is_send);
+    if (!request)
+        return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");
+    tdm_req_t *r = tdm_req_alloc(is_send ? TDM_REQ_SEND : TDM_REQ_RECV);
+    if (!r)
+        return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
+    r->persistent = 1;
+    r->active = 0;
+    r->done = 1; /* an inactive persistent request completes at once */
+    r->comm = c;
+    r->buf = (void *)buf;
+    r->count = (size_t)count;
+    r->dt = dt;
+    tdm_dtype_retain(dt);
+    r->peer = peer;
+    r->tag = tag;
+    r->mode = mode;
+    r->status.source = MPI_ANY_SOURCE;
+    r->status.tag = MPI_ANY_TAG;
+    *request = tdm_req_handle(r);
+    return MPI_SUCCESS;
+}
+
+#define SEND_INIT_FN(_name, _mode)                                                                 \
+    int PMPI_##_name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,         \
+                     MPI_Comm comm, MPI_Request *request) {                                        \
+        return persistent_init("MPI_" #_name, 1, buf, count, datatype, dest, tag, comm, (_mode),   \
+                               request);                                                           \
+    }                                                                                              \
+    TDM_WEAK(MPI_##_name)
+
+SEND_INIT_FN(Send_init, TDM_MODE_STD)
+SEND_INIT_FN(Ssend_init, TDM_MODE_SYNC)
+SEND_INIT_FN(Rsend_init, TDM_MODE_READY)
+SEND_INIT_FN(Bsend_init, TDM_MODE_BUFFERED)
+
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                   MPI_Comm comm, MPI_Request *request) {
+    return persistent_init("MPI_Recv_init", 0, buf, count, datatype, source, tag, comm, 0,
+                           request);
+}
+TDM_WEAK(MPI_Recv_init)
+
+static int start_one(MPI_Request *request, const char *fn) {
+    tdm_req_t *p = request ? tdm_mpi_req_get(*request) : NULL;
+    if (!p || !p->persistent)
+        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, fn, "not a persistent request (handle %#x)",
+                           request ? (unsigned)*request : 0u);
+    tdm_comm_t *c = p->comm;
+    if (p->active)
+        return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request %#x is already active",
+                           (unsigned)*request);
+    MPI_Request inner;
+    int err;
+    if (p->kind == TDM_REQ_SEND)
+        err = send_common(fn, p->buf, (int)p->count, p->dt->handle, p->peer, p->tag, c->handle,
+                          p->mode, &inner);
+    else
+        err = PMPI_Irecv(p->buf, (int)p->count, p->dt->handle, p->peer, p->tag, c->handle,
+                         &inner);
+    if (err)
+        return err;
+    p->inner = tdm_mpi_req_get(inner);
+    p->active = 1;
+    p->done = 0;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Start(MPI_Request *request) {
+    TDM_CHECK_INIT("MPI_Start");
+    return start_one(request, "MPI_Start");
+}
+TDM_WEAK(MPI_Start)
+
+int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
+    TDM_CHECK_INIT("MPI_Startall");
+    if (count < 0)
+        return tdm_mpi_err(NULL, MPI_ERR_COUNT, "MPI_Startall", "invalid count %d", count);
+    if (count > 0 && !array_of_requests)
+        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Startall", "array_of_requests is NULL");
+    for (int i = 0; i < count; i++) {
+        int err = start_one(&array_of_requests[i], "MPI_Startall");
+        if (err)
+            return err;
+    }
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Startall)

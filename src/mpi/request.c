@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Completion: Wait/Test and their all/any/some forms, freeing, cancelling,
+ * statuses, generalized requests. */
+#include "bind.h"
+
+#include <stdlib.h>
+
+tdm_req_t *tdm_mpi_req_get(MPI_Request h) {
+    if (((unsigned)h & ~TDM_REQ_INDEX_MASK) != TDM_REQ_HANDLE_BASE)
+        return NULL;
+    return tdm_req_by_index((unsigned)h & TDM_REQ_INDEX_MASK);
+}
+
+void tdm_mpi_status_set(MPI_Status *st, const tdm_status_t *s) {
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    st->MPI_SOURCE = s->source;
+    st->MPI_TAG = s->tag;
+    st->MPI_ERROR = MPI_SUCCESS;
+    st->count_hi_and_cancelled = s->cancelled ? 1 : 0;
+    tdm_mpi_status_set_bytes(st, (MPI_Count)s->bytes);
+}
+
+static bool is_complete(tdm_req_t *r) {
+    if (r->persistent)
+        return !r->active || r->inner->done;
+    return r->done;
+}
+
+typedef int (*greq_query_fn_t)(void *, MPI_Status *);
+typedef int (*greq_free_fn_t)(void *);
+typedef int (*greq_cancel_fn_t)(void *, int);
+
+/* The request is complete: report its status, release it (persistent ones go
+ * back to inactive), set the handle. Returns the operation's error code. */
+int tdm_mpi_req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st) {
+    tdm_comm_t *c = r->comm;
+    int err = MPI_SUCCESS;
+    if (r->persistent) {
+        if (!r->active) {
+            tdm_mpi_status_empty(st);
+            return MPI_SUCCESS;
+        }
+        tdm_req_t *in = r->inner;
+        MPI_Request ih = tdm_req_handle(in);
+        r->inner = NULL;
+        r->active = 0;
+        r->done = 1;
+        return tdm_mpi_req_finish(in, &ih, st);
+    }
+    if (r->kind == TDM_REQ_GREQ) {
+        MPI_Status tmp;
+        MPI_Status *sp = st == MPI_STATUS_IGNORE ? &tmp : st;
+        tdm_mpi_status_empty(sp);
+        err = ((greq_query_fn_t)r->greq_query)(r->greq_state, sp);
+        int ferr = ((greq_free_fn_t)r->greq_free)(r->greq_state);
+        if (!err)
+            err = ferr;
+        tdm_req_free(r);
+        *handle = MPI_REQUEST_NULL;
+        if (err)
+            err = tdm_mpi_err_code(c, err, "MPI_Wait");
+        return err;
+    }
+    tdm_status_t s = r->status;
+    if (r->kind == TDM_REQ_SEND) {
+        /* a send's status tells only whether it was cancelled */
+        s.source = MPI_ANY_SOURCE;
+        s.tag = MPI_ANY_TAG;
+        s.bytes = 0;
+    }
+    if (s.error != TDM_OK) {
+        if (s.error == TDM_ERR_TRUNCATE)
+            err = tdm_mpi_err(c, MPI_ERR_TRUNCATE, "MPI_Wait",
+                              "message from rank %d with tag %d is longer than the receive "
+                              "buffer (%zu bytes)",
+                              s.source, s.tag, r->bytes);
+        else
+            err = tdm_mpi_err(c, tdm_mpi_class_of((tdm_rc_t)s.error), "MPI_Wait",
+                              "operation failed");
+        s.error = TDM_OK;
+    }
+    tdm_mpi_status_set(st, &s);
+    if (st != MPI_STATUS_IGNORE)
+        st->MPI_ERROR = err;
+    tdm_p2p_release(r);
+    *handle = MPI_REQUEST_NULL;
+    return err;
+}
+
+/* Resolve a handle for a completion call: NULL for MPI_REQUEST_NULL; sets *err
+ * for an invalid one. */
+static tdm_req_t *get_req(MPI_Request h, const char *fn, int *err) {
+    *err = MPI_SUCCESS;
+    if (h == MPI_REQUEST_NULL)
+        return NULL;
+    tdm_req_t *r = tdm_mpi_req_get(h);
+    if (!r || (r->kind == TDM_REQ_OTHER && r->unexp))
+        *err = tdm_mpi_err(NULL, MPI_ERR_REQUEST, fn, "invalid request handle %#x", (unsigned)h);
+    return r;
+}
+
+static bool req_complete_cb(void *arg) {
+    return is_complete(arg);
+}
+
+int PMPI_Wait(MPI_Request *request, MPI_Status *status) {
+    int err;
+    TDM_CHECK_INIT("MPI_Wait");
+    if (!request)
+        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Wait", "request is NULL");
+    tdm_req_t *r = get_req(*request, "MPI_Wait", &err);
+    if (err)
+        return err;
+    if (!r) {
+        tdm_mpi_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (!is_complete(r))
+        tdm_p2p_wait_until(req_complete_cb, r);
+    return tdm_mpi_req_finish(r, request, status);
+}
+TDM_WEAK(MPI_Wait)
+
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+    int err;
+    TDM_CHECK_INIT("MPI_Test");
+    if (!request || !flag)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Test", "%s is NULL", request ? "flag" : "request");
+    tdm_req_t *r = get_req(*request, "MPI_Test", &err);
+    if (err)
+        return err;
+    if (!r) {
+        *flag = 1;
+        tdm_mpi_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (!is_complete(r))
+        tdm_p2p_progress();
+    *flag = is_complete(r);
+    if (!*flag)
+        return MPI_SUCCESS;
+    return tdm_mpi_req_finish(r, request, status);
+}
+TDM_WEAK(MPI_Test)
+
+typedef struct {
+    int n;
+    MPI_Request *reqs;
+    int need; /* how many must be complete: n for all, 1 for any/some */
+} multi_t;
+
+static int count_complete(multi_t *m, int *active_p) {
+    int done = 0, active = 0;
+    for (int i = 0; i < m->n; i++) {
+        tdm_req_t *r = m->reqs[i] == MPI_REQUEST_NULL ? NULL : tdm_mpi_req_get(m->reqs[i]);
+        if (!r || (r->persistent && !r->active))
+            continue;
+        active++;
+        if (is_complete(r))
+            done++;
+    }
+    if (active_p)
+        *active_p = active;
+    return done;
+}
+
+static bool multi_done(void *arg) {
+    multi_t *m = arg;
+    int active;
+    int done = count_complete(m, &active);
+    return active == 0 || done >= (m->need > active ? active : m->need);
+}
+
+static int check_array(const char *fn, int count, MPI_Request reqs[]) {
+    if (count < 0)
+        return tdm_mpi_err(NULL, MPI_ERR_COUNT, fn, "invalid count %d", count);
+    if (count > 0 && !reqs)
+        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, fn, "array_of_requests is NULL");
+    for (int i = 0; i < count; i++) {
+        int err;
+        get_req(reqs[i], fn, &err);
+        if (err)
+            return err;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Finish every complete request of the array; statuses[i] for each. */
+static int finish_all(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+    int any_err = 0;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+        tdm_req_t *r = reqs[i] == MPI_REQUEST_NULL ? NULL : tdm_mpi_req_get(reqs[i]);
+        if (!r) {
+            tdm_mpi_status_empty(st);
+            continue;
+        }
+        MPI_Status tmp;
+        int err = tdm_mpi_req_finish(r, &reqs[i], st == MPI_STATUS_IGNORE ? &tmp : st);
+        if (st != MPI_STATUS_IGNORE)
+            st->MPI_ERROR = err;
+        if (err)
+            any_err = 1;
+    }
+    return any_err ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+    TDM_CHECK_INIT("MPI_Waitall");
+    int err = check_array("MPI_Waitall", count, array_of_requests);
+    if (err)
+        return err;
+    multi_t m = {count, array_of_requests, count};
+    tdm_p2p_wait_until(multi_done, &m);
+    return finish_all(count, array_of_requests, array_of_statuses);
+}
+TDM_WEAK(MPI_Waitall)
+
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                 MPI_Status array_of_statuses[]) {
+    TDM_CHECK_INIT("MPI_Testall");
+    int err = check_array("MPI_Testall", count, array_of_requests);
+    if (err)
+        return err;
+    if (!flag)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Testall", "flag is NULL");
+    multi_t m = {count, array_of_requests, count};
+    if (!multi_done(&m))
+        tdm_p2p_progress();
+    *flag = multi_done(&m);
+    if (!*flag)
+        return MPI_SUCCESS;
+    return finish_all(count, array_of_requests, array_of_statuses);
+}
+TDM_WEAK(MPI_Testall)
+
+/* Index of the first active complete request, or -1; *active_p counts active ones. */
+static int first_complete(int count, MPI_Request reqs[], int *active_p) {
+    int active = 0, idx = -1;
+    for (int i = 0; i < count; i++) {
+        tdm_req_t *r = reqs[i] == MPI_REQUEST_NULL ? NULL : tdm_mpi_req_get(reqs[i]);
+        if (!r || (r->persistent && !r->active))
+            continue;
+        active++;
+        if (idx < 0 && is_complete(r))
+            idx = i;
+    }
+    *active_p = active;
+    return idx;
+}
+
+int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
+    TDM_CHECK_INIT("MPI_Waitany");
+    int err = check_array("MPI_Waitany", count, array_of_requests);
+    if (err)
+        return err;
+    if (!index)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Waitany", "index is NULL");
+    multi_t m = {count, array_of_requests, 1};
+    tdm_p2p_wait_until(multi_done, &m);
+    int active, i = first_complete(count, array_of_requests, &active);
+    if (i < 0) {
+        *index = MPI_UNDEFINED;
+        tdm_mpi_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    *index = i;
+    return tdm_mpi_req_finish(tdm_mpi_req_get(array_of_requests[i]), &array_of_requests[i],
+                              status);
+}
+TDM_WEAK(MPI_Waitany)
+
+int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
+                 MPI_Status *status) {
+    TDM_CHECK_INIT("MPI_Testany");
+    int err = check_array("MPI_Testany", count, array_of_requests);
+    if (err)
+        return err;
+    if (!index || !flag)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Testany", "%s is NULL", index ? "flag" : "index");
+    int active, i = first_complete(count, array_of_requests, &active);
+    if (i < 0 && active) {
+        tdm_p2p_progress();
+        i = first_complete(count, array_of_requests, &active);
+    }
+    if (!active) {
+        *flag = 1;
+        *index = MPI_UNDEFINED;
+        tdm_mpi_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    *flag = i >= 0;
+    *index = MPI_UNDEFINED;
+    if (i < 0)
+        return MPI_SUCCESS;
+    *index = i;
+    return tdm_mpi_req_finish(tdm_mpi_req_get(array_of_requests[i]), &array_of_requests[i],
+                              status);
+}
+TDM_WEAK(MPI_Testany)
+
+static int some_common(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                       MPI_Status statuses[]) {
+    int active = 0, n = 0, any_err = 0;
+    for (int i = 0; i < incount; i++) {
+        tdm_req_t *r = reqs[i] == MPI_REQUEST_NULL ? NULL : tdm_mpi_req_get(reqs[i]);
+        if (!r || (r->persistent && !r->active))
+            continue;
+        active++;
+        if (!is_complete(r))
+            continue;
+        MPI_Status tmp;
+        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? &tmp : &statuses[n];
+        int err = tdm_mpi_req_finish(r, &reqs[i], st);
+        st->MPI_ERROR = err;
+        if (err)
+            any_err = 1;
+        indices[n++] = i;
+    }
+    *outcount = active ? n : MPI_UNDEFINED;
+    return any_err ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                  int array_of_indices[], MPI_Status array_of_statuses[]) {
+    TDM_CHECK_INIT("MPI_Waitsome");
+    int err = check_array("MPI_Waitsome", incount, array_of_requests);
+    if (err)
+        return err;
+    if (!outcount || (incount > 0 && !array_of_indices))
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Waitsome", "%s is NULL",
+                           outcount ? "array_of_indices" : "outcount");
+    multi_t m = {incount, array_of_requests, 1};
+    tdm_p2p_wait_until(multi_done, &m);
+    return some_common(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+}
+TDM_WEAK(MPI_Waitsome)
+
+int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                  int array_of_indices[], MPI_Status array_of_statuses[]) {
+    TDM_CHECK_INIT("MPI_Testsome");
+    int err = check_array("MPI_Testsome", incount, array_of_requests);
+    if (err)
+        return err;
+    if (!outcount || (incount > 0 && !array_of_indices))
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Testsome", "%s is NULL",
+                           outcount ? "array_of_indices" : "outcount");
+    tdm_p2p_progress();
+    return some_common(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+}
+TDM_WEAK(MPI_Testsome)
+
+int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
+    int err;
+    TDM_CHECK_INIT("MPI_Request_get_status");
+    if (!flag)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Request_get_status", "flag is NULL");
+    tdm_req_t *r = get_req(request, "MPI_Request_get_status", &err);
+    if (err)
+        return err;
+    if (!r || (r->persistent && !r->active)) {
+        *flag = 1;
+        tdm_mpi_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (!is_complete(r))
+        tdm_p2p_progress();
+    *flag = is_complete(r);
+    if (*flag) {
+        tdm_req_t *src = r->persistent ? r->inner : r;
+        if (src->kind == TDM_REQ_GREQ) {
+            tdm_mpi_status_empty(status);
+            if (status != MPI_STATUS_IGNORE)
+                ((greq_query_fn_t)src->greq_query)(src->greq_state, status);
+        } else {
+            tdm_status_t s = src->status;
+            if (src->kind == TDM_REQ_SEND) {
+                s.source = MPI_ANY_SOURCE;
+                s.tag = MPI_ANY_TAG;
+                s.bytes = 0;
+            }
+            tdm_mpi_status_set(status, &s);
+        }
+    }
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Request_get_status)
+
+int PMPI_Request_free(MPI_Request *request) {
+    int err;
+    TDM_CHECK_INIT("MPI_Request_free");
+    if (!request)
+        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Request_free", "request is NULL");
+    tdm_req_t *r = get_req(*request, "MPI_Request_free", &err);
+    if (err)
+        return err;
+    if (!r)
+        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Request_free",
+                           "request is MPI_REQUEST_NULL");
+    if (r->persistent) {
+        if (r->active && r->inner) {
+            /* the operation goes on; it is released when it completes */
+            if (r->inner->done)
+                tdm_p2p_release(r->inner);
+            else
+                r->inner->user_freed = 1;
+        }
+        tdm_p2p_release(r);
+    } else if (r->kind == TDM_REQ_GREQ) {
+        if (r->done) {
+            ((greq_free_fn_t)r->greq_free)(r->greq_state);
+            tdm_req_free(r);
+        } else {
+            r->user_freed = 2; /* free_fn runs at MPI_Grequest_complete */
+        }
+    } else if (r->done) {
+        tdm_p2p_release(r);
+    } else {
+        r->user_freed = 1;
+    }
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Request_free)
+
+int PMPI_Cancel(MPI_Request *request) {
+    int err;
+    TDM_CHECK_INIT("MPI_Cancel");
+    if (!request)
+        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Cancel", "request is NULL");
+    tdm_req_t *r = get_req(*request, "MPI_Cancel", &err);
+    if (err)
+        return err;
+    if (!r)
+        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Cancel", "request is MPI_REQUEST_NULL");
+    if (r->persistent)
+        r = r->active ? r->inner : NULL;
+    if (!r)
+        return MPI_SUCCESS;
+    if (r->kind == TDM_REQ_GREQ) {
+        err = ((greq_cancel_fn_t)r->greq_cancel)(r->greq_state, r->done);
+        return err ? tdm_mpi_err_code(r->comm, err, "MPI_Cancel") : MPI_SUCCESS;
+    }
+    tdm_p2p_cancel(r);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Cancel)
+
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag) {
+    if (!status || !flag)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Test_cancelled", "%s is NULL",
+                           status ? "flag" : "status");
+    *flag = status->count_hi_and_cancelled & 1;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Test_cancelled)
+
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag) {
+    if (!status)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Status_set_cancelled", "status is NULL");
+    status->count_hi_and_cancelled = (status->count_hi_and_cancelled & ~1) | (flag ? 1 : 0);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Status_set_cancelled)
+
+/* ---- counts ---- */
+
+static int count_common(const char *fn, const MPI_Status *status, MPI_Datatype datatype,
+                        int elements, MPI_Count *out) {
+    tdm_dtype_t *dt;
+    TDM_CHECK_INIT(fn);
+    if (!status || status == MPI_STATUS_IGNORE)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "status is NULL or MPI_STATUS_IGNORE");
+    TDM_GET_DTYPE(fn, NULL, datatype, dt);
+    MPI_Count bytes = tdm_mpi_status_bytes(status);
+    if (elements) {
+        long long n = tdm_dtype_elements(dt, (size_t)bytes);
+        *out = n < 0 ? MPI_UNDEFINED : (MPI_Count)n;
+    } else if (dt->size == 0) {
+        *out = bytes == 0 ? 0 : MPI_UNDEFINED;
+    } else {
+        *out = bytes % (MPI_Count)dt->size ? MPI_UNDEFINED : bytes / (MPI_Count)dt->size;
+    }
+    return MPI_SUCCESS;
+}
+
+static int to_int(MPI_Count c) {
+    return c > 0x7fffffff ? MPI_UNDEFINED : (int)c;
+}
+
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) {
+    MPI_Count c;
+    if (!count)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_count", "count is NULL");
+    int err = count_common("MPI_Get_count", status, datatype, 0, &c);
+    if (!err)
+        *count = to_int(c);
+    return err;
+}
+TDM_WEAK(MPI_Get_count)
+
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count) {
+    MPI_Count c;
+    if (!count)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_elements", "count is NULL");
+    int err = count_common("MPI_Get_elements", status, datatype, 1, &c);
+    if (!err)
+        *count = to_int(c);
+    return err;
+}
+TDM_WEAK(MPI_Get_elements)
+
+int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
+    if (!count)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_elements_x", "count is NULL");
+    return count_common("MPI_Get_elements_x", status, datatype, 1, count);
+}
+TDM_WEAK(MPI_Get_elements_x)
+
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) {
+    tdm_dtype_t *dt;
+    TDM_CHECK_INIT("MPI_Status_set_elements_x");
+    if (!status || status == MPI_STATUS_IGNORE)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Status_set_elements_x", "status is NULL");
+    TDM_GET_DTYPE("MPI_Status_set_elements_x", NULL, datatype, dt);
+    if (count < 0)
+        return tdm_mpi_err(NULL, MPI_ERR_COUNT, "MPI_Status_set_elements_x",
+                           "invalid count %lld", (long long)count);
+    long long bytes = tdm_dtype_elements_bytes(dt, (size_t)count);
+    if (bytes < 0)
+        return tdm_mpi_err(NULL, MPI_ERR_TYPE, "MPI_Status_set_elements_x",
+                           "cannot express %lld elements of datatype %#x in bytes",
+                           (long long)count, (unsigned)datatype);
+    tdm_mpi_status_set_bytes(status, bytes);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Status_set_elements_x)
+
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) {
+    return PMPI_Status_set_elements_x(status, datatype, count);
+}
+TDM_WEAK(MPI_Status_set_elements)
+
+/* ---- generalized requests ---- */
+
+int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                        MPI_Request *request) {
+    TDM_CHECK_INIT("MPI_Grequest_start");
+    if (!query_fn || !free_fn || !cancel_fn || !request)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Grequest_start",
+                           "a callback or the request argument is NULL");
+    tdm_req_t *r = tdm_req_alloc(TDM_REQ_GREQ);
+    if (!r)
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Grequest_start", "out of memory");
+    r->comm = tdm_comm_world;
+    r->greq_query = (void *)query_fn;
+    r->greq_free = (void *)free_fn;
+    r->greq_cancel = (void *)cancel_fn;
+    r->greq_state = extra_state;
+    *request = tdm_req_handle(r);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Grequest_start)
+
+int PMPI_Grequest_complete(MPI_Request request) {
+    TDM_CHECK_INIT("MPI_Grequest_complete");
+    tdm_req_t *r = tdm_mpi_req_get(request);
+    if (!r || r->kind != TDM_REQ_GREQ || r->done)
+        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Grequest_complete",
+                           "not an incomplete generalized request (handle %#x)",
+                           (unsigned)request);
+    r->done = 1;
+    if (r->user_freed) {
+        ((greq_free_fn_t)r->greq_free)(r->greq_state);
+        tdm_req_free(r);
+    }
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Grequest_complete)

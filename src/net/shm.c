@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "shm.h"
+#include "../base/log.h"
+#include "../base/params.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TDM_SHM_MAGIC 0x54616e64656d3031ull /* "Tandem01" */
+
+tdm_shm_t tdm_shm;
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts) {
+    /* not FUTEX_PRIVATE: the word is shared between processes */
+    return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
+}
+
+void tdm_shm_wake(int peer) {
+    tdm_shm_proc_t *p = &tdm_shm.procs[peer];
+    atomic_fetch_add_explicit(&p->doorbell, 1, memory_order_seq_cst);
+    futex(&p->doorbell, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+void tdm_shm_sleep(uint32_t seen, long timeout_us) {
+    tdm_shm_proc_t *p = &tdm_shm.procs[tdm_shm.rank];
+    struct timespec ts = {timeout_us / 1000000, (timeout_us % 1000000) * 1000};
+    futex(&p->doorbell, FUTEX_WAIT, seen, &ts);
+}
+
+static int is_pow2(uint64_t x) {
+    return x && !(x & (x - 1));
+}
+
+int tdm_shm_init(int fd, int rank, int nranks) {
+    tdm_shm_t *s = &tdm_shm;
+    uint64_t ncells = (uint64_t)TDM_PARAM_I(SHM_CELLS);
+    uint64_t cell_size = (uint64_t)TDM_PARAM_I(SHM_CELL_SIZE);
+    if (!is_pow2(ncells) || ncells < 4 || ncells > (1u << 20)) {
+        tdm_error(SHM, "TANDEM_SHM_CELLS=%llu must be a power of two between 4 and 1048576",
+                  (unsigned long long)ncells);
+        return -EINVAL;
+    }
+    if (cell_size < 256 || cell_size > (1u << 24) || cell_size % TDM_CACHELINE) {
+        tdm_error(SHM, "TANDEM_SHM_CELL_SIZE=%llu must be a multiple of 64 between 256 and 16M",
+                  (unsigned long long)cell_size);
+        return -EINVAL;
+    }
+    memset(s, 0, sizeof(*s));
+    s->rank = rank;
+    s->nranks = nranks;
+    s->ncells = (uint32_t)ncells;
+    s->cell_mask = (uint32_t)ncells - 1;
+    s->cell_size = (uint32_t)cell_size;
+    s->lap_shift = (uint32_t)__builtin_ctzll(ncells);
+    s->ring_bytes = (size_t)ncells * cell_size;
+
+    size_t off_procs = 4096;
+    size_t off_pairs = TDM_ALIGN_UP(off_procs + (size_t)nranks * sizeof(tdm_shm_proc_t), 4096);
+    size_t off_rings =
+        TDM_ALIGN_UP(off_pairs + (size_t)nranks * (size_t)nranks * sizeof(tdm_shm_pair_t), 4096);
+    s->bytes = off_rings + (size_t)nranks * (size_t)nranks * s->ring_bytes;
+
+    /* every rank computes the same size; ftruncate to it is idempotent and pages are
+     * only allocated when touched, so unused rings (self, idle pairs) cost nothing */
+    if (ftruncate(fd, (off_t)s->bytes) != 0) {
+        tdm_error(SHM, "ftruncate of the shared segment (fd %d) to %zu bytes failed: %m", fd,
+                  s->bytes);
+        return -errno;
+    }
+    s->base = mmap(NULL, s->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (s->base == MAP_FAILED) {
+        s->base = NULL;
+        tdm_error(SHM, "mmap of %zu bytes of the shared segment failed: %m", s->bytes);
+        return -errno;
+    }
+    s->hdr = (tdm_shm_hdr_t *)s->base;
+    s->procs = (tdm_shm_proc_t *)((char *)s->base + off_procs);
+    s->pairs = (tdm_shm_pair_t *)((char *)s->base + off_pairs);
+    s->rings = (unsigned char *)s->base + off_rings;
+    s->tx_head = calloc((size_t)nranks, sizeof(uint64_t));
+    s->rx_tail = calloc((size_t)nranks, sizeof(uint64_t));
+    if (!s->tx_head || !s->rx_tail) {
+        tdm_error(SHM, "out of memory for %d ring cursors", nranks);
+        goto err_unmap;
+    }
+    if (rank == 0) {
+        s->hdr->nranks = (uint32_t)nranks;
+        s->hdr->ncells = s->ncells;
+        s->hdr->cell_size = s->cell_size;
+    }
+    s->procs[rank].pid = (int32_t)getpid();
+    tdm_shm_barrier(NULL);
+    if (s->hdr->ncells != s->ncells || s->hdr->cell_size != s->cell_size ||
+        s->hdr->nranks != (uint32_t)nranks) {
+        tdm_error(SHM,
+                  "ranks disagree on the segment layout (rank 0: %u cells of %u bytes for %u "
+                  "ranks; here: %u of %u for %d): set TANDEM_SHM_* alike on every rank",
+                  s->hdr->ncells, s->hdr->cell_size, s->hdr->nranks, s->ncells, s->cell_size,
+                  nranks);
+        goto err_unmap;
+    }
+    return 0;
+
+err_unmap:
+    free(s->tx_head);
+    free(s->rx_tail);
+    munmap(s->base, s->bytes);
+    s->base = NULL;
+    return -EINVAL;
+}
+
+void tdm_shm_fini(void) {
+    tdm_shm_t *s = &tdm_shm;
+    if (!s->base)
+        return;
+    munmap(s->base, s->bytes);
+    free(s->tx_head);
+    free(s->rx_tail);
+    s->base = NULL;
+}
+
+void tdm_shm_barrier(void (*progress)(void)) {
+    tdm_shm_hdr_t *h = tdm_shm.hdr;
+    /* the epoch is read before arriving, so the last arriver's bump is always seen */
+    uint32_t epoch = atomic_load_explicit(&h->barrier_epoch, memory_order_acquire);
+    uint32_t n = (uint32_t)tdm_shm.nranks;
+    if (atomic_fetch_add_explicit(&h->barrier_count, 1, memory_order_acq_rel) + 1 == n) {
+        atomic_store_explicit(&h->barrier_count, 0, memory_order_relaxed);
+        atomic_store_explicit(&h->barrier_epoch, epoch + 1, memory_order_release);
+        futex(&h->barrier_epoch, FUTEX_WAKE, INT_MAX, NULL);
+        return;
+    }
+    for (unsigned spins = 0;
+         atomic_load_explicit(&h->barrier_epoch, memory_order_acquire) == epoch; spins++) {
+        if (progress)
+            progress();
+        if (spins < 64)
+            continue;
+        if (progress) {
+            sched_yield();
+        } else {
+            /* nothing to serve: block until the last rank bumps the epoch */
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            futex(&h->barrier_epoch, FUTEX_WAIT, epoch, &ts);
+        }
+    }
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The node's shared segment: per-process blocks (doorbell, copy-load
+ * counters), and one single-producer/single-consumer ring of fixed-size cells
+ * for every ordered pair of local ranks.
+ *
+ * A cell's first word `seq` is its hand-off: for lap L of the ring (L = position
+ * / ncells) the value 2L means "free for the producer", 2L+1 "full for the
+ * consumer". The producer publishes with a seq_cst store (so the following load
+ * of the consumer's `sleeping` flag cannot pass it: no lost wake-up), the consumer
+ * consumes with an acquire load and frees with a release store. A zero-filled
+ * segment is a valid empty state, so no rank has to initialise another's rings.
+ *
+ * The segment lives in an inherited memfd (see boot.h): nothing is ever named in
+ * /dev/shm and the memory disappears with the last process of the job.
+ */
+#ifndef TDM_NET_SHM_H
+#define TDM_NET_SHM_H
+
+#include "../base/util.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bytes at the start of a cell owned by the transport; the body follows. */
+#define TDM_SHM_CELL_PREFIX 8
+
+typedef struct tdm_shm_cell {
+    _Atomic uint32_t seq;
+    uint32_t rsvd;
+    unsigned char body[]; /* packet: a wire.h header, then payload */
+} tdm_shm_cell_t;
+
+/* Per-process block in the segment, two cache lines. */
+typedef struct tdm_shm_proc {
+    _Atomic uint32_t doorbell; /* futex word: bumped by whoever wakes us */
+    _Atomic uint32_t sleeping; /* 1 while blocked (or about to block) on the doorbell */
+    int32_t pid;
+    uint32_t cma_ok;                         /* reserved for the CMA probe */
+    unsigned char pad0[TDM_CACHELINE - 16];
+    _Atomic int64_t copies_pending;          /* COOP-load: copies this process must do */
+    _Atomic int64_t bytes_pending;           /* bytes of those copies */
+    unsigned char pad1[TDM_CACHELINE - 16];
+} tdm_shm_proc_t;
+
+/* Per ordered pair (producer -> consumer), one cache line. */
+typedef struct tdm_shm_pair {
+    _Atomic uint32_t producer_waiting; /* producer found the ring full and may block */
+    unsigned char pad[TDM_CACHELINE - 4];
+} tdm_shm_pair_t;
+
+typedef struct tdm_shm_hdr {
+    uint64_t magic;
+    uint32_t nranks;
+    uint32_t ncells;
+    uint32_t cell_size;
+    uint32_t rsvd;
+    _Atomic uint32_t barrier_count;
+    _Atomic uint32_t barrier_epoch;
+    _Atomic uint32_t aborting; /* a rank is taking the job down */
+} tdm_shm_hdr_t;
+
+typedef struct tdm_shm {
+    void *base;
+    size_t bytes;
+    int rank, nranks;
+    uint32_t ncells, cell_mask, cell_size;
+    uint32_t lap_shift; /* log2(ncells) */
+    tdm_shm_hdr_t *hdr;
+    tdm_shm_proc_t *procs;
+    tdm_shm_pair_t *pairs;
+    unsigned char *rings;
+    size_t ring_bytes;
+    uint64_t *tx_head; /* per peer: next position we produce */
+    uint64_t *rx_tail; /* per peer: next position we consume */
+} tdm_shm_t;
+
+extern tdm_shm_t tdm_shm;
+
+/* Map the segment from fd (ftruncate to the size the tunables give), publish our
+ * pid, and wait for every local rank to arrive. 0 or -errno (logged). */
+int tdm_shm_init(int fd, int rank, int nranks);
+void tdm_shm_fini(void);
+
+/* Barrier over the local ranks; `progress` (may be NULL) runs while waiting. */
+void tdm_shm_barrier(void (*progress)(void));
+
+/* Wake `peer` if it sleeps on its doorbell. */
+void tdm_shm_wake(int peer);
+/* Block on our doorbell until woken or `timeout_us` passes. Call with
+ * procs[rank].sleeping already set and `seen` = doorbell read after setting it. */
+void tdm_shm_sleep(uint32_t seen, long timeout_us);
+
+/* Usable bytes in a cell body. */
+static inline size_t tdm_shm_body_size(void) {
+    return tdm_shm.cell_size - TDM_SHM_CELL_PREFIX;
+}
+
+static inline tdm_shm_cell_t *tdm_shm_cell(int src, int dst, uint64_t pos) {
+    return (tdm_shm_cell_t *)(tdm_shm.rings + ((size_t)src * (size_t)tdm_shm.nranks + (size_t)dst) *
+                                                  tdm_shm.ring_bytes +
+                              (size_t)(pos & tdm_shm.cell_mask) * tdm_shm.cell_size);
+}
+
+/* Next free cell body toward `peer`, or NULL when the ring is full. */
+static inline void *tdm_shm_send_reserve(int peer) {
+    uint64_t pos = tdm_shm.tx_head[peer];
+    tdm_shm_cell_t *c = tdm_shm_cell(tdm_shm.rank, peer, pos);
+    uint32_t want = (uint32_t)(pos >> tdm_shm.lap_shift) << 1;
+    if (atomic_load_explicit(&c->seq, memory_order_acquire) != want)
+        return NULL;
+    return c->body;
+}
+
+/* Publish the cell returned by the last reserve toward `peer`. */
+static inline void tdm_shm_send_commit(int peer) {
+    uint64_t pos = tdm_shm.tx_head[peer]++;
+    tdm_shm_cell_t *c = tdm_shm_cell(tdm_shm.rank, peer, pos);
+    atomic_store_explicit(&c->seq, ((uint32_t)(pos >> tdm_shm.lap_shift) << 1) | 1,
+                          memory_order_seq_cst);
+    if (atomic_load_explicit(&tdm_shm.procs[peer].sleeping, memory_order_seq_cst))
+        tdm_shm_wake(peer);
+}
+
+/* Next full cell body from `peer`, or NULL. */
+static inline void *tdm_shm_recv_peek(int peer) {
+    uint64_t pos = tdm_shm.rx_tail[peer];
+    tdm_shm_cell_t *c = tdm_shm_cell(peer, tdm_shm.rank, pos);
+    uint32_t want = ((uint32_t)(pos >> tdm_shm.lap_shift) << 1) | 1;
+    if (atomic_load_explicit(&c->seq, memory_order_acquire) != want)
+        return NULL;
+    return c->body;
+}
+
+/* Hand the cell returned by the last peek from `peer` back to its producer. */
+static inline void tdm_shm_recv_release(int peer) {
+    uint64_t pos = tdm_shm.rx_tail[peer]++;
+    tdm_shm_cell_t *c = tdm_shm_cell(peer, tdm_shm.rank, pos);
+    atomic_store_explicit(&c->seq, (uint32_t)((pos >> tdm_shm.lap_shift) + 1) << 1,
+                          memory_order_release);
+    tdm_shm_pair_t *p = &tdm_shm.pairs[(size_t)peer * (size_t)tdm_shm.nranks + (size_t)tdm_shm.rank];
+    if (TDM_UNLIKELY(atomic_load_explicit(&p->producer_waiting, memory_order_relaxed)))
+        tdm_shm_wake(peer);
+}
+
+#endif

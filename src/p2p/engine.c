@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Progress, packet dispatch, transmit queues, waiting, start-up and shut-down. */
+#include "p2p_impl.h"
+#include "../base/params.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+tdm_p2p_state_t tdm_p2p;
+
+typedef struct tdm_ctrl {
+    tdm_txitem_t tx;
+    uint8_t len;
+    unsigned char pkt[32];
+} tdm_ctrl_t;
+
+int tdm_p2p_init(const tdm_p2p_config_t *cfg) {
+    tdm_p2p_state_t *p = &tdm_p2p;
+    p->rank = cfg->rank;
+    p->size = cfg->size;
+    p->oversubscribed = cfg->oversubscribed;
+    p->eager_limit = (size_t)TDM_PARAM_I(EAGER_LIMIT);
+    if (p->oversubscribed) {
+        /* another rank needs this core: hand it over almost at once */
+        p->spins = TDM_MIN(TDM_PARAM_I(WAIT_SPINS), 50);
+        p->yields = TDM_MIN(TDM_PARAM_I(WAIT_YIELDS), 4);
+    } else {
+        p->spins = TDM_PARAM_I(WAIT_SPINS);
+        p->yields = TDM_PARAM_I(WAIT_YIELDS);
+    }
+    p->block_us = TDM_PARAM_I(WAIT_BLOCK_US);
+    tdm_list_init(&p->posted);
+    tdm_list_init(&p->unexp);
+    p->txq = calloc((size_t)p->size, sizeof(tdm_list_t));
+    p->rx = calloc((size_t)p->size, sizeof(tdm_rx_cursor_t));
+    if (!p->txq || !p->rx) {
+        tdm_error(P2P, "out of memory for %d peers", p->size);
+        free(p->txq);
+        free(p->rx);
+        return -1;
+    }
+    for (int i = 0; i < p->size; i++)
+        tdm_list_init(&p->txq[i]);
+    return 0;
+}
+
+void tdm_p2p_complete(tdm_req_t *req) {
+    req->done = 1;
+    if (req->on_complete)
+        req->on_complete(req);
+    /* MPI_Request_free on an active request: nobody will wait for it */
+    if (req->user_freed)
+        tdm_p2p_release(req);
+}
+
+void tdm_p2p_release(tdm_req_t *req) {
+    if (req->dt)
+        tdm_dtype_release(req->dt);
+    tdm_req_free(req);
+}
+
+void tdm_p2p_txq_push(int peer, tdm_txitem_t *item) {
+    if (tdm_list_empty(&tdm_p2p.txq[peer]))
+        tdm_p2p.tx_busy++;
+    tdm_list_push_back(&tdm_p2p.txq[peer], &item->link);
+    /* ask the consumer to ring our doorbell when it frees a cell */
+    atomic_store_explicit(
+        &tdm_shm.pairs[(size_t)tdm_p2p.rank * (size_t)tdm_p2p.size + (size_t)peer].producer_waiting,
+        1, memory_order_relaxed);
+}
+
+void tdm_p2p_send_ctrl(int peer, const void *pkt, size_t len) {
+    if (tdm_list_empty(&tdm_p2p.txq[peer])) {
+        void *cell = tdm_shm_send_reserve(peer);
+        if (cell) {
+            memcpy(cell, pkt, len);
+            tdm_shm_send_commit(peer);
+            return;
+        }
+    }
+    tdm_ctrl_t *c = malloc(sizeof(*c));
+    if (!c) {
+        /* cannot drop a control packet: its peer would wait forever */
+        tdm_error(P2P, "out of memory queueing a control packet to rank %d; aborting", peer);
+        abort();
+    }
+    c->tx.is_ctrl = 1;
+    c->len = (uint8_t)len;
+    memcpy(c->pkt, pkt, len);
+    tdm_p2p_txq_push(peer, &c->tx);
+}
+
+/* Write queued items toward one peer, in order, while the ring has room. */
+static int tx_progress(int peer) {
+    tdm_list_t *q = &tdm_p2p.txq[peer];
+    int events = 0;
+    while (!tdm_list_empty(q)) {
+        tdm_txitem_t *it = TDM_CONTAINER_OF(q->next, tdm_txitem_t, link);
+        if (it->is_ctrl) {
+            tdm_ctrl_t *c = (tdm_ctrl_t *)it;
+            void *cell = tdm_shm_send_reserve(peer);
+            if (!cell)
+                return events;
+            memcpy(cell, c->pkt, c->len);
+            tdm_shm_send_commit(peer);
+            tdm_list_remove(&it->link);
+            free(c);
+        } else {
+            tdm_req_t *s = TDM_CONTAINER_OF(it, tdm_req_t, tx);
+            /* unlink first: completion hooks may free or requeue the request */
+            tdm_list_remove(&it->link);
+            if (!tdm_p2p_send_push(s)) {
+                /* back to the head: order toward this peer is kept */
+                it->link.next = q->next;
+                it->link.prev = q;
+                q->next->prev = &it->link;
+                q->next = &it->link;
+                return events;
+            }
+        }
+        events++;
+    }
+    tdm_p2p.tx_busy--;
+    atomic_store_explicit(
+        &tdm_shm.pairs[(size_t)tdm_p2p.rank * (size_t)tdm_p2p.size + (size_t)peer].producer_waiting,
+        0, memory_order_relaxed);
+    return events;
+}
+
+static void rx_eager(int peer, const tdm_pkt_eager_t *h) {
+    const unsigned char *payload = (const unsigned char *)(h + 1);
+    tdm_req_t *r = tdm_p2p_match_posted(h->ctx, h->src, h->tag);
+    if (r) {
+        tdm_p2p_recv_set_envelope(r, h->src, h->tag, peer, h->size);
+        if (h->flags & TDM_PKTF_SYNC) {
+            tdm_pkt_ack_t ack = {.type = TDM_PKT_ACK, .req = h->sreq};
+            tdm_p2p_send_ctrl(peer, &ack, sizeof(ack));
+        }
+        tdm_p2p_recv_copy(r, 0, payload, h->frag);
+        if (h->frag == h->size) {
+            r->stage = TDM_RSTAGE_DONE;
+            tdm_p2p_complete(r);
+        } else {
+            r->stage = TDM_RSTAGE_EAGER;
+            r->offset = h->frag;
+            tdm_p2p.rx[peer].req = r;
+        }
+        return;
+    }
+    tdm_unexp_t *ue = tdm_p2p_unexp_new(h->ctx, h->src, h->tag, h->size);
+    if (!ue || (h->size && !(ue->data = malloc(h->size)))) {
+        tdm_error(P2P, "out of memory keeping an unexpected %llu-byte message from rank %d",
+                  (unsigned long long)h->size, peer);
+        abort();
+    }
+    ue->type = TDM_PKT_EAGER;
+    ue->flags = h->flags;
+    ue->mode = h->mode;
+    ue->sreq = h->sreq;
+    ue->src_world = peer;
+    memcpy(ue->data, payload, h->frag);
+    ue->received = h->frag;
+    if (ue->received < ue->size)
+        tdm_p2p.rx[peer].ue = ue;
+    tdm_list_push_back(&tdm_p2p.unexp, &ue->link);
+}
+
+static void rx_cont(int peer, const tdm_pkt_cont_t *c) {
+    tdm_rx_cursor_t *cur = &tdm_p2p.rx[peer];
+    const void *payload = c + 1;
+    if (cur->req) {
+        tdm_req_t *r = cur->req;
+        tdm_p2p_recv_copy(r, r->offset, payload, c->frag);
+        r->offset += c->frag;
+        if (r->offset == r->msg_size) {
+            cur->req = NULL;
+            r->stage = TDM_RSTAGE_DONE;
+            tdm_p2p_complete(r);
+        }
+        return;
+    }
+    tdm_unexp_t *ue = cur->ue;
+    if (!ue) {
+        tdm_error(P2P, "continuation cell from rank %d with no message in progress", peer);
+        abort();
+    }
+    memcpy(ue->data + ue->received, payload, c->frag);
+    ue->received += c->frag;
+    if (ue->received < ue->size)
+        return;
+    cur->ue = NULL;
+    if (ue->claimed) {
+        /* a receive (or Mrecv) took it while it was arriving */
+        tdm_req_t *r = ue->claimed;
+        r->unexp = NULL;
+        tdm_p2p_recv_copy(r, 0, ue->data, ue->size);
+        tdm_p2p_unexp_free(ue);
+        r->stage = TDM_RSTAGE_DONE;
+        tdm_p2p_complete(r);
+    }
+}
+
+static void rx_rts(int peer, const tdm_pkt_rts_t *h) {
+    tdm_req_t *r = tdm_p2p_match_posted(h->ctx, h->src, h->tag);
+    if (r) {
+        tdm_p2p_recv_set_envelope(r, h->src, h->tag, peer, h->size);
+        tdm_p2p_rndv_matched(r, h->sreq, h->mode);
+        return;
+    }
+    tdm_unexp_t *ue = tdm_p2p_unexp_new(h->ctx, h->src, h->tag, h->size);
+    if (!ue) {
+        tdm_error(P2P, "out of memory keeping an unexpected rts from rank %d", peer);
+        abort();
+    }
+    ue->type = TDM_PKT_RTS;
+    ue->flags = h->flags;
+    ue->mode = h->mode;
+    ue->sreq = h->sreq;
+    ue->src_world = peer;
+    tdm_list_push_back(&tdm_p2p.unexp, &ue->link);
+}
+
+static tdm_req_t *lookup_or_die(uint32_t id, int peer, const char *what) {
+    tdm_req_t *r = tdm_req_lookup(id);
+    if (!r) {
+        tdm_error(P2P, "%s from rank %d names request %#x, which does not exist", what, peer, id);
+        abort();
+    }
+    return r;
+}
+
+void tdm_p2p_handle_packet(int peer, const void *body) {
+    switch (*(const uint8_t *)body) {
+    case TDM_PKT_EAGER:
+        rx_eager(peer, body);
+        break;
+    case TDM_PKT_EAGER_CONT:
+        rx_cont(peer, body);
+        break;
+    case TDM_PKT_RTS:
+        rx_rts(peer, body);
+        break;
+    case TDM_PKT_CTS: {
+        const tdm_pkt_cts_t *cts = body;
+        tdm_p2p_send_on_cts(lookup_or_die(cts->sreq, peer, "cts"), cts);
+        break;
+    }
+    case TDM_PKT_DATA: {
+        const tdm_pkt_data_t *d = body;
+        tdm_p2p_rndv_data(lookup_or_die(d->rreq, peer, "data"), d);
+        break;
+    }
+    case TDM_PKT_ACK: {
+        const tdm_pkt_ack_t *a = body;
+        tdm_p2p_send_on_ack(lookup_or_die(a->req, peer, "ack"));
+        break;
+    }
+    default:
+        tdm_error(P2P, "unknown packet type %u from rank %d", *(const uint8_t *)body, peer);
+        abort();
+    }
+}
+
+int tdm_p2p_progress(void) {
+    int events = 0;
+    int n = tdm_p2p.size, me = tdm_p2p.rank;
+    for (int peer = 0; peer < n; peer++) {
+        if (peer == me)
+            continue;
+        /* a bounded batch per peer keeps one busy sender from starving the rest */
+        for (int k = 0; k < 32; k++) {
+            void *body = tdm_shm_recv_peek(peer);
+            if (!body)
+                break;
+            tdm_p2p_handle_packet(peer, body);
+            tdm_shm_recv_release(peer);
+            events++;
+        }
+    }
+    if (tdm_p2p.tx_busy) {
+        for (int peer = 0; peer < n; peer++) {
+            if (!tdm_list_empty(&tdm_p2p.txq[peer]))
+                events += tx_progress(peer);
+        }
+    }
+    return events;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
+void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
+    long idle = 0;
+    while (!done(arg)) {
+        if (tdm_p2p_progress()) {
+            idle = 0;
+            continue;
+        }
+        idle++;
+        if (idle < tdm_p2p.spins) {
+            cpu_relax();
+            continue;
+        }
+        if (idle < tdm_p2p.spins + tdm_p2p.yields) {
+            sched_yield();
+            continue;
+        }
+        /* Block: announce it, then look once more, so that a producer that
+         * published before seeing `sleeping` has its packet found here. */
+        tdm_shm_proc_t *me = &tdm_shm.procs[tdm_p2p.rank];
+        atomic_store_explicit(&me->sleeping, 1, memory_order_seq_cst);
+        uint32_t seen = atomic_load_explicit(&me->doorbell, memory_order_seq_cst);
+        if (!tdm_p2p_progress() && !done(arg))
+            tdm_shm_sleep(seen, tdm_p2p.block_us);
+        atomic_store_explicit(&me->sleeping, 0, memory_order_relaxed);
+        idle = tdm_p2p.spins; /* after a wake-up, yield before blocking again */
+    }
+}
+
+static bool req_done(void *arg) {
+    return ((tdm_req_t *)arg)->done;
+}
+
+void tdm_p2p_wait(tdm_req_t *req) {
+    if (!req->done)
+        tdm_p2p_wait_until(req_done, req);
+}
+
+static bool tx_idle(void *arg) {
+    (void)arg;
+    return tdm_p2p.tx_busy == 0;
+}
+
+static void progress_cb(void) {
+    tdm_p2p_progress();
+}
+
+void tdm_p2p_finalize(void) {
+    /* everything queued must reach the rings before we say we are done */
+    tdm_p2p_wait_until(tx_idle, NULL);
+    tdm_shm_barrier(progress_cb);
+    /* drop what nobody received (erroneous programs) */
+    tdm_list_t *it, *tmp;
+    tdm_list_for_each_safe(it, tmp, &tdm_p2p.unexp) {
+        tdm_unexp_t *ue = TDM_CONTAINER_OF(it, tdm_unexp_t, link);
+        tdm_list_remove(it);
+        tdm_p2p_unexp_free(ue);
+    }
+    free(tdm_p2p.txq);
+    free(tdm_p2p.rx);
+    tdm_p2p.txq = NULL;
+    tdm_p2p.rx = NULL;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The point-to-point engine as the layers above see it. Ranks passed here are
+ * already resolved: `dst_world` is the destination's rank in MPI_COMM_WORLD,
+ * `src` and `self_rank` are ranks in the communicator (which is what matching
+ * compares), `ctx` the communicator's context id.
+ */
+#ifndef TDM_P2P_H
+#define TDM_P2P_H
+
+#include "req.h"
+#include "wire.h"
+
+#include <stdbool.h>
+
+/* Internal result codes; src/mpi/ turns them into MPI error classes. */
+typedef enum {
+    TDM_OK = 0,
+    TDM_ERR_NOMEM,
+    TDM_ERR_TRUNCATE,  /* message longer than the receive buffer */
+    TDM_ERR_BUFFER,    /* buffered send: attached buffer too small */
+    TDM_ERR_INTERN,
+    TDM_ERR_PENDING,   /* a request in a *all/some set is not complete */
+    TDM_ERR_OTHER,
+} tdm_rc_t;
+
+#define TDM_ANY_SOURCE (-2) /* same values as the MPICH ABI, checked in src/mpi */
+#define TDM_ANY_TAG (-1)
+#define TDM_PROC_NULL (-1)
+
+/* A message found by probe and not yet received (MPI_Message). */
+typedef struct tdm_unexp tdm_unexp_t;
+
+typedef struct tdm_p2p_config {
+    int rank, size;
+    int oversubscribed;
+} tdm_p2p_config_t;
+
+int tdm_p2p_init(const tdm_p2p_config_t *cfg);
+/* Finish every pending transmission, then synchronise with the other ranks
+ * while still serving their packets; nothing in flight is lost. */
+void tdm_p2p_finalize(void);
+
+/* Start a send. *req_p is set unless the send completed at once and
+ * `want_req` is false (the blocking fast path), in which case it is NULL. */
+tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world,
+                       int self_rank, int tag, uint32_t ctx, uint8_t mode, void *comm,
+                       bool want_req, tdm_req_t **req_p);
+/* Start a receive (src may be TDM_ANY_SOURCE, tag TDM_ANY_TAG). */
+tdm_rc_t tdm_p2p_irecv(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
+                       void *comm, tdm_req_t **req_p);
+/* Blocking receive: completes into *status; no request is left behind. */
+tdm_rc_t tdm_p2p_recv(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
+                      void *comm, tdm_status_t *status);
+
+/* Probe: is a matching message here? Fills *status (bytes = message size). */
+bool tdm_p2p_iprobe(int src, int tag, uint32_t ctx, tdm_status_t *status);
+/* Matched probe: like iprobe, but removes the message; *msg_p receives it. */
+bool tdm_p2p_improbe(int src, int tag, uint32_t ctx, tdm_status_t *status, tdm_unexp_t **msg_p);
+/* Receive a message obtained from improbe into a new request. */
+tdm_rc_t tdm_p2p_imrecv(void *buf, size_t count, tdm_dtype_t *dt, tdm_unexp_t *msg, void *comm,
+                        tdm_req_t **req_p);
+
+/* Try to cancel a pending request; true if it will complete as cancelled. */
+bool tdm_p2p_cancel(tdm_req_t *req);
+
+/* Poll every transport once; returns the number of events handled. */
+int tdm_p2p_progress(void);
+/* Wait until done(arg) is true, progressing; spins, then yields, then blocks on
+ * the doorbell (immediately so when the node is oversubscribed). */
+void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg);
+void tdm_p2p_wait(tdm_req_t *req);
+/* Mark a request complete (runs its completion hook; releases it if the user
+ * already freed it). */
+void tdm_p2p_complete(tdm_req_t *req);
+/* Drop a completed request: its datatype reference and its slot. */
+void tdm_p2p_release(tdm_req_t *req);
+
+#endif

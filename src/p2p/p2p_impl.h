@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* State shared by the files of the engine; not for other layers. */
+#ifndef TDM_P2P_IMPL_H
+#define TDM_P2P_IMPL_H
+
+#include "p2p.h"
+#include "../base/log.h"
+#include "../net/shm.h"
+
+/* A message that arrived before its receive was posted (or was taken by
+ * MPI_Mprobe). Eager messages carry their data here; an RTS carries none. */
+struct tdm_unexp {
+    tdm_list_t link;
+    uint32_t ctx;
+    int src;            /* rank in the communicator */
+    int tag;
+    int src_world;
+    uint8_t type;       /* TDM_PKT_EAGER or TDM_PKT_RTS */
+    uint8_t flags;      /* TDM_PKTF_* */
+    uint8_t mode;
+    uint32_t sreq;      /* sender's request id */
+    size_t size;        /* message size */
+    size_t received;    /* eager bytes arrived so far */
+    unsigned char *data;
+    tdm_req_t *claimed;   /* receive matched while the data was still arriving */
+    tdm_req_t *self_sreq; /* self-send waiting for its match (synchronous mode) */
+};
+
+/* Where the continuation fragments from a peer go (eager messages span cells). */
+typedef struct tdm_rx_cursor {
+    tdm_req_t *req;
+    tdm_unexp_t *ue;
+} tdm_rx_cursor_t;
+
+typedef struct tdm_p2p_state {
+    int rank, size;
+    int oversubscribed;
+    size_t eager_limit;
+    long spins, yields, block_us;
+    tdm_list_t posted; /* receives in posting order */
+    tdm_list_t unexp;  /* unexpected messages in arrival order */
+    tdm_list_t *txq;   /* per peer: items waiting for ring space, in order */
+    int tx_busy;       /* number of peers with a non-empty txq */
+    tdm_rx_cursor_t *rx;
+} tdm_p2p_state_t;
+
+extern tdm_p2p_state_t tdm_p2p;
+
+/* match.c */
+tdm_req_t *tdm_p2p_match_posted(uint32_t ctx, int src, int tag);
+tdm_unexp_t *tdm_p2p_match_unexp(uint32_t ctx, int src, int tag);
+tdm_unexp_t *tdm_p2p_unexp_new(uint32_t ctx, int src, int tag, size_t size);
+void tdm_p2p_unexp_free(tdm_unexp_t *ue);
+
+/* recv.c: deliver a message to a receive that matched it */
+void tdm_p2p_recv_matched_unexp(tdm_req_t *r, tdm_unexp_t *ue);
+void tdm_p2p_recv_set_envelope(tdm_req_t *r, int src, int tag, int src_world, size_t size);
+void tdm_p2p_recv_copy(tdm_req_t *r, size_t off, const void *data, size_t len);
+
+/* engine.c */
+void tdm_p2p_handle_packet(int peer, const void *body);
+/* Send a small control packet to peer, queueing it if the ring is full. */
+void tdm_p2p_send_ctrl(int peer, const void *pkt, size_t len);
+void tdm_p2p_txq_push(int peer, tdm_txitem_t *item);
+
+/* send.c: write as much of a send as the ring takes; true when nothing is left */
+bool tdm_p2p_send_push(tdm_req_t *s);
+void tdm_p2p_send_on_ack(tdm_req_t *s);
+void tdm_p2p_send_on_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts);
+
+/* select.c / proto: rendezvous */
+void tdm_p2p_rndv_matched(tdm_req_t *r, uint32_t sreq, uint8_t mode);
+void tdm_p2p_rndv_data(tdm_req_t *r, const tdm_pkt_data_t *d);
+
+#endif

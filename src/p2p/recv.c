@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Receives: posting, delivery of matched messages, truncation, cancellation. */
+#include "p2p_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tdm_p2p_recv_set_envelope(tdm_req_t *r, int src, int tag, int src_world, size_t size) {
+    r->status.source = src;
+    r->status.tag = tag;
+    r->peer_world = src_world;
+    r->msg_size = size;
+    if (size > r->bytes) {
+        /* MPI: the status reports the truncation; the buffer gets what fits */
+        r->status.error = TDM_ERR_TRUNCATE;
+        r->status.bytes = r->bytes;
+        tdm_debug(P2P, "message of %zu bytes from rank %d tag %d truncated to %zu", size, src, tag,
+                  r->bytes);
+    } else {
+        r->status.bytes = size;
+    }
+}
+
+/* Copy stream bytes [off, off+len) of the message into the receive buffer,
+ * dropping what lies past its end. */
+void tdm_p2p_recv_copy(tdm_req_t *r, size_t off, const void *data, size_t len) {
+    if (off >= r->bytes)
+        return;
+    if (len > r->bytes - off)
+        len = r->bytes - off;
+    if (r->dt->contig)
+        memcpy((char *)r->buf + r->dt->true_lb + off, data, len);
+    else
+        tdm_dtype_unpack(r->buf, r->count, r->dt, off, data, len);
+}
+
+static void ack_sync(int src_world, uint32_t sreq, tdm_req_t *self_sreq) {
+    if (self_sreq) {
+        tdm_p2p_send_on_ack(self_sreq);
+        return;
+    }
+    tdm_pkt_ack_t ack = {.type = TDM_PKT_ACK, .req = sreq};
+    tdm_p2p_send_ctrl(src_world, &ack, sizeof(ack));
+}
+
+/* A receive matched an unexpected message (from the queue or from Mprobe). */
+void tdm_p2p_recv_matched_unexp(tdm_req_t *r, tdm_unexp_t *ue) {
+    tdm_p2p_recv_set_envelope(r, ue->src, ue->tag, ue->src_world, ue->size);
+    if (ue->type == TDM_PKT_RTS) {
+        uint32_t sreq = ue->sreq;
+        uint8_t mode = ue->mode;
+        tdm_p2p_unexp_free(ue);
+        tdm_p2p_rndv_matched(r, sreq, mode);
+        return;
+    }
+    if (ue->flags & TDM_PKTF_SYNC)
+        ack_sync(ue->src_world, ue->sreq, ue->self_sreq);
+    if (ue->received < ue->size) {
+        /* the rest is still arriving: engine.c finishes it when the last cell lands */
+        ue->claimed = r;
+        r->unexp = ue;
+        r->stage = TDM_RSTAGE_EAGER;
+        return;
+    }
+    tdm_p2p_recv_copy(r, 0, ue->data, ue->size);
+    tdm_p2p_unexp_free(ue);
+    r->stage = TDM_RSTAGE_DONE;
+    tdm_p2p_complete(r);
+}
+
+static tdm_req_t *recv_new(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag,
+                           uint32_t ctx, void *comm) {
+    tdm_req_t *r = tdm_req_alloc(TDM_REQ_RECV);
+    if (!r) {
+        tdm_error(P2P, "out of memory for a receive request");
+        return NULL;
+    }
+    r->comm = comm;
+    r->ctx = ctx;
+    r->peer = src;
+    r->peer_world = -1;
+    r->tag = tag;
+    r->buf = buf;
+    r->count = count;
+    r->dt = dt;
+    r->bytes = count * dt->size;
+    tdm_dtype_retain(dt);
+    return r;
+}
+
+tdm_rc_t tdm_p2p_irecv(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
+                       void *comm, tdm_req_t **req_p) {
+    tdm_req_t *r = recv_new(buf, count, dt, src, tag, ctx, comm);
+    if (!r)
+        return TDM_ERR_NOMEM;
+    *req_p = r;
+    tdm_unexp_t *ue = tdm_p2p_match_unexp(ctx, src, tag);
+    if (ue) {
+        tdm_list_remove(&ue->link);
+        tdm_p2p_recv_matched_unexp(r, ue);
+    } else {
+        r->stage = TDM_RSTAGE_POSTED;
+        tdm_list_push_back(&tdm_p2p.posted, &r->link);
+    }
+    return TDM_OK;
+}
+
+tdm_rc_t tdm_p2p_recv(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
+                      void *comm, tdm_status_t *status) {
+    tdm_req_t *r;
+    tdm_rc_t rc = tdm_p2p_irecv(buf, count, dt, src, tag, ctx, comm, &r);
+    if (rc != TDM_OK)
+        return rc;
+    tdm_p2p_wait(r);
+    *status = r->status;
+    tdm_p2p_release(r);
+    return TDM_OK;
+}
+
+tdm_rc_t tdm_p2p_imrecv(void *buf, size_t count, tdm_dtype_t *dt, tdm_unexp_t *msg, void *comm,
+                        tdm_req_t **req_p) {
+    tdm_req_t *r = recv_new(buf, count, dt, msg->src, msg->tag, msg->ctx, comm);
+    if (!r)
+        return TDM_ERR_NOMEM;
+    *req_p = r;
+    tdm_p2p_recv_matched_unexp(r, msg);
+    return TDM_OK;
+}
+
+bool tdm_p2p_cancel(tdm_req_t *req) {
+    if (req->kind == TDM_REQ_RECV && req->stage == TDM_RSTAGE_POSTED && !req->done) {
+        tdm_list_remove(&req->link);
+        req->status.cancelled = 1;
+        req->status.bytes = 0;
+        req->stage = TDM_RSTAGE_DONE;
+        tdm_p2p_complete(req);
+        return true;
+    }
+    /* Sends are not cancelled: once the envelope is in the peer's ring it may be
+     * matched at any moment, and withdrawing it would need a round trip. The send
+     * completes normally and MPI_Test_cancelled reports false. */
+    return false;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "req.h"
+#include "../base/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static tdm_req_t **chunks;
+static size_t nchunks;
+static tdm_req_t *free_list; /* linked through tx.link.next */
+static size_t in_use;
+
+static int grow(void) {
+    size_t max_chunks = (TDM_REQ_INDEX_MASK + 1) / TDM_REQ_CHUNK;
+    if (nchunks == max_chunks) {
+        tdm_error(P2P, "more than %u requests outstanding at once", TDM_REQ_INDEX_MASK);
+        return -1;
+    }
+    tdm_req_t **nc = realloc(chunks, (nchunks + 1) * sizeof(*nc));
+    if (!nc)
+        return -1;
+    chunks = nc;
+    tdm_req_t *c = calloc(TDM_REQ_CHUNK, sizeof(tdm_req_t));
+    if (!c)
+        return -1;
+    chunks[nchunks] = c;
+    /* index 0 is never handed out so that id 0 means "no request" on the wire */
+    for (size_t i = TDM_REQ_CHUNK; i-- > 0;) {
+        uint32_t index = (uint32_t)(nchunks * TDM_REQ_CHUNK + i);
+        if (index == 0)
+            continue;
+        c[i].id = index;
+        c[i].tx.link.next = (tdm_list_t *)free_list;
+        free_list = &c[i];
+    }
+    nchunks++;
+    return 0;
+}
+
+tdm_req_t *tdm_req_alloc(tdm_req_kind_t kind) {
+    if (TDM_UNLIKELY(!free_list) && grow() != 0)
+        return NULL;
+    tdm_req_t *r = free_list;
+    free_list = (tdm_req_t *)r->tx.link.next;
+    uint32_t id = r->id;
+    memset(r, 0, offsetof(tdm_req_t, proto_state));
+    r->id = id;
+    r->kind = (uint8_t)kind;
+    tdm_list_init(&r->tx.link);
+    tdm_list_init(&r->link);
+    in_use++;
+    return r;
+}
+
+void tdm_req_free(tdm_req_t *r) {
+    /* a new generation makes ids of the old use stale */
+    uint32_t gen = (r->id >> TDM_REQ_INDEX_BITS) + 1;
+    r->id = (r->id & TDM_REQ_INDEX_MASK) | (gen << TDM_REQ_INDEX_BITS);
+    if ((r->id >> TDM_REQ_INDEX_BITS) == 0) /* keep ids non-zero after wrap */
+        r->id |= 1u << TDM_REQ_INDEX_BITS;
+    r->kind = TDM_REQ_FREE;
+    r->tx.link.next = (tdm_list_t *)free_list;
+    free_list = r;
+    in_use--;
+}
+
+tdm_req_t *tdm_req_by_index(uint32_t index) {
+    size_t c = index / TDM_REQ_CHUNK;
+    if (index == 0 || c >= nchunks)
+        return NULL;
+    tdm_req_t *r = &chunks[c][index % TDM_REQ_CHUNK];
+    return r->kind == TDM_REQ_FREE ? NULL : r;
+}
+
+tdm_req_t *tdm_req_lookup(uint32_t id) {
+    tdm_req_t *r = tdm_req_by_index(id & TDM_REQ_INDEX_MASK);
+    return (r && r->id == id) ? r : NULL;
+}
+
+size_t tdm_req_in_use(void) {
+    return in_use;
+}
+
+void tdm_req_pool_fini(void) {
+    for (size_t i = 0; i < nchunks; i++)
+        free(chunks[i]);
+    free(chunks);
+    chunks = NULL;
+    nchunks = 0;
+    free_list = NULL;
+    in_use = 0;
+}

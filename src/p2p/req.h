@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Requests. They live in chunks that never move, named by a 32-bit id: the low
+ * TDM_REQ_INDEX_BITS are the index, the rest a generation that changes each time
+ * the slot is reused, so a stale id in a packet is detected, not followed.
+ */
+#ifndef TDM_P2P_REQ_H
+#define TDM_P2P_REQ_H
+
+#include "../base/util.h"
+#include "../dtype/dtype.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TDM_REQ_INDEX_BITS 22
+#define TDM_REQ_INDEX_MASK ((1u << TDM_REQ_INDEX_BITS) - 1)
+#define TDM_REQ_CHUNK 1024
+
+typedef enum {
+    TDM_REQ_FREE = 0,
+    TDM_REQ_SEND,
+    TDM_REQ_RECV,
+    TDM_REQ_GREQ,   /* generalized request */
+    TDM_REQ_OTHER,  /* completes through `done` set by an upper layer (e.g. collectives) */
+} tdm_req_kind_t;
+
+/* Send-side stages (one handler each in send.c / proto/). */
+typedef enum {
+    TDM_SSTAGE_EAGER = 0, /* cells of an eager message still to write */
+    TDM_SSTAGE_RTS,       /* RTS still to write */
+    TDM_SSTAGE_WAIT_CTS,  /* RTS written, waiting for the receiver's CTS */
+    TDM_SSTAGE_STREAM,    /* pipeline: DATA cells still to write */
+    TDM_SSTAGE_WAIT_ACK,  /* synchronous eager written, waiting for ACK */
+    TDM_SSTAGE_DONE,
+} tdm_send_stage_t;
+
+typedef enum {
+    TDM_RSTAGE_POSTED = 0, /* in the posted queue */
+    TDM_RSTAGE_EAGER,      /* matched; eager fragments still arriving */
+    TDM_RSTAGE_RNDV,       /* matched an RTS; data moving by a rendezvous protocol */
+    TDM_RSTAGE_DONE,
+} tdm_recv_stage_t;
+
+typedef struct tdm_status {
+    int source;
+    int tag;
+    int error;   /* internal error code, TDM_OK when fine (see p2p.h) */
+    int cancelled;
+    size_t bytes; /* bytes received (or sent) */
+} tdm_status_t;
+
+/* Items of a peer's transmit queue: requests with cells left to write, or a
+ * control packet that did not fit because the ring was full. */
+typedef struct tdm_txitem {
+    tdm_list_t link;
+    uint8_t is_ctrl;
+} tdm_txitem_t;
+
+struct tdm_unexp;
+
+typedef struct tdm_req {
+    tdm_txitem_t tx;       /* transmit queue link (sends) */
+    tdm_list_t link;       /* posted queue link (receives) */
+    uint32_t id;
+    uint8_t kind;
+    uint8_t stage;
+    uint8_t mode;          /* tdm_send_mode_t | TDM_MODE_BLOCKING */
+    uint8_t proto;         /* rendezvous protocol chosen (tdm_proto_id_t) */
+    volatile int done;     /* set once when the operation completed */
+    uint8_t persistent;    /* created by *_init; survives completion */
+    uint8_t active;        /* persistent: started and not yet completed */
+    uint8_t user_freed;    /* MPI_Request_free while active: release on completion */
+    uint8_t cancel_pending;
+    uint8_t hdr_done;      /* send: the first packet (EAGER or RTS) is in the ring */
+    uint8_t acked;         /* send: the receiver's ACK/CTS has arrived */
+    void *comm;            /* the upper layer's communicator (for error handlers) */
+    uint32_t ctx;
+    int peer;              /* comm rank of the peer (or ANY_SOURCE for receives) */
+    int peer_world;        /* world rank of the peer (sends), or of the matched sender */
+    int self_rank;         /* our rank in the communicator (sends) */
+    int tag;
+    void *buf;
+    size_t count;
+    tdm_dtype_t *dt;
+    size_t bytes;          /* count * dt->size */
+    size_t offset;         /* bytes moved so far */
+    size_t msg_size;       /* receive: size of the matched message */
+    uint32_t remote_id;    /* the peer's request id in a rendezvous */
+    tdm_status_t status;
+    void *bsend_block;     /* buffered send: block in the attached buffer */
+    struct tdm_unexp *unexp; /* receive that claimed a message still arriving */
+    void (*on_complete)(struct tdm_req *); /* upper-layer hook (collectives, bsend) */
+    struct tdm_req *inner; /* persistent request: the operation of the current Start */
+    void *cb_arg;
+    /* generalized requests */
+    void *greq_query, *greq_free, *greq_cancel, *greq_state;
+    unsigned char proto_state[64]; /* per-protocol state, sized by _Static_assert there */
+} tdm_req_t;
+
+tdm_req_t *tdm_req_alloc(tdm_req_kind_t kind);
+void tdm_req_free(tdm_req_t *req);
+/* The request an id names, or NULL if the id is stale or invalid. */
+tdm_req_t *tdm_req_lookup(uint32_t id);
+/* Index of a request (for handles), and back. */
+static inline uint32_t tdm_req_index(const tdm_req_t *req) {
+    return req->id & TDM_REQ_INDEX_MASK;
+}
+tdm_req_t *tdm_req_by_index(uint32_t index);
+void tdm_req_pool_fini(void);
+/* Requests currently allocated (for leak checks at finalize). */
+size_t tdm_req_in_use(void);
+
+#endif

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Sends. Eager messages (up to the eager limit) are written into the ring
+ * toward the peer: a header cell carrying the first fragment, then continuation
+ * cells. Larger ones start a rendezvous with an RTS; the receiver picks the
+ * protocol (select.c). Sends to one peer leave in call order: once anything waits
+ * in the peer's transmit queue, later sends queue behind it.
+ */
+#include "p2p_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void fill_envelope(tdm_pkt_eager_t *h, uint8_t type, const tdm_req_t *s, size_t bytes) {
+    h->type = type;
+    h->flags = ((s->mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC) ? TDM_PKTF_SYNC : 0;
+    h->mode = s->mode;
+    h->rsvd = 0;
+    h->ctx = s->ctx;
+    h->src = s->self_rank;
+    h->tag = s->tag;
+    h->sreq = s->id;
+    h->size = bytes;
+}
+
+/* Eager stage: write cells while the ring has room. */
+static bool push_eager(tdm_req_t *s) {
+    int peer = s->peer_world;
+    size_t body = tdm_shm_body_size();
+    if (!s->hdr_done) {
+        tdm_pkt_eager_t *h = tdm_shm_send_reserve(peer);
+        if (!h)
+            return false;
+        size_t frag = TDM_MIN(s->bytes, body - sizeof(*h));
+        fill_envelope(h, TDM_PKT_EAGER, s, s->bytes);
+        h->frag = (uint32_t)frag;
+        tdm_dtype_pack(s->buf, s->count, s->dt, 0, h + 1, frag);
+        tdm_shm_send_commit(peer);
+        s->hdr_done = 1;
+        s->offset = frag;
+    }
+    while (s->offset < s->bytes) {
+        tdm_pkt_cont_t *c = tdm_shm_send_reserve(peer);
+        if (!c)
+            return false;
+        size_t frag = TDM_MIN(s->bytes - s->offset, body - sizeof(*c));
+        c->type = TDM_PKT_EAGER_CONT;
+        c->frag = (uint32_t)frag;
+        tdm_dtype_pack(s->buf, s->count, s->dt, s->offset, c + 1, frag);
+        tdm_shm_send_commit(peer);
+        s->offset += frag;
+    }
+    return true;
+}
+
+static bool push_rts(tdm_req_t *s) {
+    tdm_pkt_rts_t *h = tdm_shm_send_reserve(s->peer_world);
+    if (!h)
+        return false;
+    fill_envelope(h, TDM_PKT_RTS, s, s->bytes);
+    h->frag = 0;
+    tdm_shm_send_commit(s->peer_world);
+    s->hdr_done = 1;
+    s->stage = TDM_SSTAGE_WAIT_CTS;
+    return true;
+}
+
+/* Two-copy pipeline: DATA cells after the CTS. */
+static bool push_stream(tdm_req_t *s) {
+    size_t body = tdm_shm_body_size();
+    while (s->offset < s->bytes) {
+        tdm_pkt_data_t *d = tdm_shm_send_reserve(s->peer_world);
+        if (!d)
+            return false;
+        size_t frag = TDM_MIN(s->bytes - s->offset, body - sizeof(*d));
+        d->type = TDM_PKT_DATA;
+        d->rreq = s->remote_id;
+        d->frag = (uint32_t)frag;
+        d->offset = s->offset;
+        tdm_dtype_pack(s->buf, s->count, s->dt, s->offset, d + 1, frag);
+        tdm_shm_send_commit(s->peer_world);
+        s->offset += frag;
+    }
+    return true;
+}
+
+bool tdm_p2p_send_push(tdm_req_t *s) {
+    switch (s->stage) {
+    case TDM_SSTAGE_EAGER:
+        if (!push_eager(s))
+            return false;
+        if (s->status.cancelled == 0 && (s->mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC &&
+            !s->acked) {
+            s->stage = TDM_SSTAGE_WAIT_ACK;
+            return true;
+        }
+        s->stage = TDM_SSTAGE_DONE;
+        tdm_p2p_complete(s);
+        return true;
+    case TDM_SSTAGE_RTS:
+        return push_rts(s);
+    case TDM_SSTAGE_STREAM:
+        if (!push_stream(s))
+            return false;
+        s->stage = TDM_SSTAGE_DONE;
+        tdm_p2p_complete(s);
+        return true;
+    default:
+        return true; /* waiting for the peer: nothing to write */
+    }
+}
+
+void tdm_p2p_send_on_ack(tdm_req_t *s) {
+    s->acked = 1;
+    if (s->stage == TDM_SSTAGE_WAIT_ACK) {
+        s->stage = TDM_SSTAGE_DONE;
+        tdm_p2p_complete(s);
+    }
+}
+
+void tdm_p2p_send_on_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts) {
+    s->acked = 1;
+    s->remote_id = cts->rreq;
+    s->proto = cts->proto;
+    s->stage = TDM_SSTAGE_STREAM;
+    s->offset = 0;
+    tdm_p2p_txq_push(s->peer_world, &s->tx);
+}
+
+/* A send to ourselves: hand it to a posted receive or keep a copy as unexpected. */
+static tdm_rc_t send_self(tdm_req_t *s) {
+    tdm_req_t *r = tdm_p2p_match_posted(s->ctx, s->self_rank, s->tag);
+    if (r) {
+        tdm_p2p_recv_set_envelope(r, s->self_rank, s->tag, tdm_p2p.rank, s->bytes);
+        size_t n = TDM_MIN(s->bytes, r->bytes);
+        if (s->dt->contig && r->dt->contig) {
+            if (n)
+                memcpy((char *)r->buf + r->dt->true_lb, (char *)s->buf + s->dt->true_lb, n);
+        } else {
+            unsigned char bounce[4096];
+            for (size_t off = 0; off < n; off += sizeof(bounce)) {
+                size_t len = TDM_MIN(sizeof(bounce), n - off);
+                tdm_dtype_pack(s->buf, s->count, s->dt, off, bounce, len);
+                tdm_dtype_unpack(r->buf, r->count, r->dt, off, bounce, len);
+            }
+        }
+        r->stage = TDM_RSTAGE_DONE;
+        tdm_p2p_complete(r);
+        s->stage = TDM_SSTAGE_DONE;
+        tdm_p2p_complete(s);
+        return TDM_OK;
+    }
+    tdm_unexp_t *ue = tdm_p2p_unexp_new(s->ctx, s->self_rank, s->tag, s->bytes);
+    if (!ue || (s->bytes && !(ue->data = malloc(s->bytes)))) {
+        free(ue);
+        tdm_error(P2P, "out of memory buffering a %zu-byte message to self", s->bytes);
+        return TDM_ERR_NOMEM;
+    }
+    ue->type = TDM_PKT_EAGER;
+    ue->src_world = tdm_p2p.rank;
+    ue->received = s->bytes;
+    tdm_dtype_pack(s->buf, s->count, s->dt, 0, ue->data, s->bytes);
+    tdm_list_push_back(&tdm_p2p.unexp, &ue->link);
+    if ((s->mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC) {
+        ue->self_sreq = s; /* completes when a receive matches */
+        s->stage = TDM_SSTAGE_WAIT_ACK;
+    } else {
+        s->stage = TDM_SSTAGE_DONE;
+        tdm_p2p_complete(s);
+    }
+    return TDM_OK;
+}
+
+tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world,
+                       int self_rank, int tag, uint32_t ctx, uint8_t mode, void *comm,
+                       bool want_req, tdm_req_t **req_p) {
+    size_t bytes = count * dt->size;
+    int sync = (mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC;
+
+    /* Fast path: a blocking, non-synchronous message that fits one cell goes
+     * straight into the ring with no request at all. */
+    if (!want_req && !sync && dst_world != tdm_p2p.rank &&
+        bytes <= tdm_shm_body_size() - sizeof(tdm_pkt_eager_t) &&
+        tdm_list_empty(&tdm_p2p.txq[dst_world])) {
+        tdm_pkt_eager_t *h = tdm_shm_send_reserve(dst_world);
+        if (TDM_LIKELY(h != NULL)) {
+            h->type = TDM_PKT_EAGER;
+            h->flags = 0;
+            h->mode = mode;
+            h->rsvd = 0;
+            h->ctx = ctx;
+            h->src = self_rank;
+            h->tag = tag;
+            h->sreq = 0;
+            h->frag = (uint32_t)bytes;
+            h->size = bytes;
+            if (dt->contig)
+                memcpy(h + 1, (const char *)buf + dt->true_lb, bytes);
+            else
+                tdm_dtype_pack(buf, count, dt, 0, h + 1, bytes);
+            tdm_shm_send_commit(dst_world);
+            *req_p = NULL;
+            return TDM_OK;
+        }
+    }
+
+    tdm_req_t *s = tdm_req_alloc(TDM_REQ_SEND);
+    if (!s) {
+        tdm_error(P2P, "out of memory for a send request to rank %d", dst_world);
+        return TDM_ERR_NOMEM;
+    }
+    s->mode = mode;
+    s->comm = comm;
+    s->ctx = ctx;
+    s->peer_world = dst_world;
+    s->self_rank = self_rank;
+    s->tag = tag;
+    s->buf = (void *)buf;
+    s->count = count;
+    s->dt = dt;
+    s->bytes = bytes;
+    s->status.bytes = bytes;
+    tdm_dtype_retain(dt);
+    *req_p = s;
+
+    if (dst_world == tdm_p2p.rank)
+        return send_self(s);
+
+    s->stage = bytes <= tdm_p2p.eager_limit ? TDM_SSTAGE_EAGER : TDM_SSTAGE_RTS;
+    if (!tdm_list_empty(&tdm_p2p.txq[dst_world]) || !tdm_p2p_send_push(s))
+        tdm_p2p_txq_push(dst_world, &s->tx);
+    return TDM_OK;
+}
