@@ -17,7 +17,10 @@
 
 #include <stdbool.h>
 
-#define TDM_WEAK(_name) _Pragma(TDM_STR(weak _name = P##_name))
+/* An attribute alias, not #pragma weak: clang gives a pragma alias the
+ * -fvisibility=hidden default and would not export MPI_x. */
+#define TDM_WEAK(_name)                                                                            \
+    extern __typeof__(P##_name) _name __attribute__((weak, alias(TDM_STR(P##_name))));
 
 typedef struct tdm_mpi_state {
     int initialized; /* MPI_Init done */

@@ -130,15 +130,16 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
         return MPI_SUCCESS;
     }
     tdm_status_t s;
-    tdm_rc_t rc = tdm_p2p_recv(buf, (size_t)count, dt, source, tag, c->ctx, c, &s);
+    int src_world = source == MPI_ANY_SOURCE ? -1 : tdm_comm_world_rank(c, source);
+    tdm_rc_t rc = tdm_p2p_recv(buf, (size_t)count, dt, source, src_world, tag, c->ctx, c, &s);
     if (TDM_UNLIKELY(rc != TDM_OK))
         return tdm_mpi_err(c, tdm_mpi_class_of(rc), "MPI_Recv", "cannot post the receive");
     if (TDM_UNLIKELY(s.error != TDM_OK)) {
         err = recv_status_error(c, "MPI_Recv", &s, (size_t)count * dt->size);
         s.error = TDM_OK;
+        /* the status tells what was received; the error is the return value (a
+         * single-status call does not set MPI_ERROR, MPI-3.1 3.2.5) */
         tdm_mpi_status_set(status, &s);
-        if (status != MPI_STATUS_IGNORE)
-            status->MPI_ERROR = err;
         return err;
     }
     tdm_mpi_status_set(status, &s);
@@ -161,7 +162,9 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
         if (!r)
             return tdm_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Irecv", "out of memory for a request");
     } else {
-        tdm_rc_t rc = tdm_p2p_irecv(buf, (size_t)count, dt, source, tag, c->ctx, c, &r);
+        int src_world = source == MPI_ANY_SOURCE ? -1 : tdm_comm_world_rank(c, source);
+        tdm_rc_t rc = tdm_p2p_irecv_ex(buf, (size_t)count, dt, source, src_world, tag, c->ctx, c,
+                                       false, &r);
         if (rc != TDM_OK)
             return tdm_mpi_err(c, tdm_mpi_class_of(rc), "MPI_Irecv", "cannot post the receive");
     }

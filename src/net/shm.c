@@ -17,6 +17,8 @@
 #define TDM_SHM_MAGIC 0x54616e64656d3031ull /* "Tandem01" */
 
 tdm_shm_t tdm_shm;
+/* read by peers through process_vm_readv to learn whether CMA works (cma.c) */
+static volatile uint64_t probe_word;
 
 static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts) {
     /* not FUTEX_PRIVATE: the word is shared between processes */
@@ -97,6 +99,9 @@ int tdm_shm_init(int fd, int rank, int nranks) {
         s->hdr->cell_size = s->cell_size;
     }
     s->procs[rank].pid = (int32_t)getpid();
+    probe_word = 0x74616e64656d0000ull ^ (uint64_t)getpid();
+    s->procs[rank].probe_addr = (uint64_t)(uintptr_t)&probe_word;
+    s->procs[rank].probe_val = probe_word;
     tdm_shm_barrier(NULL);
     if (s->hdr->ncells != s->ncells || s->hdr->cell_size != s->cell_size ||
         s->hdr->nranks != (uint32_t)nranks) {

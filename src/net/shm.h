@@ -37,8 +37,10 @@ typedef struct tdm_shm_proc {
     _Atomic uint32_t doorbell; /* futex word: bumped by whoever wakes us */
     _Atomic uint32_t sleeping; /* 1 while blocked (or about to block) on the doorbell */
     int32_t pid;
-    uint32_t cma_ok;                         /* reserved for the CMA probe */
-    unsigned char pad0[TDM_CACHELINE - 16];
+    uint32_t rsvd;
+    uint64_t probe_addr; /* address of a word holding probe_val, for the CMA probe */
+    uint64_t probe_val;
+    unsigned char pad0[TDM_CACHELINE - 32];
     _Atomic int64_t copies_pending;          /* COOP-load: copies this process must do */
     _Atomic int64_t bytes_pending;           /* bytes of those copies */
     unsigned char pad1[TDM_CACHELINE - 16];

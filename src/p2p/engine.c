@@ -2,6 +2,9 @@
 /* Progress, packet dispatch, transmit queues, waiting, start-up and shut-down. */
 #include "p2p_impl.h"
 #include "../base/params.h"
+#include "../net/cma.h"
+
+#include <stdio.h>
 
 #include <sched.h>
 #include <stdlib.h>
@@ -9,11 +12,18 @@
 
 tdm_p2p_state_t tdm_p2p;
 
+/* Control packets are at most this long (CTS and RTR carry a buffer layout). */
+#define TDM_CTRL_MAX 128
+
 typedef struct tdm_ctrl {
     tdm_txitem_t tx;
     uint8_t len;
-    unsigned char pkt[32];
+    unsigned char pkt[TDM_CTRL_MAX];
 } tdm_ctrl_t;
+
+_Static_assert(sizeof(tdm_pkt_cts_cma_t) <= TDM_CTRL_MAX, "cts fits a queued control packet");
+_Static_assert(sizeof(tdm_pkt_rtr_t) <= TDM_CTRL_MAX, "rtr fits a queued control packet");
+_Static_assert(sizeof(tdm_pkt_pull_t) <= TDM_CTRL_MAX, "pull fits a queued control packet");
 
 int tdm_p2p_init(const tdm_p2p_config_t *cfg) {
     tdm_p2p_state_t *p = &tdm_p2p;
@@ -30,18 +40,29 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg) {
         p->yields = TDM_PARAM_I(WAIT_YIELDS);
     }
     p->block_us = TDM_PARAM_I(WAIT_BLOCK_US);
+    p->copy_chunk = (size_t)TDM_PARAM_I(COPY_CHUNK);
+    if (p->copy_chunk < 4096)
+        p->copy_chunk = 4096;
     tdm_list_init(&p->posted);
     tdm_list_init(&p->unexp);
+    tdm_list_init(&p->copyq);
     p->txq = calloc((size_t)p->size, sizeof(tdm_list_t));
+    p->rtrq = calloc((size_t)p->size, sizeof(tdm_list_t));
     p->rx = calloc((size_t)p->size, sizeof(tdm_rx_cursor_t));
-    if (!p->txq || !p->rx) {
+    p->tx_count = calloc((size_t)p->size, sizeof(uint32_t));
+    p->rx_count = calloc((size_t)p->size, sizeof(uint32_t));
+    if (!p->txq || !p->rx || !p->rtrq || !p->tx_count || !p->rx_count) {
         tdm_error(P2P, "out of memory for %d peers", p->size);
-        free(p->txq);
-        free(p->rx);
         return -1;
     }
-    for (int i = 0; i < p->size; i++)
+    for (int i = 0; i < p->size; i++) {
         tdm_list_init(&p->txq[i]);
+        tdm_list_init(&p->rtrq[i]);
+    }
+    if (tdm_p2p_select_init() != 0 || tdm_cma_init(p->rank, p->size) != 0)
+        return -1;
+    if (TDM_PARAM_I(PROTO_INFO) && p->rank == 0)
+        tdm_p2p_select_print(stderr);
     return 0;
 }
 
@@ -130,6 +151,7 @@ static int tx_progress(int peer) {
 
 static void rx_eager(int peer, const tdm_pkt_eager_t *h) {
     const unsigned char *payload = (const unsigned char *)(h + 1);
+    tdm_p2p.rx_count[peer]++;
     tdm_req_t *r = tdm_p2p_match_posted(h->ctx, h->src, h->tag);
     if (r) {
         tdm_p2p_recv_set_envelope(r, h->src, h->tag, peer, h->size);
@@ -201,23 +223,28 @@ static void rx_cont(int peer, const tdm_pkt_cont_t *c) {
     }
 }
 
-static void rx_rts(int peer, const tdm_pkt_rts_t *h) {
-    tdm_req_t *r = tdm_p2p_match_posted(h->ctx, h->src, h->tag);
+static void rx_rts(int peer, const tdm_pkt_rts_cma_t *h) {
+    tdm_p2p.rx_count[peer]++;
+    tdm_req_t *r = tdm_p2p_match_posted(h->env.ctx, h->env.src, h->env.tag);
     if (r) {
-        tdm_p2p_recv_set_envelope(r, h->src, h->tag, peer, h->size);
-        tdm_p2p_rndv_matched(r, h->sreq, h->mode);
+        tdm_rts_info_t rts = {.sreq = h->env.sreq, .mode = h->env.mode, .pid = h->pid,
+                              .buf = h->buf};
+        tdm_p2p_recv_set_envelope(r, h->env.src, h->env.tag, peer, h->env.size);
+        tdm_p2p_rndv_matched(r, &rts);
         return;
     }
-    tdm_unexp_t *ue = tdm_p2p_unexp_new(h->ctx, h->src, h->tag, h->size);
+    tdm_unexp_t *ue = tdm_p2p_unexp_new(h->env.ctx, h->env.src, h->env.tag, h->env.size);
     if (!ue) {
         tdm_error(P2P, "out of memory keeping an unexpected rts from rank %d", peer);
         abort();
     }
     ue->type = TDM_PKT_RTS;
-    ue->flags = h->flags;
-    ue->mode = h->mode;
-    ue->sreq = h->sreq;
+    ue->flags = h->env.flags;
+    ue->mode = h->env.mode;
+    ue->sreq = h->env.sreq;
     ue->src_world = peer;
+    ue->pid = h->pid;
+    ue->rbuf = h->buf;
     tdm_list_push_back(&tdm_p2p.unexp, &ue->link);
 }
 
@@ -243,12 +270,31 @@ void tdm_p2p_handle_packet(int peer, const void *body) {
         break;
     case TDM_PKT_CTS: {
         const tdm_pkt_cts_t *cts = body;
-        tdm_p2p_send_on_cts(lookup_or_die(cts->sreq, peer, "cts"), cts);
+        tdm_req_t *sreq = lookup_or_die(cts->sreq, peer, "cts");
+        sreq->acked = 1; /* matched: a synchronous send may complete */
+        sreq->remote_id = cts->rreq;
+        sreq->proto = cts->proto;
+        if (cts->proto >= TDM_PROTO_COUNT || !tdm_protos[cts->proto]->send_cts) {
+            tdm_error(P2P, "cts from rank %d names protocol %u, which has no sender side", peer,
+                      cts->proto);
+            abort();
+        }
+        tdm_protos[cts->proto]->send_cts(sreq, cts);
         break;
     }
     case TDM_PKT_DATA: {
         const tdm_pkt_data_t *d = body;
-        tdm_p2p_rndv_data(lookup_or_die(d->rreq, peer, "data"), d);
+        tdm_rndv_on_data(lookup_or_die(d->rreq, peer, "data"), d);
+        break;
+    }
+    case TDM_PKT_FIN: {
+        const tdm_pkt_fin_t *f = body;
+        tdm_rndv_on_fin(lookup_or_die(f->req, peer, "fin"));
+        break;
+    }
+    case TDM_PKT_PULL: {
+        const tdm_pkt_pull_t *pl = body;
+        tdm_rndv_on_pull(lookup_or_die(pl->req, peer, "pull"), pl);
         break;
     }
     case TDM_PKT_ACK: {
@@ -256,6 +302,19 @@ void tdm_p2p_handle_packet(int peer, const void *body) {
         tdm_p2p_send_on_ack(lookup_or_die(a->req, peer, "ack"));
         break;
     }
+    case TDM_PKT_RTR:
+        tdm_rtr_on_announce(peer, body);
+        break;
+    case TDM_PKT_RTR_FIN:
+        tdm_p2p.rx_count[peer]++;
+        tdm_rtr_on_fin(peer, body);
+        break;
+    case TDM_PKT_RTR_CANCEL:
+        tdm_rtr_on_cancel(peer, body);
+        break;
+    case TDM_PKT_RTR_CANCEL_ACK:
+        tdm_rtr_on_cancel_ack(peer, body);
+        break;
     default:
         tdm_error(P2P, "unknown packet type %u from rank %d", *(const uint8_t *)body, peer);
         abort();
@@ -284,6 +343,8 @@ int tdm_p2p_progress(void) {
                 events += tx_progress(peer);
         }
     }
+    if (TDM_UNLIKELY(!tdm_list_empty(&tdm_p2p.copyq)))
+        events += tdm_rndv_copy_progress();
     return events;
 }
 
@@ -352,8 +413,16 @@ void tdm_p2p_finalize(void) {
         tdm_list_remove(it);
         tdm_p2p_unexp_free(ue);
     }
+    if (TDM_PARAM_I(PROTO_STATS))
+        tdm_p2p_stats_print();
+    tdm_rtr_fini();
+    tdm_cma_fini();
     free(tdm_p2p.txq);
+    free(tdm_p2p.rtrq);
     free(tdm_p2p.rx);
-    tdm_p2p.txq = NULL;
+    free(tdm_p2p.tx_count);
+    free(tdm_p2p.rx_count);
+    tdm_p2p.txq = tdm_p2p.rtrq = NULL;
     tdm_p2p.rx = NULL;
+    tdm_p2p.tx_count = tdm_p2p.rx_count = NULL;
 }

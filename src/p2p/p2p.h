@@ -49,9 +49,13 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
 /* Start a receive (src may be TDM_ANY_SOURCE, tag TDM_ANY_TAG). */
 tdm_rc_t tdm_p2p_irecv(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
                        void *comm, tdm_req_t **req_p);
+/* The same, knowing the source's world rank (-1 for MPI_ANY_SOURCE) and whether
+ * the caller blocks (MPI_Recv): this lets the receive announce itself (RTR). */
+tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world,
+                          int tag, uint32_t ctx, void *comm, bool blocking, tdm_req_t **req_p);
 /* Blocking receive: completes into *status; no request is left behind. */
-tdm_rc_t tdm_p2p_recv(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
-                      void *comm, tdm_status_t *status);
+tdm_rc_t tdm_p2p_recv(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
+                      uint32_t ctx, void *comm, tdm_status_t *status);
 
 /* Probe: is a matching message here? Fills *status (bytes = message size). */
 bool tdm_p2p_iprobe(int src, int tag, uint32_t ctx, tdm_status_t *status);

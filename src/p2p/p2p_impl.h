@@ -4,6 +4,7 @@
 #define TDM_P2P_IMPL_H
 
 #include "p2p.h"
+#include "proto.h"
 #include "../base/log.h"
 #include "../net/shm.h"
 
@@ -24,6 +25,8 @@ struct tdm_unexp {
     unsigned char *data;
     tdm_req_t *claimed;   /* receive matched while the data was still arriving */
     tdm_req_t *self_sreq; /* self-send waiting for its match (synchronous mode) */
+    int32_t pid;          /* RTS: the sender's pid and buffer */
+    tdm_rlayout_t rbuf;
 };
 
 /* Where the continuation fragments from a peer go (eager messages span cells). */
@@ -42,6 +45,11 @@ typedef struct tdm_p2p_state {
     tdm_list_t *txq;   /* per peer: items waiting for ring space, in order */
     int tx_busy;       /* number of peers with a non-empty txq */
     tdm_rx_cursor_t *rx;
+    tdm_list_t copyq;    /* requests with a CMA part to copy, served a chunk at a time */
+    size_t copy_chunk;
+    uint32_t *tx_count;  /* per peer: envelope packets sent (EAGER, RTS, RTR_FIN) */
+    uint32_t *rx_count;  /* per peer: envelope packets taken from its ring */
+    tdm_list_t *rtrq;    /* per peer: RTR announcements received, oldest first */
 } tdm_p2p_state_t;
 
 extern tdm_p2p_state_t tdm_p2p;
@@ -66,10 +74,8 @@ void tdm_p2p_txq_push(int peer, tdm_txitem_t *item);
 /* send.c: write as much of a send as the ring takes; true when nothing is left */
 bool tdm_p2p_send_push(tdm_req_t *s);
 void tdm_p2p_send_on_ack(tdm_req_t *s);
-void tdm_p2p_send_on_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts);
 
-/* select.c / proto: rendezvous */
-void tdm_p2p_rndv_matched(tdm_req_t *r, uint32_t sreq, uint8_t mode);
-void tdm_p2p_rndv_data(tdm_req_t *r, const tdm_pkt_data_t *d);
+/* select.c: a receive matched an RTS; choose and start a protocol */
+void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts);
 
 #endif

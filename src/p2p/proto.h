@@ -1,20 +1,142 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Rendezvous protocols. The receiver chooses one at match time (select.c) and
- * names it in the CTS, so both sides agree without extra messages.
+ * Rendezvous protocols. The receiver chooses one at match time (select.c) from
+ * how the message was sent (recorded in the RTS), how it is received, the copy
+ * load of both processes and the size, and names it in the CTS, so both sides
+ * agree without extra messages.
+ *
+ * A protocol is one file in proto/ defining one `tdm_proto_t`. RGET, RPUT and
+ * COOP are the same state machine with a different split of the byte range
+ * [0, total): the receiver copies [0, split) with process_vm_readv, the sender
+ * [split, total) with process_vm_writev (rndv_cma.c). RTR (receiver-initiated)
+ * and the two-copy pipeline have their own flows.
  */
 #ifndef TDM_P2P_PROTO_H
 #define TDM_P2P_PROTO_H
 
+#include "layout.h"
+#include "req.h"
+#include "wire.h"
+
 #include <stdint.h>
 
 typedef enum {
-    TDM_PROTO_PIPELINE = 0, /* two copies through the rings (DATA cells) */
-    TDM_PROTO_COUNT
+#define TDM_PROTO(_id, _sym, _opt) TDM_PROTO_##_id,
+#include "proto/registry.def"
+#undef TDM_PROTO
+    TDM_PROTO_COUNT,
+    TDM_PROTO_AUTO = TDM_PROTO_COUNT /* selection setting only */
 } tdm_proto_id_t;
 
-/* Pick the protocol for a matched rendezvous; see select.c for the rules. */
-tdm_proto_id_t tdm_p2p_select(uint8_t send_mode, uint64_t size, int peer_world);
+#define TDM_CAP_CMA 0x1 /* needs single-copy access to the peer's memory */
+
+/* What the receiver knows of a matched RTS. */
+typedef struct tdm_rts_info {
+    uint32_t sreq;
+    uint8_t mode;   /* tdm_send_mode_t | TDM_MODE_BLOCKING */
+    int32_t pid;
+    tdm_rlayout_t buf;
+} tdm_rts_info_t;
+
+typedef struct tdm_proto {
+    const char *name; /* e.g. "rndv/coop/cma" */
+    unsigned caps;    /* TDM_CAP_*: a protocol whose caps the pair lacks never qualifies */
+    /* Split protocols: bytes of `total` the receiver copies (the sender copies the rest). */
+    uint64_t (*split)(uint64_t total);
+    /* Receiver: a receive matched an RTS and this protocol was chosen. */
+    void (*recv_start)(tdm_req_t *r, const tdm_rts_info_t *rts);
+    /* Sender: the CTS naming this protocol arrived. */
+    void (*send_cts)(tdm_req_t *s, const tdm_pkt_cts_t *cts);
+} tdm_proto_t;
+
+extern const tdm_proto_t *const tdm_protos[TDM_PROTO_COUNT];
+#define TDM_PROTO(_id, _sym, _opt) extern const tdm_proto_t _sym;
+#include "proto/registry.def"
+#undef TDM_PROTO
+
+/* Rendezvous state of a request (in req->proto_state). */
+typedef struct tdm_rndv {
+    tdm_layout_t remote;   /* the peer's buffer (CMA protocols) */
+    int32_t pid;           /* the peer's pid */
+    uint8_t part_done;     /* my CMA part (or its DATA replacement) is complete */
+    uint8_t fin_out;       /* the peer waits for my FIN once my part is done */
+    uint8_t peer_part;     /* I wait for the peer's FIN (it copies a part) */
+    uint8_t stream_own;    /* send: the current stream replaces my own CMA part */
+    uint8_t fin_in;        /* the peer's FIN arrived */
+    uint8_t via_data;      /* my part moves as DATA cells instead (fallback) */
+    uint8_t load_counted;  /* I hold one count in my copies_pending */
+    uint8_t rtr;           /* send: writing into an RTR-announced buffer */
+    uint8_t announced;     /* recv: an RTR announcement is outstanding */
+    uint8_t cancel_asked;  /* recv: RTR_CANCEL sent, waiting for the answer */
+    uint64_t cur, hi;      /* my CMA range: next byte, end */
+    uint64_t total;        /* bytes that move: min(message, receive buffer) */
+    uint64_t expect_data;  /* recv: bytes that come as DATA cells */
+    uint64_t got_data;
+    uint64_t stream_off;   /* send: DATA cells still to write, [stream_off, stream_end) */
+    uint64_t stream_end;
+    uint64_t pull_off;     /* send: a PULLed range waiting behind the current stream */
+    uint64_t pull_end;
+} tdm_rndv_t;
+_Static_assert(sizeof(tdm_rndv_t) <= sizeof(((tdm_req_t *)0)->proto_state),
+               "rendezvous state fits the request's protocol area");
+
+static inline tdm_rndv_t *tdm_rndv(tdm_req_t *req) {
+    return (tdm_rndv_t *)(void *)req->proto_state;
+}
+
+/* select.c */
+typedef struct tdm_select_in {
+    uint8_t send_mode;  /* tdm_send_mode_t | TDM_MODE_BLOCKING */
+    int recv_blocking;
+    uint64_t size;
+    int cma;            /* the pair may use CMA and both buffers are describable */
+    int64_t load_send, load_recv; /* copies pending at each side */
+} tdm_select_in_t;
+
+tdm_proto_id_t tdm_p2p_select(const tdm_select_in_t *in);
+/* The protocol chosen by TANDEM_RNDV_PROTOCOL (TDM_PROTO_AUTO when "auto"). */
+tdm_proto_id_t tdm_p2p_select_forced(void);
+int tdm_p2p_select_init(void);
+/* Print the decision table (sizes x call types) to f. */
+void tdm_p2p_select_print(void *f);
 const char *tdm_proto_name(tdm_proto_id_t id);
+
+/* Counters (printed with TANDEM_PROTO_STATS=1, MPI_T pvars later). */
+typedef struct tdm_p2p_stats {
+    uint64_t eager_msgs;
+    uint64_t proto_msgs[TDM_PROTO_COUNT];
+    uint64_t bytes_read;    /* copied by this rank with process_vm_readv */
+    uint64_t bytes_written; /* copied by this rank with process_vm_writev */
+    uint64_t copies;        /* CMA copy parts performed by this rank */
+    uint64_t cma_fallbacks; /* rendezvous switched to DATA cells after a CMA failure */
+    uint64_t rtr_announced, rtr_used;
+} tdm_p2p_stats_t;
+extern tdm_p2p_stats_t tdm_p2p_stats;
+void tdm_p2p_stats_print(void);
+
+/* rndv_cma.c: the machinery shared by the protocols */
+void tdm_rndv_split_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts, const tdm_proto_t *p);
+void tdm_rndv_split_send_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts);
+void tdm_rndv_on_fin(tdm_req_t *req);
+void tdm_rndv_on_pull(tdm_req_t *s, const tdm_pkt_pull_t *pull);
+void tdm_rndv_on_data(tdm_req_t *r, const tdm_pkt_data_t *d);
+/* Copy queue: one chunk of one pending CMA part per call; events done. */
+int tdm_rndv_copy_progress(void);
+/* Sender: write DATA cells of the stream range; true when none are left. */
+bool tdm_rndv_stream_push(tdm_req_t *s);
+/* Complete the request if every part of it is done. */
+void tdm_rndv_try_complete(tdm_req_t *req);
+
+/* rndv_rtr.c */
+void tdm_rtr_maybe_announce(tdm_req_t *r);
+/* Sender: use an announcement for this send if one is valid; true if used. */
+bool tdm_rtr_try_send(tdm_req_t *s);
+void tdm_rtr_on_announce(int peer, const tdm_pkt_rtr_t *a);
+void tdm_rtr_on_fin(int peer, const tdm_pkt_rtr_fin_t *f);
+void tdm_rtr_on_cancel(int peer, const tdm_pkt_rtr_cancel_t *c);
+void tdm_rtr_on_cancel_ack(int peer, const tdm_pkt_rtr_cancel_t *c);
+bool tdm_rtr_push(tdm_req_t *s); /* txq stage: copy, then RTR_FIN */
+bool tdm_rtr_cancel(tdm_req_t *r);
+void tdm_rtr_fini(void);
 
 #endif

@@ -47,10 +47,9 @@ static void ack_sync(int src_world, uint32_t sreq, tdm_req_t *self_sreq) {
 void tdm_p2p_recv_matched_unexp(tdm_req_t *r, tdm_unexp_t *ue) {
     tdm_p2p_recv_set_envelope(r, ue->src, ue->tag, ue->src_world, ue->size);
     if (ue->type == TDM_PKT_RTS) {
-        uint32_t sreq = ue->sreq;
-        uint8_t mode = ue->mode;
+        tdm_rts_info_t rts = {.sreq = ue->sreq, .mode = ue->mode, .pid = ue->pid, .buf = ue->rbuf};
         tdm_p2p_unexp_free(ue);
-        tdm_p2p_rndv_matched(r, sreq, mode);
+        tdm_p2p_rndv_matched(r, &rts);
         return;
     }
     if (ue->flags & TDM_PKTF_SYNC)
@@ -88,11 +87,13 @@ static tdm_req_t *recv_new(void *buf, size_t count, tdm_dtype_t *dt, int src, in
     return r;
 }
 
-tdm_rc_t tdm_p2p_irecv(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
-                       void *comm, tdm_req_t **req_p) {
+tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world,
+                          int tag, uint32_t ctx, void *comm, bool blocking, tdm_req_t **req_p) {
     tdm_req_t *r = recv_new(buf, count, dt, src, tag, ctx, comm);
     if (!r)
         return TDM_ERR_NOMEM;
+    if (blocking)
+        r->mode = TDM_MODE_BLOCKING; /* Table II's Recv column */
     *req_p = r;
     tdm_unexp_t *ue = tdm_p2p_match_unexp(ctx, src, tag);
     if (ue) {
@@ -100,15 +101,22 @@ tdm_rc_t tdm_p2p_irecv(void *buf, size_t count, tdm_dtype_t *dt, int src, int ta
         tdm_p2p_recv_matched_unexp(r, ue);
     } else {
         r->stage = TDM_RSTAGE_POSTED;
+        r->peer_world = src_world;
         tdm_list_push_back(&tdm_p2p.posted, &r->link);
+        tdm_rtr_maybe_announce(r);
     }
     return TDM_OK;
 }
 
-tdm_rc_t tdm_p2p_recv(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
-                      void *comm, tdm_status_t *status) {
+tdm_rc_t tdm_p2p_irecv(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
+                       void *comm, tdm_req_t **req_p) {
+    return tdm_p2p_irecv_ex(buf, count, dt, src, -1, tag, ctx, comm, false, req_p);
+}
+
+tdm_rc_t tdm_p2p_recv(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
+                      uint32_t ctx, void *comm, tdm_status_t *status) {
     tdm_req_t *r;
-    tdm_rc_t rc = tdm_p2p_irecv(buf, count, dt, src, tag, ctx, comm, &r);
+    tdm_rc_t rc = tdm_p2p_irecv_ex(buf, count, dt, src, src_world, tag, ctx, comm, true, &r);
     if (rc != TDM_OK)
         return rc;
     tdm_p2p_wait(r);
@@ -128,6 +136,9 @@ tdm_rc_t tdm_p2p_imrecv(void *buf, size_t count, tdm_dtype_t *dt, tdm_unexp_t *m
 }
 
 bool tdm_p2p_cancel(tdm_req_t *req) {
+    if (req->kind == TDM_REQ_RECV && req->stage == TDM_RSTAGE_POSTED && !req->done &&
+        tdm_rtr_cancel(req))
+        return true; /* announced: completes when the sender has withdrawn it */
     if (req->kind == TDM_REQ_RECV && req->stage == TDM_RSTAGE_POSTED && !req->done) {
         tdm_list_remove(&req->link);
         req->status.cancelled = 1;

@@ -48,6 +48,7 @@ tdm_req_t *tdm_req_alloc(tdm_req_kind_t kind) {
     r->kind = (uint8_t)kind;
     tdm_list_init(&r->tx.link);
     tdm_list_init(&r->link);
+    tdm_list_init(&r->copy_link);
     in_use++;
     return r;
 }

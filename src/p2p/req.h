@@ -30,7 +30,9 @@ typedef enum {
     TDM_SSTAGE_EAGER = 0, /* cells of an eager message still to write */
     TDM_SSTAGE_RTS,       /* RTS still to write */
     TDM_SSTAGE_WAIT_CTS,  /* RTS written, waiting for the receiver's CTS */
-    TDM_SSTAGE_STREAM,    /* pipeline: DATA cells still to write */
+    TDM_SSTAGE_STREAM,    /* DATA cells still to write (pipeline, CMA fallback) */
+    TDM_SSTAGE_WAIT_FIN,  /* rendezvous: copying or waiting for the peer's FIN */
+    TDM_SSTAGE_RTR,       /* writing into an RTR-announced buffer, then RTR_FIN */
     TDM_SSTAGE_WAIT_ACK,  /* synchronous eager written, waiting for ACK */
     TDM_SSTAGE_DONE,
 } tdm_send_stage_t;
@@ -86,6 +88,7 @@ typedef struct tdm_req {
     size_t bytes;          /* count * dt->size */
     size_t offset;         /* bytes moved so far */
     size_t msg_size;       /* receive: size of the matched message */
+    tdm_list_t copy_link;  /* in the copy queue while a CMA part is pending */
     uint32_t remote_id;    /* the peer's request id in a rendezvous */
     tdm_status_t status;
     void *bsend_block;     /* buffered send: block in the attached buffer */
@@ -95,7 +98,7 @@ typedef struct tdm_req {
     void *cb_arg;
     /* generalized requests */
     void *greq_query, *greq_free, *greq_cancel, *greq_state;
-    unsigned char proto_state[64]; /* per-protocol state, sized by _Static_assert there */
+    unsigned char proto_state[160]; /* per-protocol state, sized by _Static_assert there */
 } tdm_req_t;
 
 tdm_req_t *tdm_req_alloc(tdm_req_kind_t kind);

@@ -1,22 +1,207 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The one place where protocol decisions are made. Today every rendezvous uses
- * the two-copy pipeline; the CMA family (RGET, RPUT, COOP, RTR) will be chosen
- * here from the send and receive call types, the copy load and the size.
+ * The one place where protocol decisions are made.
+ *
+ *  - eager or rendezvous: by size (TANDEM_EAGER_LIMIT), in send.c's caller;
+ *  - no CMA for the pair, or a buffer CMA cannot address: the two-copy pipeline;
+ *  - TANDEM_RNDV_PROTOCOL=rget|rput|coop|pipeline: that protocol (rtr: receives
+ *    announce themselves; a send that finds no usable announcement gets RPUT);
+ *  - auto (COOP-hybrid, seed 000 §II-D):
+ *      COOP-coll, Table II, where the call types decide:
+ *                      Recv    Irecv
+ *          Send        COOP    RPUT   (Ssend and Rsend as Send; Rsend x Irecv
+ *          Isend       RGET    load    may already have used an RTR)
+ *          Bsend       RGET    RPUT
+ *      COOP-load where they don't (Isend x Irecv): the side with fewer copies
+ *      pending copies; COOP when they are equal;
+ *      COOP only from TANDEM_COOP_MIN up (below it, splitting costs more than
+ *      it gains: one side copies, RGET, with the fewest control packets);
+ *      COOP-chunked for every CMA copy longer than TANDEM_COPY_CHUNK.
  */
-#include "proto.h"
+#include "p2p_impl.h"
+#include "../base/params.h"
+#include "../net/cma.h"
 
-static const char *const names[TDM_PROTO_COUNT] = {
-    [TDM_PROTO_PIPELINE] = "rndv/pipeline/shm",
+#include <stdio.h>
+#include <string.h>
+
+const tdm_proto_t *const tdm_protos[TDM_PROTO_COUNT] = {
+#define TDM_PROTO(_id, _sym, _opt) [TDM_PROTO_##_id] = &_sym,
+#include "proto/registry.def"
+#undef TDM_PROTO
 };
 
+static const char *const opt_names[TDM_PROTO_COUNT] = {
+#define TDM_PROTO(_id, _sym, _opt) [TDM_PROTO_##_id] = _opt,
+#include "proto/registry.def"
+#undef TDM_PROTO
+};
+
+tdm_p2p_stats_t tdm_p2p_stats;
+static tdm_proto_id_t forced = TDM_PROTO_AUTO;
+static uint64_t coop_min;
+
 const char *tdm_proto_name(tdm_proto_id_t id) {
-    return id < TDM_PROTO_COUNT ? names[id] : "unknown";
+    return id < TDM_PROTO_COUNT ? tdm_protos[id]->name : "auto";
 }
 
-tdm_proto_id_t tdm_p2p_select(uint8_t send_mode, uint64_t size, int peer_world) {
-    (void)send_mode;
-    (void)size;
-    (void)peer_world;
-    return TDM_PROTO_PIPELINE;
+tdm_proto_id_t tdm_p2p_select_forced(void) {
+    return forced;
+}
+
+int tdm_p2p_select_init(void) {
+    const char *want = TDM_PARAM_S(RNDV_PROTOCOL);
+    forced = TDM_PROTO_AUTO;
+    coop_min = (uint64_t)TDM_PARAM_I(COOP_MIN);
+    if (strcmp(want, "auto") != 0) {
+        int found = 0;
+        for (int i = 0; i < TDM_PROTO_COUNT; i++) {
+            if (!strcmp(want, opt_names[i])) {
+                forced = (tdm_proto_id_t)i;
+                found = 1;
+            }
+        }
+        if (!found) {
+            tdm_error(P2P,
+                      "TANDEM_RNDV_PROTOCOL=%s is not one of auto, rget, rput, coop, rtr, "
+                      "pipeline",
+                      want);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+tdm_proto_id_t tdm_p2p_select(const tdm_select_in_t *in) {
+    if (!in->cma || forced == TDM_PROTO_PIPELINE)
+        return TDM_PROTO_PIPELINE;
+    if (forced == TDM_PROTO_RTR)
+        return TDM_PROTO_RPUT; /* no announcement was usable: the sender copies */
+    if (forced != TDM_PROTO_AUTO)
+        return forced;
+    uint8_t mode = in->send_mode & (uint8_t)~TDM_MODE_BLOCKING;
+    bool send_blocks = (in->send_mode & TDM_MODE_BLOCKING) != 0;
+    tdm_proto_id_t p;
+    if (mode == TDM_MODE_BUFFERED)
+        p = in->recv_blocking ? TDM_PROTO_RGET : TDM_PROTO_RPUT;
+    else if (send_blocks)
+        p = in->recv_blocking ? TDM_PROTO_COOP : TDM_PROTO_RPUT;
+    else if (in->recv_blocking)
+        p = TDM_PROTO_RGET;
+    else if (in->load_send < in->load_recv)
+        p = TDM_PROTO_RPUT; /* COOP-load: the less loaded side copies */
+    else if (in->load_recv < in->load_send)
+        p = TDM_PROTO_RGET;
+    else
+        p = TDM_PROTO_COOP;
+    if (p == TDM_PROTO_COOP && in->size < coop_min)
+        p = TDM_PROTO_RGET;
+    return p;
+}
+
+void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
+    tdm_select_in_t in = {
+        .send_mode = rts->mode,
+        .recv_blocking = (r->mode & TDM_MODE_BLOCKING) != 0,
+        .size = r->msg_size,
+        .cma = r->peer_world != tdm_p2p.rank && tdm_cma_usable(r->peer_world) &&
+               (rts->buf.contig || rts->buf.nsegs > 0) && tdm_layout_describable(r->dt),
+        .load_send = atomic_load_explicit(&tdm_shm.procs[r->peer_world].copies_pending,
+                                          memory_order_relaxed),
+        .load_recv = atomic_load_explicit(&tdm_shm.procs[tdm_p2p.rank].copies_pending,
+                                          memory_order_relaxed),
+    };
+    tdm_proto_id_t p = tdm_p2p_select(&in);
+    tdm_rndv_t *st = tdm_rndv(r);
+    memset(st, 0, sizeof(*st));
+    r->stage = TDM_RSTAGE_RNDV;
+    r->proto = (uint8_t)p;
+    r->remote_id = rts->sreq;
+    r->offset = 0;
+    tdm_p2p_stats.proto_msgs[p]++;
+    tdm_trace(P2P, "rendezvous of %zu bytes from rank %d: %s", r->msg_size, r->peer_world,
+              tdm_proto_name(p));
+    tdm_protos[p]->recv_start(r, rts);
+}
+
+static const char *size_label(uint64_t v, char *buf, size_t n) {
+    if (v >= (1u << 20) && v % (1u << 20) == 0)
+        snprintf(buf, n, "%lluM", (unsigned long long)(v >> 20));
+    else if (v >= 1024 && v % 1024 == 0)
+        snprintf(buf, n, "%lluK", (unsigned long long)(v >> 10));
+    else
+        snprintf(buf, n, "%llu", (unsigned long long)v);
+    return buf;
+}
+
+void tdm_p2p_select_print(void *fp) {
+    FILE *f = fp;
+    static const struct {
+        const char *name;
+        uint8_t mode;
+    } sends[] = {
+        {"Send", TDM_MODE_STD | TDM_MODE_BLOCKING},   {"Ssend", TDM_MODE_SYNC | TDM_MODE_BLOCKING},
+        {"Rsend", TDM_MODE_READY | TDM_MODE_BLOCKING}, {"Bsend", TDM_MODE_BUFFERED | TDM_MODE_BLOCKING},
+        {"Isend", TDM_MODE_STD},                       {"Issend", TDM_MODE_SYNC},
+        {"Irsend", TDM_MODE_READY},                    {"Ibsend", TDM_MODE_BUFFERED},
+    };
+    char a[32], b[32], c[32];
+    uint64_t eager = tdm_p2p.eager_limit;
+    uint64_t lows[2] = {eager + 1, coop_min};
+    int nranges = coop_min > eager + 1 ? 2 : 1;
+    fprintf(f, "tandem: protocol selection (TANDEM_RNDV_PROTOCOL=%s, eager limit %s, COOP from %s, "
+               "chunk %s)\n",
+            forced == TDM_PROTO_AUTO ? "auto" : opt_names[forced], size_label(eager, a, sizeof(a)),
+            size_label(coop_min, b, sizeof(b)), size_label(tdm_p2p.copy_chunk, c, sizeof(c)));
+    fprintf(f, "  size 0..%s: eager through the rings (all call types)\n",
+            size_label(eager, a, sizeof(a)));
+    for (int range = 0; range < nranges; range++) {
+        uint64_t lo = lows[range];
+        if (range + 1 < nranges)
+            fprintf(f, "  size %s..%s:\n", size_label(lo, a, sizeof(a)),
+                    size_label(lows[range + 1] - 1, b, sizeof(b)));
+        else
+            fprintf(f, "  size %s and up:\n", size_label(lo, a, sizeof(a)));
+        fprintf(f, "    %-8s %-16s %s\n", "", "Recv", "Irecv");
+        for (size_t i = 0; i < sizeof(sends) / sizeof(sends[0]); i++) {
+            tdm_select_in_t in = {.send_mode = sends[i].mode, .size = lo, .cma = 1};
+            char cell[2][64];
+            for (int rb = 1; rb >= 0; rb--) {
+                in.recv_blocking = rb;
+                in.load_send = in.load_recv = 0;
+                tdm_proto_id_t eq = tdm_p2p_select(&in);
+                in.load_send = 1;
+                tdm_proto_id_t sbusy = tdm_p2p_select(&in);
+                in.load_send = 0;
+                in.load_recv = 1;
+                tdm_proto_id_t rbusy = tdm_p2p_select(&in);
+                if (eq == sbusy && eq == rbusy)
+                    snprintf(cell[rb], sizeof(cell[rb]), "%s", opt_names[eq]);
+                else
+                    snprintf(cell[rb], sizeof(cell[rb]), "load:%s/%s/%s", opt_names[eq],
+                             opt_names[sbusy], opt_names[rbusy]);
+            }
+            fprintf(f, "    %-8s %-16s %s\n", sends[i].name, cell[1], cell[0]);
+        }
+    }
+    fprintf(f, "  (load:a/b/c = copies pending equal / sender busier / receiver busier;"
+               " a pair without CMA uses pipeline)\n");
+}
+
+void tdm_p2p_stats_print(void) {
+    char line[512];
+    int off = snprintf(line, sizeof(line), "tandem: rank %d protocol stats: eager %llu",
+                       tdm_p2p.rank, (unsigned long long)tdm_p2p_stats.eager_msgs);
+    for (int i = 0; i < TDM_PROTO_COUNT; i++)
+        off += snprintf(line + off, sizeof(line) - (size_t)off, ", %s %llu", opt_names[i],
+                        (unsigned long long)tdm_p2p_stats.proto_msgs[i]);
+    snprintf(line + off, sizeof(line) - (size_t)off,
+             "; copies %llu, bytes read %llu, bytes written %llu, cma fallbacks %llu, rtr "
+             "announced %llu\n",
+             (unsigned long long)tdm_p2p_stats.copies,
+             (unsigned long long)tdm_p2p_stats.bytes_read,
+             (unsigned long long)tdm_p2p_stats.bytes_written,
+             (unsigned long long)tdm_p2p_stats.cma_fallbacks,
+             (unsigned long long)tdm_p2p_stats.rtr_announced);
+    fputs(line, stderr);
 }

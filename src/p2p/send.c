@@ -36,6 +36,7 @@ static bool push_eager(tdm_req_t *s) {
         h->frag = (uint32_t)frag;
         tdm_dtype_pack(s->buf, s->count, s->dt, 0, h + 1, frag);
         tdm_shm_send_commit(peer);
+        tdm_p2p.tx_count[peer]++;
         s->hdr_done = 1;
         s->offset = frag;
     }
@@ -54,33 +55,24 @@ static bool push_eager(tdm_req_t *s) {
 }
 
 static bool push_rts(tdm_req_t *s) {
-    tdm_pkt_rts_t *h = tdm_shm_send_reserve(s->peer_world);
+    tdm_pkt_rts_cma_t *h = tdm_shm_send_reserve(s->peer_world);
     if (!h)
         return false;
-    fill_envelope(h, TDM_PKT_RTS, s, s->bytes);
-    h->frag = 0;
+    fill_envelope(&h->env, TDM_PKT_RTS, s, s->bytes);
+    h->env.frag = 0;
+    h->pid = tdm_shm.procs[tdm_p2p.rank].pid;
+    h->rsvd = 0;
+    if (tdm_layout_describable(s->dt)) {
+        tdm_layout_t mine;
+        tdm_layout_local(&mine, s->buf, s->count, s->dt);
+        tdm_layout_to_wire(&mine, &h->buf);
+    } else {
+        memset(&h->buf, 0, sizeof(h->buf)); /* not addressable: the receiver picks pipeline */
+    }
     tdm_shm_send_commit(s->peer_world);
+    tdm_p2p.tx_count[s->peer_world]++;
     s->hdr_done = 1;
     s->stage = TDM_SSTAGE_WAIT_CTS;
-    return true;
-}
-
-/* Two-copy pipeline: DATA cells after the CTS. */
-static bool push_stream(tdm_req_t *s) {
-    size_t body = tdm_shm_body_size();
-    while (s->offset < s->bytes) {
-        tdm_pkt_data_t *d = tdm_shm_send_reserve(s->peer_world);
-        if (!d)
-            return false;
-        size_t frag = TDM_MIN(s->bytes - s->offset, body - sizeof(*d));
-        d->type = TDM_PKT_DATA;
-        d->rreq = s->remote_id;
-        d->frag = (uint32_t)frag;
-        d->offset = s->offset;
-        tdm_dtype_pack(s->buf, s->count, s->dt, s->offset, d + 1, frag);
-        tdm_shm_send_commit(s->peer_world);
-        s->offset += frag;
-    }
     return true;
 }
 
@@ -89,8 +81,7 @@ bool tdm_p2p_send_push(tdm_req_t *s) {
     case TDM_SSTAGE_EAGER:
         if (!push_eager(s))
             return false;
-        if (s->status.cancelled == 0 && (s->mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC &&
-            !s->acked) {
+        if ((s->mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC && !s->acked) {
             s->stage = TDM_SSTAGE_WAIT_ACK;
             return true;
         }
@@ -100,11 +91,9 @@ bool tdm_p2p_send_push(tdm_req_t *s) {
     case TDM_SSTAGE_RTS:
         return push_rts(s);
     case TDM_SSTAGE_STREAM:
-        if (!push_stream(s))
-            return false;
-        s->stage = TDM_SSTAGE_DONE;
-        tdm_p2p_complete(s);
-        return true;
+        return tdm_rndv_stream_push(s);
+    case TDM_SSTAGE_RTR:
+        return tdm_rtr_push(s);
     default:
         return true; /* waiting for the peer: nothing to write */
     }
@@ -116,15 +105,6 @@ void tdm_p2p_send_on_ack(tdm_req_t *s) {
         s->stage = TDM_SSTAGE_DONE;
         tdm_p2p_complete(s);
     }
-}
-
-void tdm_p2p_send_on_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts) {
-    s->acked = 1;
-    s->remote_id = cts->rreq;
-    s->proto = cts->proto;
-    s->stage = TDM_SSTAGE_STREAM;
-    s->offset = 0;
-    tdm_p2p_txq_push(s->peer_world, &s->tx);
 }
 
 /* A send to ourselves: hand it to a posted receive or keep a copy as unexpected. */
@@ -199,6 +179,8 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
             else
                 tdm_dtype_pack(buf, count, dt, 0, h + 1, bytes);
             tdm_shm_send_commit(dst_world);
+            tdm_p2p.tx_count[dst_world]++;
+            tdm_p2p_stats.eager_msgs++;
             *req_p = NULL;
             return TDM_OK;
         }
@@ -226,7 +208,13 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
     if (dst_world == tdm_p2p.rank)
         return send_self(s);
 
-    s->stage = bytes <= tdm_p2p.eager_limit ? TDM_SSTAGE_EAGER : TDM_SSTAGE_RTS;
+    if (bytes <= tdm_p2p.eager_limit) {
+        s->stage = TDM_SSTAGE_EAGER;
+        tdm_p2p_stats.eager_msgs++;
+    } else if (!tdm_rtr_try_send(s)) {
+        s->stage = TDM_SSTAGE_RTS;
+        memset(tdm_rndv(s), 0, sizeof(tdm_rndv_t));
+    }
     if (!tdm_list_empty(&tdm_p2p.txq[dst_world]) || !tdm_p2p_send_push(s))
         tdm_p2p_txq_push(dst_world, &s->tx);
     return TDM_OK;

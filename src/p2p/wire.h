@@ -18,6 +18,11 @@ typedef enum {
     TDM_PKT_DATA,      /* rendezvous fragment through the ring (two-copy pipeline) */
     TDM_PKT_FIN,       /* a side finished its part of a rendezvous copy */
     TDM_PKT_ACK,       /* a synchronous-mode eager message was matched */
+    TDM_PKT_RTR,       /* receiver announces a posted receive buffer (RTR protocol) */
+    TDM_PKT_RTR_FIN,   /* sender wrote a message into an announced buffer: envelope + ids */
+    TDM_PKT_RTR_CANCEL, /* receiver asks to withdraw an announcement (MPI_Cancel) */
+    TDM_PKT_RTR_CANCEL_ACK, /* sender's answer: withdrawn, or already used */
+    TDM_PKT_PULL,      /* a side whose CMA copy failed asks the peer to stream a range */
 } tdm_pkt_type_t;
 
 /* flags of EAGER and RTS */
@@ -66,9 +71,12 @@ typedef struct __attribute__((packed)) tdm_pkt_cts {
 } tdm_pkt_cts_t;
 _Static_assert(sizeof(tdm_pkt_cts_t) == 16, "cts header is 16 bytes");
 
+#define TDM_DATAF_PULLED 0x01 /* DATA for the receiver's own range (pipeline, PULL) */
+
 typedef struct __attribute__((packed)) tdm_pkt_data {
     uint8_t type;
-    uint8_t rsvd[3];
+    uint8_t flags; /* TDM_DATAF_* */
+    uint8_t rsvd[2];
     uint32_t rreq;
     uint32_t frag;
     uint32_t rsvd2;
@@ -83,5 +91,94 @@ typedef struct __attribute__((packed)) tdm_pkt_ack {
 } tdm_pkt_ack_t;
 _Static_assert(sizeof(tdm_pkt_ack_t) == 8, "ack/fin header is 8 bytes");
 typedef tdm_pkt_ack_t tdm_pkt_fin_t;
+
+
+/*
+ * A buffer as another process sees it, for CMA: `count` items of `extent`
+ * bytes from `base`; each item is `nsegs` (offset, length) segments found at
+ * `segs_addr` in the owner's memory (read with process_vm_readv: the owner keeps
+ * the datatype alive until the operation completes), or, when `contig`, the
+ * bytes from base + true_lb on.
+ */
+typedef struct __attribute__((packed)) tdm_rlayout {
+    uint64_t base;
+    uint64_t count;
+    int64_t extent;
+    int64_t true_lb;
+    uint64_t item_size; /* data bytes per item */
+    uint64_t segs_addr;
+    uint32_t nsegs;
+    uint8_t contig;
+    uint8_t rsvd[3];
+} tdm_rlayout_t;
+_Static_assert(sizeof(tdm_rlayout_t) == 56, "rlayout is 56 bytes");
+
+/* RTS for the CMA protocols: the envelope, then the sender's pid and buffer. */
+typedef struct __attribute__((packed)) tdm_pkt_rts_cma {
+    tdm_pkt_eager_t env;
+    int32_t pid;
+    uint32_t rsvd;
+    tdm_rlayout_t buf;
+} tdm_pkt_rts_cma_t;
+_Static_assert(sizeof(tdm_pkt_rts_cma_t) == 96, "cma rts is 96 bytes");
+
+/* Every CTS: the protocol, the receiver's buffer (when the sender copies) and
+ * the byte range [split, total) the sender must write. */
+typedef struct __attribute__((packed)) tdm_pkt_cts_cma {
+    tdm_pkt_cts_t cts;
+    int32_t pid;
+    uint32_t rsvd;
+    uint64_t split; /* the receiver copies [0, split) */
+    uint64_t total; /* bytes that move: min(message size, receive buffer) */
+    tdm_rlayout_t buf;
+} tdm_pkt_cts_cma_t;
+_Static_assert(sizeof(tdm_pkt_cts_cma_t) == 96, "cma cts is 96 bytes");
+
+typedef struct __attribute__((packed)) tdm_pkt_rtr {
+    uint8_t type;
+    uint8_t rsvd[3];
+    uint32_t ctx;
+    int32_t src;       /* the sender's rank in the communicator (as posted) */
+    int32_t tag;
+    uint32_t rreq;
+    uint32_t rx_count; /* envelope packets the receiver had taken from this sender */
+    uint64_t bytes;    /* capacity of the receive buffer */
+    int32_t pid;
+    uint32_t rsvd2;
+    tdm_rlayout_t buf;
+} tdm_pkt_rtr_t;
+_Static_assert(sizeof(tdm_pkt_rtr_t) == 96, "rtr is 96 bytes");
+
+/* RTR_FIN: an eager header (envelope; frag 0) for a message written into the
+ * announced buffer, the receive request id, and how much CMA wrote (less than
+ * `size` only if CMA failed midway: the rest then comes as DATA cells). */
+typedef struct __attribute__((packed)) tdm_pkt_rtr_fin {
+    tdm_pkt_eager_t env;
+    uint32_t rreq;
+    uint32_t rsvd;
+    uint64_t written; /* bytes already written by CMA; the rest follows as DATA */
+} tdm_pkt_rtr_fin_t;
+_Static_assert(sizeof(tdm_pkt_rtr_fin_t) == 48, "rtr fin is 48 bytes");
+
+typedef struct __attribute__((packed)) tdm_pkt_rtr_cancel {
+    uint8_t type;
+    uint8_t cancelled; /* in the ACK: 1 withdrawn, 0 already used */
+    uint8_t rsvd[2];
+    uint32_t rreq;
+} tdm_pkt_rtr_cancel_t;
+_Static_assert(sizeof(tdm_pkt_rtr_cancel_t) == 8, "rtr cancel is 8 bytes");
+
+/* PULL: stream stream-bytes [offset, offset+len) as DATA to request `dst_req`
+ * (the asker); `req` names the peer's own request. */
+typedef struct __attribute__((packed)) tdm_pkt_pull {
+    uint8_t type;
+    uint8_t rsvd[3];
+    uint32_t req;
+    uint32_t dst_req;
+    uint32_t rsvd2;
+    uint64_t offset;
+    uint64_t len;
+} tdm_pkt_pull_t;
+_Static_assert(sizeof(tdm_pkt_pull_t) == 32, "pull is 32 bytes");
 
 #endif

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "cma.h"
+#include "shm.h"
+#include "../base/log.h"
+#include "../base/params.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool *usable;
+static int nranks_cma;
+static bool warned;
+static long fail_after; /* test hook: CMA calls that succeed before failures start */
+static long calls;
+
+static const char *mode_names[] = {"auto", "on", "off"};
+
+static void warn_once(int peer, int err) {
+    if (warned)
+        return;
+    warned = true;
+    tdm_warn(CMA,
+             "single-copy transfers (CMA) with rank %d are not permitted: %s; large messages "
+             "use the slower two-copy pipeline. To enable CMA: allow ptrace between the "
+             "job's processes (echo 0 > /proc/sys/kernel/yama/ptrace_scope, or run with "
+             "CAP_SYS_PTRACE), or in a container allow process_vm_readv/writev in the "
+             "seccomp profile; TANDEM_CMA=off silences this",
+             peer, strerror(err));
+}
+
+int tdm_cma_init(int rank, int n) {
+    const char *m = TDM_PARAM_S(CMA);
+    tdm_cma_mode_t mode = TDM_CMA_AUTO;
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(m, mode_names[i]))
+            mode = (tdm_cma_mode_t)i;
+    if (strcmp(m, mode_names[mode]) != 0)
+        tdm_warn(CMA, "TANDEM_CMA=%s is not auto, on or off; using auto", m);
+    fail_after = TDM_PARAM_I(TEST_CMA_FAIL_AFTER);
+    nranks_cma = n;
+    usable = calloc((size_t)n, sizeof(bool));
+    if (!usable)
+        return -1;
+    if (mode == TDM_CMA_OFF)
+        return 0;
+    for (int peer = 0; peer < n; peer++) {
+        if (peer == rank)
+            continue;
+        tdm_shm_proc_t *p = &tdm_shm.procs[peer];
+        uint64_t got = 0;
+        struct iovec l = {&got, sizeof(got)};
+        struct iovec r = {(void *)(uintptr_t)p->probe_addr, sizeof(got)};
+        ssize_t rc = process_vm_readv(p->pid, &l, 1, &r, 1, 0);
+        int err = errno;
+        if (rc == (ssize_t)sizeof(got) && got == p->probe_val) {
+            usable[peer] = true;
+            continue;
+        }
+        if (rc >= 0)
+            err = EIO;
+        if (mode == TDM_CMA_ON) {
+            tdm_error(CMA, "TANDEM_CMA=on but reading rank %d (pid %d) failed: %s", peer,
+                      (int)p->pid, strerror(err));
+            return -1;
+        }
+        tdm_debug(CMA, "probe of rank %d (pid %d) failed: %s", peer, (int)p->pid, strerror(err));
+        warn_once(peer, err);
+    }
+    return 0;
+}
+
+void tdm_cma_fini(void) {
+    free(usable);
+    usable = NULL;
+}
+
+bool tdm_cma_usable(int peer) {
+    return usable[peer];
+}
+
+void tdm_cma_disable(int peer, int err) {
+    if (peer >= 0 && peer < nranks_cma)
+        usable[peer] = false;
+    warn_once(peer, err);
+}
+
+ssize_t tdm_cma_copy(int peer, int pid, bool write, const struct iovec *local, int nlocal,
+                     const struct iovec *remote, int nremote) {
+    ssize_t rc;
+    if (fail_after >= 0 && calls++ >= fail_after) {
+        errno = EPERM; /* test hook: behave as if the kernel started refusing */
+        rc = -1;
+    } else if (write) {
+        rc = process_vm_writev(pid, local, (unsigned long)nlocal, remote, (unsigned long)nremote, 0);
+    } else {
+        rc = process_vm_readv(pid, local, (unsigned long)nlocal, remote, (unsigned long)nremote, 0);
+    }
+    if (rc >= 0)
+        return rc;
+    int err = errno;
+    tdm_warn(CMA,
+             "process_vm_%sv with rank %d (pid %d) failed: %s; local iov[0]={%p,%zu} of %d, "
+             "remote iov[0]={%p,%zu} of %d",
+             write ? "write" : "read", peer, pid, strerror(err), local[0].iov_base,
+             local[0].iov_len, nlocal, remote[0].iov_base, remote[0].iov_len, nremote);
+    return -err;
+}

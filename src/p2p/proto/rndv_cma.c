@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The state machine shared by the rendezvous protocols.
+ *
+ * Each side may own a CMA part of the byte range [0, total): the receiver
+ * [0, split) read with process_vm_readv, the sender [split, total) written with
+ * process_vm_writev. Parts are copied a chunk per progress call from the copy
+ * queue, so packets from other peers are served between chunks (COOP-chunked).
+ * A side that finishes its part sends FIN if the protocol makes the peer wait
+ * for it (fin_out); a request completes when its part is done, the peer's FIN
+ * has come (peer_part), and every DATA cell it owes or expects has moved.
+ *
+ * When a CMA call fails mid-transfer the pair stops using CMA (one warning per
+ * job) and the rest of that part moves as DATA cells through the ring instead:
+ * the sender streams its own remainder; a receiver asks the sender with PULL.
+ */
+#include "../p2p_impl.h"
+#include "../../net/cma.h"
+
+#include <string.h>
+
+static void load_add(int world_rank, int64_t delta) {
+    atomic_fetch_add_explicit(&tdm_shm.procs[world_rank].copies_pending, delta,
+                              memory_order_relaxed);
+}
+
+static bool is_send(const tdm_req_t *req) {
+    return req->kind == TDM_REQ_SEND;
+}
+
+static void send_fin(int peer, uint32_t req) {
+    tdm_pkt_fin_t f = {.type = TDM_PKT_FIN, .req = req};
+    tdm_p2p_send_ctrl(peer, &f, sizeof(f));
+}
+
+void tdm_rndv_try_complete(tdm_req_t *req) {
+    tdm_rndv_t *st = tdm_rndv(req);
+    if (req->done || !st->part_done || (st->peer_part && !st->fin_in))
+        return;
+    if (is_send(req) ? st->stream_off < st->stream_end || st->pull_off < st->pull_end
+                     : st->got_data < st->expect_data)
+        return;
+    tdm_layout_clear(&st->remote);
+    req->stage = is_send(req) ? TDM_SSTAGE_DONE : TDM_RSTAGE_DONE;
+    tdm_p2p_complete(req);
+}
+
+static void part_finished(tdm_req_t *req) {
+    tdm_rndv_t *st = tdm_rndv(req);
+    st->part_done = 1;
+    if (st->load_counted) {
+        load_add(tdm_p2p.rank, -1);
+        st->load_counted = 0;
+    }
+    if (st->fin_out)
+        send_fin(req->peer_world, req->remote_id);
+    tdm_rndv_try_complete(req);
+}
+
+/* Start copying my part [lo, hi); an empty part is finished at once. */
+static void part_start(tdm_req_t *req, uint64_t lo, uint64_t hi) {
+    tdm_rndv_t *st = tdm_rndv(req);
+    st->cur = lo;
+    st->hi = hi;
+    if (lo >= hi) {
+        part_finished(req);
+        return;
+    }
+    tdm_list_push_back(&tdm_p2p.copyq, &req->copy_link);
+}
+
+/* The sender streams [off, end) as DATA cells (from the transmit queue). */
+static void stream_start(tdm_req_t *s, uint64_t off, uint64_t end, bool own) {
+    tdm_rndv_t *st = tdm_rndv(s);
+    if (st->stream_off < st->stream_end) {
+        /* a stream is running: the pulled range waits behind it */
+        st->pull_off = off;
+        st->pull_end = end;
+        return;
+    }
+    st->stream_off = off;
+    st->stream_end = end;
+    st->stream_own = own;
+    s->stage = TDM_SSTAGE_STREAM;
+    tdm_p2p_txq_push(s->peer_world, &s->tx);
+}
+
+/* A CMA call failed: move the rest of my part as DATA cells. */
+static void fallback(tdm_req_t *req, int err) {
+    tdm_rndv_t *st = tdm_rndv(req);
+    tdm_cma_disable(req->peer_world, err);
+    tdm_p2p_stats.cma_fallbacks++;
+    tdm_info(P2P, "cma with rank %d failed at byte %llu of [%llu, %llu); the rest moves as data",
+             req->peer_world, (unsigned long long)st->cur, (unsigned long long)st->cur,
+             (unsigned long long)st->hi);
+    st->via_data = 1;
+    if (is_send(req)) {
+        stream_start(req, st->cur, st->hi, true);
+        return;
+    }
+    st->expect_data += st->hi - st->cur;
+    tdm_pkt_pull_t p = {.type = TDM_PKT_PULL,
+                        .req = req->remote_id,
+                        .dst_req = req->id,
+                        .offset = st->cur,
+                        .len = st->hi - st->cur};
+    tdm_p2p_send_ctrl(req->peer_world, &p, sizeof(p));
+}
+
+int tdm_rndv_copy_progress(void) {
+    if (tdm_list_empty(&tdm_p2p.copyq))
+        return 0;
+    tdm_req_t *req = TDM_CONTAINER_OF(tdm_p2p.copyq.next, tdm_req_t, copy_link);
+    tdm_list_remove(&req->copy_link);
+    tdm_rndv_t *st = tdm_rndv(req);
+    bool write = is_send(req);
+    uint64_t n = TDM_MIN(st->hi - st->cur, (uint64_t)tdm_p2p.copy_chunk);
+    tdm_layout_t local;
+    tdm_layout_local(&local, req->buf, req->count, req->dt);
+    int rc = tdm_layout_cma_copy(req->peer_world, st->pid, write, &local, &st->remote,
+                                 (size_t)st->cur, (size_t)n);
+    if (rc < 0) {
+        fallback(req, -rc);
+        return 1;
+    }
+    if (write)
+        tdm_p2p_stats.bytes_written += n;
+    else
+        tdm_p2p_stats.bytes_read += n;
+    st->cur += n;
+    if (st->cur < st->hi) {
+        tdm_list_push_back(&tdm_p2p.copyq, &req->copy_link); /* round-robin */
+        return 1;
+    }
+    tdm_p2p_stats.copies++;
+    part_finished(req);
+    return 1;
+}
+
+bool tdm_rndv_stream_push(tdm_req_t *s) {
+    tdm_rndv_t *st = tdm_rndv(s);
+    size_t body = tdm_shm_body_size();
+    for (;;) {
+        while (st->stream_off < st->stream_end) {
+            tdm_pkt_data_t *d = tdm_shm_send_reserve(s->peer_world);
+            if (!d)
+                return false;
+            size_t frag = TDM_MIN(st->stream_end - st->stream_off, body - sizeof(*d));
+            d->type = TDM_PKT_DATA;
+            d->flags = st->stream_own ? 0 : TDM_DATAF_PULLED;
+            d->rreq = s->remote_id;
+            d->frag = (uint32_t)frag;
+            d->offset = st->stream_off;
+            tdm_dtype_pack(s->buf, s->count, s->dt, (size_t)st->stream_off, d + 1, frag);
+            tdm_shm_send_commit(s->peer_world);
+            st->stream_off += frag;
+        }
+        if (st->stream_own) {
+            st->stream_own = 0;
+            part_finished(s); /* FIN goes after the DATA cells: same ring, in order */
+            if (s->done)
+                return true;
+        }
+        if (st->pull_off >= st->pull_end)
+            break;
+        st->stream_off = st->pull_off;
+        st->stream_end = st->pull_end;
+        st->pull_off = st->pull_end = 0;
+    }
+    s->stage = TDM_SSTAGE_WAIT_FIN; /* nothing to write; waiting for the peer */
+    tdm_rndv_try_complete(s);
+    return true;
+}
+
+void tdm_rndv_on_data(tdm_req_t *r, const tdm_pkt_data_t *d) {
+    tdm_rndv_t *st = tdm_rndv(r);
+    tdm_p2p_recv_copy(r, (size_t)d->offset, d + 1, d->frag);
+    if (!(d->flags & TDM_DATAF_PULLED))
+        return; /* the sender's own part: its FIN follows */
+    st->got_data += d->frag;
+    if (st->via_data && !st->part_done && st->got_data >= st->expect_data)
+        part_finished(r);
+    else
+        tdm_rndv_try_complete(r);
+}
+
+void tdm_rndv_on_fin(tdm_req_t *req) {
+    tdm_rndv_t *st = tdm_rndv(req);
+    if (is_send(req) && !st->fin_out && !st->peer_part) {
+        /* RGET: the receiver copied everything; no CTS came */
+        st->peer_part = 1;
+        st->part_done = 1;
+    }
+    st->fin_in = 1;
+    tdm_rndv_try_complete(req);
+}
+
+void tdm_rndv_on_pull(tdm_req_t *s, const tdm_pkt_pull_t *pull) {
+    tdm_rndv_t *st = tdm_rndv(s);
+    if (!st->peer_part && !st->fin_out) {
+        /* RGET whose reader fell back: it still sends FIN when it has the data */
+        st->peer_part = 1;
+        st->part_done = 1;
+    }
+    s->remote_id = pull->dst_req;
+    stream_start(s, pull->offset, pull->offset + pull->len, false);
+}
+
+/* ---- split protocols (RGET, RPUT, COOP) ---- */
+
+void tdm_rndv_split_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts, const tdm_proto_t *p) {
+    tdm_rndv_t *st = tdm_rndv(r);
+    uint64_t total = TDM_MIN((uint64_t)r->msg_size, (uint64_t)r->bytes);
+    uint64_t split = p->split(total);
+    bool sender_copies = p != &tdm_proto_rget;
+    st->total = total;
+    st->pid = rts->pid;
+    st->fin_out = p != &tdm_proto_rput;  /* RGET, COOP: the sender waits for us */
+    st->peer_part = sender_copies;       /* RPUT, COOP: we wait for the sender */
+    /* COOP-load: count the copies at decision time, for both sides */
+    if (split > 0) {
+        load_add(tdm_p2p.rank, 1);
+        st->load_counted = 1;
+    }
+    if (sender_copies && split < total)
+        load_add(r->peer_world, 1);
+    if (sender_copies) {
+        tdm_pkt_cts_cma_t cts = {.cts = {.type = TDM_PKT_CTS,
+                                                                                  .sreq = rts->sreq,
+                                         .rreq = r->id},
+                                 .pid = (int32_t)tdm_shm.procs[tdm_p2p.rank].pid,
+                                 .split = split,
+                                 .total = total};
+        for (int i = 0; i < TDM_PROTO_COUNT; i++)
+            if (tdm_protos[i] == p)
+                cts.cts.proto = (uint8_t)i;
+        tdm_layout_t mine;
+        tdm_layout_local(&mine, r->buf, r->count, r->dt);
+        tdm_layout_to_wire(&mine, &cts.buf);
+        tdm_p2p_send_ctrl(r->peer_world, &cts, sizeof(cts));
+    }
+    if (split > 0) {
+        int rc = tdm_layout_remote(&st->remote, &rts->buf, r->peer_world, rts->pid);
+        if (rc < 0) {
+            st->cur = 0;
+            st->hi = split;
+            fallback(r, -rc);
+            return;
+        }
+    }
+    part_start(r, 0, split);
+}
+
+void tdm_rndv_split_send_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts) {
+    const tdm_pkt_cts_cma_t *c = (const tdm_pkt_cts_cma_t *)cts;
+    tdm_rndv_t *st = tdm_rndv(s);
+    st->total = c->total;
+    st->pid = c->pid;
+    st->fin_out = 1;
+    st->peer_part = cts->proto == TDM_PROTO_COOP;
+    st->load_counted = c->split < c->total; /* the receiver counted us */
+    s->stage = TDM_SSTAGE_WAIT_FIN;
+    if (c->split < c->total) {
+        int rc = tdm_layout_remote(&st->remote, &c->buf, s->peer_world, c->pid);
+        if (rc < 0) {
+            st->cur = c->split;
+            st->hi = c->total;
+            fallback(s, -rc);
+            return;
+        }
+    }
+    part_start(s, c->split, c->total);
+}

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RTR, receiver-initiated rendezvous (seed 000 Table II, Rsend row): a posted
+ * receive announces its buffer to the sender, which then writes the message
+ * straight into it with process_vm_writev and sends RTR_FIN, with no RTS/CTS
+ * round trip.
+ *
+ * The rule that keeps MPI's matching order. A receive R from source S with tag
+ * T is announced only when
+ *   - it names S and T exactly (no wildcards), and no earlier posted receive
+ *     could match a message of S with tag T (so R is the first match);
+ *   - it carries rx_count, the number of envelope packets the receiver had
+ *     taken from S's ring when R was posted.
+ * The sender uses the announcement for a send only when
+ *   - nothing waits in its transmit queue toward the receiver, and
+ *   - its tx_count (envelope packets it has written toward the receiver)
+ *     equals rx_count: no message of S was in flight when R was posted, so the
+ *     next message of S with tag T is R's, by non-overtaking;
+ *   - the message fits R's buffer.
+ * Any other envelope packet makes the announcements of that moment stale; the
+ * sender drops them and R is matched by the ordinary path (RTS/eager). While
+ * the sender writes, later sends to the same receiver queue behind the RTR_FIN.
+ *
+ * Cancelling an announced receive needs the sender's word: the receiver sends
+ * RTR_CANCEL; the sender withdraws the announcement (or has already used it,
+ * and its RTR_FIN arrives first on the same ring) and answers; R is cancelled
+ * if it is still unmatched when the answer arrives.
+ */
+#include "../p2p_impl.h"
+#include "../../net/cma.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rtr_entry {
+    tdm_list_t link;
+    tdm_pkt_rtr_t a;
+} rtr_entry_t;
+
+static bool could_match_earlier(const tdm_req_t *r) {
+    tdm_list_t *it, *tmp;
+    tdm_list_for_each_safe(it, tmp, &tdm_p2p.posted) {
+        tdm_req_t *o = TDM_CONTAINER_OF(it, tdm_req_t, link);
+        if (o == r)
+            break;
+        if (o->ctx == r->ctx && (o->peer == TDM_ANY_SOURCE || o->peer == r->peer) &&
+            (o->tag == TDM_ANY_TAG || o->tag == r->tag))
+            return true;
+    }
+    return false;
+}
+
+void tdm_rtr_maybe_announce(tdm_req_t *r) {
+    tdm_proto_id_t forced = tdm_p2p_select_forced();
+    int src = r->peer_world;
+    if (forced != TDM_PROTO_RTR && (forced != TDM_PROTO_AUTO || (r->mode & TDM_MODE_BLOCKING)))
+        return; /* auto: only receives that let the caller compute (Irecv) */
+    if (r->peer == TDM_ANY_SOURCE || r->tag == TDM_ANY_TAG || src < 0 || src == tdm_p2p.rank ||
+        r->bytes <= tdm_p2p.eager_limit || !tdm_cma_usable(src) ||
+        !tdm_layout_describable(r->dt) || could_match_earlier(r))
+        return;
+    tdm_pkt_rtr_t a = {.type = TDM_PKT_RTR,
+                       .ctx = r->ctx,
+                       .src = r->peer,
+                       .tag = r->tag,
+                       .rreq = r->id,
+                       .rx_count = tdm_p2p.rx_count[src],
+                       .bytes = r->bytes,
+                       .pid = tdm_shm.procs[tdm_p2p.rank].pid};
+    tdm_layout_t mine;
+    tdm_layout_local(&mine, r->buf, r->count, r->dt);
+    tdm_layout_to_wire(&mine, &a.buf);
+    tdm_p2p_send_ctrl(src, &a, sizeof(a));
+    tdm_rndv(r)->announced = 1;
+    tdm_p2p_stats.rtr_announced++;
+}
+
+void tdm_rtr_on_announce(int peer, const tdm_pkt_rtr_t *a) {
+    rtr_entry_t *e = malloc(sizeof(*e));
+    if (!e)
+        return; /* an unused announcement only costs the receiver an RTS round trip */
+    e->a = *a;
+    tdm_list_push_back(&tdm_p2p.rtrq[peer], &e->link);
+}
+
+bool tdm_rtr_try_send(tdm_req_t *s) {
+    int peer = s->peer_world;
+    tdm_list_t *q = &tdm_p2p.rtrq[peer];
+    if (tdm_list_empty(q) || !tdm_list_empty(&tdm_p2p.txq[peer]))
+        return false;
+    rtr_entry_t *use = NULL;
+    tdm_list_t *it, *tmp;
+    tdm_list_for_each_safe(it, tmp, q) {
+        rtr_entry_t *e = TDM_CONTAINER_OF(it, rtr_entry_t, link);
+        if (e->a.rx_count != tdm_p2p.tx_count[peer]) {
+            tdm_list_remove(&e->link); /* stale: a message went out since it was posted */
+            free(e);
+            continue;
+        }
+        if (!use && e->a.ctx == s->ctx && e->a.src == s->self_rank && e->a.tag == s->tag)
+            use = e;
+    }
+    if (!use || s->bytes > use->a.bytes || !tdm_cma_usable(peer) ||
+        !tdm_layout_describable(s->dt))
+        return false;
+    tdm_rndv_t *st = tdm_rndv(s);
+    memset(st, 0, sizeof(*st));
+    if (tdm_layout_remote(&st->remote, &use->a.buf, peer, use->a.pid) < 0)
+        return false;
+    st->pid = use->a.pid;
+    st->rtr = 1;
+    st->cur = 0;
+    st->hi = s->bytes;
+    s->remote_id = use->a.rreq;
+    s->stage = TDM_SSTAGE_RTR;
+    tdm_list_remove(&use->link);
+    free(use);
+    tdm_p2p_stats.rtr_used++;
+    tdm_p2p_stats.proto_msgs[TDM_PROTO_RTR]++;
+    return true;
+}
+
+/* Transmit-queue stage: a chunk of the write per call, then RTR_FIN. */
+bool tdm_rtr_push(tdm_req_t *s) {
+    tdm_rndv_t *st = tdm_rndv(s);
+    if (st->cur < st->hi && !st->via_data) {
+        uint64_t n = TDM_MIN(st->hi - st->cur, (uint64_t)tdm_p2p.copy_chunk);
+        tdm_layout_t local;
+        tdm_layout_local(&local, s->buf, s->count, s->dt);
+        int rc = tdm_layout_cma_copy(s->peer_world, st->pid, true, &local, &st->remote,
+                                     (size_t)st->cur, (size_t)n);
+        if (rc < 0) {
+            tdm_cma_disable(s->peer_world, -rc);
+            tdm_p2p_stats.cma_fallbacks++;
+            st->via_data = 1; /* the rest goes as DATA after the RTR_FIN */
+        } else {
+            tdm_p2p_stats.bytes_written += n;
+            st->cur += n;
+            if (st->cur < st->hi)
+                return false; /* stay at the head: later sends wait behind us */
+            tdm_p2p_stats.copies++;
+        }
+    }
+    tdm_pkt_rtr_fin_t *f = tdm_shm_send_reserve(s->peer_world);
+    if (!f)
+        return false;
+    f->env.type = TDM_PKT_RTR_FIN;
+    f->env.flags = 0;
+    f->env.mode = s->mode;
+    f->env.rsvd = 0;
+    f->env.ctx = s->ctx;
+    f->env.src = s->self_rank;
+    f->env.tag = s->tag;
+    f->env.sreq = s->id;
+    f->env.frag = 0;
+    f->env.size = s->bytes;
+    f->rreq = s->remote_id;
+    f->rsvd = 0;
+    f->written = st->cur;
+    tdm_shm_send_commit(s->peer_world);
+    tdm_p2p.tx_count[s->peer_world]++;
+    tdm_layout_clear(&st->remote);
+    if (st->cur < st->hi) {
+        /* CMA failed midway: stream the rest into the matched receive */
+        st->part_done = 1;
+        st->stream_off = st->cur;
+        st->stream_end = st->hi;
+        st->stream_own = 0;
+        s->stage = TDM_SSTAGE_STREAM;
+        return tdm_rndv_stream_push(s);
+    }
+    s->stage = TDM_SSTAGE_DONE;
+    tdm_p2p_complete(s);
+    return true;
+}
+
+void tdm_rtr_on_fin(int peer, const tdm_pkt_rtr_fin_t *f) {
+    tdm_req_t *r = tdm_req_lookup(f->rreq);
+    if (!r || r->kind != TDM_REQ_RECV || r->stage != TDM_RSTAGE_POSTED) {
+        tdm_error(P2P, "rtr_fin from rank %d for receive %#x, which is not posted", peer, f->rreq);
+        abort();
+    }
+    tdm_list_remove(&r->link); /* the first match, by the announcement rule */
+    tdm_p2p_recv_set_envelope(r, f->env.src, f->env.tag, peer, f->env.size);
+    tdm_rndv_t *st = tdm_rndv(r);
+    st->announced = 0;
+    st->total = f->env.size;
+    r->remote_id = f->env.sreq;
+    r->proto = TDM_PROTO_RTR;
+    r->stage = TDM_RSTAGE_RNDV;
+    if (f->written < f->env.size) {
+        st->via_data = 1;
+        st->hi = f->env.size;
+        st->expect_data = f->env.size - f->written;
+        return; /* part_finished when the DATA cells are in */
+    }
+    st->part_done = 1;
+    tdm_rndv_try_complete(r);
+}
+
+bool tdm_rtr_cancel(tdm_req_t *r) {
+    tdm_rndv_t *st = tdm_rndv(r);
+    if (!st->announced)
+        return false;
+    if (!st->cancel_asked) {
+        tdm_pkt_rtr_cancel_t c = {.type = TDM_PKT_RTR_CANCEL, .rreq = r->id};
+        tdm_p2p_send_ctrl(r->peer_world, &c, sizeof(c));
+        st->cancel_asked = 1;
+    }
+    return true;
+}
+
+void tdm_rtr_on_cancel(int peer, const tdm_pkt_rtr_cancel_t *c) {
+    tdm_list_t *it, *tmp;
+    tdm_pkt_rtr_cancel_t ack = {.type = TDM_PKT_RTR_CANCEL_ACK, .cancelled = 0, .rreq = c->rreq};
+    tdm_list_for_each_safe(it, tmp, &tdm_p2p.rtrq[peer]) {
+        rtr_entry_t *e = TDM_CONTAINER_OF(it, rtr_entry_t, link);
+        if (e->a.rreq == c->rreq) {
+            tdm_list_remove(&e->link);
+            free(e);
+            ack.cancelled = 1;
+        }
+    }
+    /* behind any RTR write in progress: its RTR_FIN reaches the receiver first */
+    tdm_p2p_send_ctrl(peer, &ack, sizeof(ack));
+}
+
+void tdm_rtr_on_cancel_ack(int peer, const tdm_pkt_rtr_cancel_t *c) {
+    (void)peer;
+    tdm_req_t *r = tdm_req_lookup(c->rreq);
+    if (!r || r->kind != TDM_REQ_RECV)
+        return; /* completed (and freed) by the message meanwhile */
+    tdm_rndv(r)->announced = 0;
+    if (r->stage == TDM_RSTAGE_POSTED)
+        tdm_p2p_cancel(r);
+}
+
+void tdm_rtr_fini(void) {
+    for (int p = 0; p < tdm_p2p.size; p++) {
+        tdm_list_t *it, *tmp;
+        tdm_list_for_each_safe(it, tmp, &tdm_p2p.rtrq[p]) {
+            tdm_list_remove(it);
+            free(TDM_CONTAINER_OF(it, rtr_entry_t, link));
+        }
+    }
+}
+
+/* Never chosen at match time: an RTR send carries no RTS (see tdm_rtr_try_send). */
+const tdm_proto_t tdm_proto_rtr = {
+    .name = "rndv/rtr/cma",
+    .caps = TDM_CAP_CMA,
+    .split = NULL,
+    .recv_start = NULL,
+    .send_cts = NULL,
+};
