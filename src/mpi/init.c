@@ -117,7 +117,7 @@ int PMPI_Finalized(int *flag) {
 TDM_WEAK(MPI_Finalized)
 
 int PMPI_Abort(MPI_Comm comm, int errorcode) {
-    char why[160];
+    char why[256];
     tdm_comm_t *c = tdm_mpi.initialized && !tdm_mpi.finalized ? tdm_comm_get(comm) : NULL;
     snprintf(why, sizeof(why), "rank %d called MPI_Abort on %s with error code %d",
              tdm_mpi.boot.rank, c ? c->name : "an unknown communicator", errorcode);
