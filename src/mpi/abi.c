@@ -228,3 +228,15 @@ int PMPIX_GPU_query_support(int gpu_type, int *is_supported) {
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPIX_GPU_query_support)
+
+/* Address arithmetic (MPI 3.1 §4.1.12): plain integer arithmetic on this
+ * flat-address-space platform. */
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp) {
+    return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
+}
+TDM_WEAK(MPI_Aint_add)
+
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
+    return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
+}
+TDM_WEAK(MPI_Aint_diff)

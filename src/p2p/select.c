@@ -184,6 +184,11 @@ void tdm_p2p_select_print(void *fp) {
             fprintf(f, "    %-8s %-16s %s\n", sends[i].name, cell[1], cell[0]);
         }
     }
+    if (forced == TDM_PROTO_RTR || forced == TDM_PROTO_AUTO)
+        fprintf(f, "  rtr: %s receives with a known source and tag announce their buffer; a send"
+                   " that can use the announcement writes into it with no RTS, the others get the"
+                   " table above\n",
+                forced == TDM_PROTO_RTR ? "all" : "non-blocking (Irecv)");
     fprintf(f, "  (load:a/b/c = copies pending equal / sender busier / receiver busier;"
                " a pair without CMA uses pipeline)\n");
 }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Install what building and testing Tandem MPI needs (Debian/Ubuntu, apt-get).
+# Idempotent and quick when everything is there: apt-get update runs only when a package
+# is missing. MPICH (mpicc.mpich, libmpich.so.12) is for the ABI tests; Open MPI is an
+# anchor of the benchmarks.
+set -euo pipefail
+
+packages=(
+    build-essential gcc g++ clang clang-format cmake ninja-build pkg-config binutils
+    python3
+    mpich libmpich-dev
+    openmpi-bin libopenmpi-dev
+)
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+    echo "install-deps: not a Debian system; install by hand: ${packages[*]}" >&2
+    for tool in cc c++ cmake ninja python3; do
+        command -v "$tool" >/dev/null 2>&1 || { echo "install-deps: $tool is missing" >&2; exit 1; }
+    done
+    exit 0
+fi
+
+# dpkg-query fails for a package it has never heard of: that one is simply missing
+installed=" $({ dpkg-query -W -f='${Package}:${Status}\n' "${packages[@]}" 2>/dev/null || true; } |
+    sed -n 's/^\([^:]*\):install ok installed$/\1/p' | tr '\n' ' ')"
+missing=()
+for p in "${packages[@]}"; do
+    if [[ $installed != *" $p "* ]]; then
+        missing+=("$p")
+    fi
+done
+if ((${#missing[@]} == 0)); then
+    echo "install-deps: all ${#packages[@]} packages present"
+    exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" != 0 ]; then
+    sudo=(sudo)
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

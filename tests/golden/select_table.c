@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Prints the rendezvous decision table for the tunables in the environment,
+ * exactly as TANDEM_PROTO_INFO=1 shows it at start-up. The golden test compares
+ * the output with a checked-in file, so a change of selection policy shows up in
+ * review (the .txt files beside this one).
+ */
+#include "base/params.h"
+#include "p2p/p2p_impl.h"
+
+#include <stdio.h>
+
+int main(void) {
+    tdm_params_init();
+    tdm_p2p.eager_limit = (size_t)TDM_PARAM_I(EAGER_LIMIT);
+    tdm_p2p.copy_chunk = (size_t)TDM_PARAM_I(COPY_CHUNK);
+    if (tdm_p2p_select_init() != 0)
+        return 1;
+    tdm_p2p_select_print(stdout);
+    return 0;
+}

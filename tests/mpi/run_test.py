@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Run one multi-rank MPI test under mpirun and judge it.
+
+usage: run_test.py --mpirun PATH -n N [--timeout S] [--env K=V]... [--expect fail|exit=N]
+                   [--ld-library-path DIR] [--check-lib NAME] -- PROGRAM [ARGS...]
+
+A test passes when the job exits 0 and its output has a line "No Errors" (MPICH's
+convention, leading spaces allowed). With --expect fail it passes when the job exits
+non-zero; with --expect exit=N when it exits N. Exit status 77 of the job means
+"not applicable here": the runner exits 77 too (ctest's SKIP_RETURN_CODE).
+
+After every test, whatever the verdict: no process of the test may remain (found by
+session and by a marker variable in the environment) and nothing named tandem* may have
+appeared in /dev/shm. Either makes the test fail (and is cleaned up).
+
+The helpers below are also used by launch/check_launch.py.
+"""
+
+import argparse
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+SKIP = 77
+MARKER_VAR = "TDM_RUNTEST_ID"  # not TANDEM_*: the library reports unknown TANDEM_ names
+NO_ERRORS = re.compile(r"^\s*No Errors\s*$", re.M)
+
+
+def shm_snapshot():
+    try:
+        return {n for n in os.listdir("/dev/shm") if n.lower().startswith("tandem")}
+    except OSError:
+        return set()
+
+
+def _proc_stat(pid):
+    """(ppid, session) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    rest = data[data.rfind(")") + 2:].split()
+    # state ppid pgrp session ...
+    return int(rest[1]), int(rest[3]), rest[0]
+
+
+def _has_marker(pid, marker):
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return marker.encode() in f.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+    except OSError:
+        return "?"
+
+
+def test_processes(session, marker):
+    """Processes that belong to a test: in its session or carrying its marker."""
+    me = os.getpid()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        if pid == me:
+            continue
+        st = _proc_stat(pid)
+        if st is None or st[2] == "Z":
+            continue  # gone, or dead and only waiting to be reaped
+        if st[1] == session or _has_marker(pid, marker):
+            found.append(pid)
+    return found
+
+
+def leftovers(session, marker, wait=1.0):
+    """Wait up to `wait` s for the test's processes to go; kill and return the rest."""
+    deadline = time.monotonic() + wait
+    while True:
+        left = test_processes(session, marker)
+        if not left or time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
+    described = [f"pid {p}: {_cmdline(p)}" for p in left]
+    for p in left:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+    return described
+
+
+def check_shm(before):
+    """Names of tandem* objects that appeared in /dev/shm since `before` (removed)."""
+    new = sorted(shm_snapshot() - before)
+    for n in new:
+        try:
+            os.unlink(os.path.join("/dev/shm", n))
+        except OSError:
+            pass
+    return new
+
+
+def describe_status(rc):
+    if rc is None:
+        return "did not end"
+    if rc < 0:
+        return f"killed by signal {-rc} ({signal.Signals(-rc).name})"
+    if rc > 128 and rc - 128 < 65:
+        try:
+            return f"exit status {rc} (128+{rc - 128}: {signal.Signals(rc - 128).name})"
+        except ValueError:
+            pass
+    return f"exit status {rc}"
+
+
+class Job:
+    """One mpirun started in a session of its own, with a marker in its environment."""
+
+    def __init__(self, cmd, env=None, stdin=subprocess.DEVNULL, merge_stderr=True,
+                 preexec_fn=None):
+        self.marker = f"{MARKER_VAR}={uuid.uuid4().hex}"
+        full_env = dict(os.environ if env is None else env)
+        k, v = self.marker.split("=", 1)
+        full_env[k] = v
+        self.cmd = cmd
+        self.env = full_env
+        self.shm_before = shm_snapshot()
+        self.start = time.monotonic()
+        kwargs = {}
+        if preexec_fn is not None:
+            kwargs["preexec_fn"] = preexec_fn
+        else:
+            kwargs["start_new_session"] = True
+        self.proc = subprocess.Popen(
+            cmd, env=full_env, stdin=stdin, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, **kwargs)
+        self.session = self.proc.pid
+        self.elapsed = None
+
+    def wait(self, timeout):
+        """Wait for mpirun; returns (rc or None if it had to be killed, stdout, stderr).
+        Output is read until mpirun ends and then only briefly: a process left behind
+        that holds the pipe open must not stall the runner (it is reported later)."""
+        chunks = {"out": [], "err": []}
+
+        def reader(stream, key):
+            for block in iter(lambda: stream.read1(65536), b""):
+                chunks[key].append(block)
+        threads = [threading.Thread(target=reader, args=(self.proc.stdout, "out"), daemon=True)]
+        if self.proc.stderr is not None:
+            threads.append(threading.Thread(target=reader, args=(self.proc.stderr, "err"),
+                                            daemon=True))
+        for t in threads:
+            t.start()
+        rc = None
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill_all()
+            self.proc.kill()
+            self.proc.wait()
+        self.elapsed = time.monotonic() - self.start
+        for t in threads:
+            t.join(timeout=2)
+        out = b"".join(chunks["out"]).decode("utf-8", "replace")
+        err = b"".join(chunks["err"]).decode("utf-8", "replace")
+        return rc, out, err
+
+    def kill_all(self):
+        for p in test_processes(self.session, self.marker):
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def cleanup_problems(self):
+        """After the job: a list of problems (leftover processes, /dev/shm objects)."""
+        problems = []
+        left = leftovers(self.session, self.marker)
+        if left:
+            problems.append("processes of the test remained after mpirun ended (killed now):")
+            problems.extend("  " + d for d in left)
+        shm = check_shm(self.shm_before)
+        if shm:
+            problems.append("left in /dev/shm (removed now): " + ", ".join(shm))
+        return problems
+
+
+def ldd_check(prog, env, libname, libdir):
+    """None if `libname` of `prog` resolves inside `libdir`, else the reason."""
+    try:
+        out = subprocess.run(["ldd", prog], env=env, capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None  # no ldd: nothing to check with
+    for line in out.splitlines():
+        parts = line.split()
+        if parts and parts[0] == libname:
+            path = parts[2] if len(parts) > 2 and parts[1] == "=>" else ""
+            if path and os.path.realpath(os.path.dirname(path)) == os.path.realpath(libdir):
+                return None
+            if path and os.path.realpath(path).startswith(os.path.realpath(libdir) + os.sep):
+                return None
+            return f"{libname} resolves to '{path}', not into {libdir}"
+    return f"{prog} does not need {libname}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("-n", "--np", type=int, required=True)
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--env", action="append", default=[], metavar="K=V")
+    ap.add_argument("--expect", default="pass", help="pass (default), fail, or exit=N")
+    ap.add_argument("--ld-library-path", help="prepend DIR to LD_LIBRARY_PATH")
+    ap.add_argument("--check-lib", help="check with ldd that this library comes from "
+                    "--ld-library-path")
+    ap.add_argument("--mpirun-arg", action="append", default=[])
+    ap.add_argument("command", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    cmd = a.command[1:] if a.command and a.command[0] == "--" else a.command
+    if not cmd:
+        ap.error("no program given")
+
+    env = dict(os.environ)
+    shown_env = []
+    for kv in a.env:
+        if "=" not in kv:
+            ap.error(f"--env needs K=V, not '{kv}'")
+        k, v = kv.split("=", 1)
+        env[k] = v
+        shown_env.append(kv)
+    if a.ld_library_path:
+        old = env.get("LD_LIBRARY_PATH")
+        env["LD_LIBRARY_PATH"] = a.ld_library_path + (":" + old if old else "")
+        shown_env.append("LD_LIBRARY_PATH=" + env["LD_LIBRARY_PATH"])
+
+    full = [a.mpirun, "-n", str(a.np), "--timeout", f"{a.timeout:g}"] + a.mpirun_arg + cmd
+    shown = " ".join(shlex.quote(x) for x in shown_env + full)
+
+    if a.check_lib:
+        why = ldd_check(cmd[0], env, a.check_lib, a.ld_library_path or "")
+        if why:
+            print(f"FAIL: {why}\ncommand: {shown}")
+            return 1
+
+    job = Job(full, env=env)
+    # mpirun's own --timeout ends the job; this guard is for an mpirun that hangs itself
+    rc, out, _ = job.wait(timeout=a.timeout + 15)
+    problems = job.cleanup_problems()
+
+    if rc == SKIP and a.expect == "pass":
+        print(out, end="")
+        print(f"SKIP: the test says it does not apply here (exit status {SKIP})")
+        return SKIP if not problems else 1
+
+    verdict = []
+    if a.expect == "pass":
+        if rc != 0:
+            verdict.append(f"the job ended with {describe_status(rc)}, expected 0")
+        elif not NO_ERRORS.search(out):
+            verdict.append("the output has no 'No Errors' line")
+    elif a.expect == "fail":
+        if rc == 0 or rc is None:
+            verdict.append(f"the job ended with {describe_status(rc)}, expected a failure")
+    elif a.expect.startswith("exit="):
+        want = int(a.expect[5:])
+        if rc != want:
+            verdict.append(f"the job ended with {describe_status(rc)}, expected {want}")
+    else:
+        ap.error(f"bad --expect '{a.expect}'")
+    if rc is None:
+        verdict.append(f"mpirun itself did not end within {a.timeout + 15:g} s (killed)")
+    verdict.extend(problems)
+
+    if verdict:
+        lines = out.splitlines()
+        print("FAIL: " + "\n      ".join(verdict))
+        print(f"command: {shown}")
+        print(f"result: {describe_status(rc)} after {job.elapsed:.2f} s")
+        tail = lines[-60:]
+        if len(lines) > len(tail):
+            print(f"last {len(tail)} of {len(lines)} output lines:")
+        else:
+            print("output:" if lines else "output: (none)")
+        for line in tail:
+            print("  | " + line)
+        return 1
+    print(f"passed in {job.elapsed:.2f} s: {shown}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
