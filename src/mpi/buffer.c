@@ -65,7 +65,10 @@ int tdm_mpi_bsend_start(const void *buf, int count, tdm_dtype_t *dt, int dst_wor
                         int tag, tdm_comm_t *comm, bool blocking, tdm_req_t **req_p,
                         const char *fn) {
     size_t bytes = (size_t)count * dt->size;
-    size_t need = TDM_ALIGN_UP(bytes + MPI_BSEND_OVERHEAD, 16);
+    /* exactly size + overhead: the standard promises the user that a buffer of
+     * sum(size + MPI_BSEND_OVERHEAD) holds those messages, so no rounding (the data
+     * is a packed byte stream and needs no alignment) */
+    size_t need = bytes + MPI_BSEND_OVERHEAD;
     bblock_t *blk = battached ? bblock_alloc(need) : NULL;
     if (!blk)
         return tdm_mpi_err(comm, MPI_ERR_BUFFER, fn,
@@ -98,7 +101,7 @@ int tdm_mpi_bsend_start(const void *buf, int count, tdm_dtype_t *dt, int dst_wor
         u = tdm_req_alloc(TDM_REQ_OTHER);
         if (!u)
             return tdm_mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for a request");
-        u->comm = comm;
+        tdm_req_set_comm(u, comm);
         u->status.source = MPI_ANY_SOURCE;
         u->status.tag = MPI_ANY_TAG;
         u->done = 1;

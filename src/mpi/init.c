@@ -87,6 +87,9 @@ TDM_WEAK(MPI_Init_thread)
 int PMPI_Finalize(void) {
     TDM_CHECK_INIT("MPI_Finalize");
     tdm_boot_report(&tdm_mpi.boot, "F");
+    /* MPI_COMM_SELF's attributes are deleted first, while MPI still works
+     * (their callbacks may communicate) */
+    tdm_comm_finalize_attrs();
     tdm_p2p_finalize();
     size_t leaked = tdm_req_in_use();
     if (leaked)

@@ -14,7 +14,7 @@ static tdm_req_t *procnull_req(tdm_comm_t *c) {
     tdm_req_t *r = tdm_req_alloc(TDM_REQ_OTHER);
     if (!r)
         return NULL;
-    r->comm = c;
+    tdm_req_set_comm(r, c);
     r->status.source = MPI_PROC_NULL;
     r->status.tag = MPI_ANY_TAG;
     r->done = 1;
@@ -118,6 +118,22 @@ static int recv_status_error(tdm_comm_t *c, const char *fn, const tdm_status_t *
     return tdm_mpi_err(c, tdm_mpi_class_of((tdm_rc_t)s->error), fn, "receive failed");
 }
 
+/* Wait for a receive started by `fn` itself (Sendrecv, Mrecv), release it and report
+ * its outcome as `fn`'s: the status (MPI_ERROR untouched) and the error. */
+static int recv_finish(tdm_comm_t *c, tdm_req_t *r, MPI_Status *status, const char *fn) {
+    tdm_p2p_wait(r);
+    tdm_status_t s = r->status;
+    size_t want = r->bytes;
+    tdm_p2p_release(r);
+    int err = MPI_SUCCESS;
+    if (TDM_UNLIKELY(s.error != TDM_OK)) {
+        err = recv_status_error(c, fn, &s, want);
+        s.error = TDM_OK;
+    }
+    tdm_mpi_status_set(status, &s);
+    return err;
+}
+
 int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Status *status) {
     tdm_comm_t *c;
@@ -173,11 +189,23 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
 }
 TDM_WEAK(MPI_Irecv)
 
-int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                  int recvtag, MPI_Comm comm, MPI_Status *status) {
+/* Sendrecv and Sendrecv_replace: every argument checked (and reported) as `fn`'s. */
+static int sendrecv_common(const char *fn, const void *sendbuf, int sendcount,
+                           MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                           MPI_Comm comm, MPI_Status *status) {
+    tdm_comm_t *c;
+    tdm_dtype_t *rdt, *sdt;
+    int err = recv_checks(fn, recvbuf, recvcount, recvtype, source, recvtag, comm, &c, &rdt);
+    if (err)
+        return err;
+    TDM_CHECK_COUNT(fn, c, sendcount);
+    TDM_GET_DTYPE(fn, c, sendtype, sdt);
+    TDM_CHECK_BUF(fn, c, sendbuf, sendcount, sdt);
+    TDM_CHECK_RANK(fn, c, dest, "destination", false);
+    TDM_CHECK_TAG(fn, c, sendtag, false);
     MPI_Request rreq, sreq;
-    int err = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &rreq);
+    err = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &rreq);
     if (err)
         return err;
     err = PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &sreq);
@@ -187,8 +215,15 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
         return err;
     }
     err = PMPI_Wait(&sreq, MPI_STATUS_IGNORE);
-    int rerr = PMPI_Wait(&rreq, status);
+    int rerr = recv_finish(c, tdm_mpi_req_get(rreq), status, fn);
     return err ? err : rerr;
+}
+
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag, MPI_Comm comm, MPI_Status *status) {
+    return sendrecv_common("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                           recvcount, recvtype, source, recvtag, comm, status);
 }
 TDM_WEAK(MPI_Sendrecv)
 
@@ -200,6 +235,8 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
                           &dt);
     if (err)
         return err;
+    TDM_CHECK_RANK("MPI_Sendrecv_replace", c, dest, "destination", false);
+    TDM_CHECK_TAG("MPI_Sendrecv_replace", c, sendtag, false);
     /* send from a packed copy so the receive can land in place */
     size_t bytes = (size_t)count * dt->size;
     void *tmp = malloc(bytes ? bytes : 1);
@@ -207,8 +244,8 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
         return tdm_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace",
                            "cannot allocate %zu bytes for the outgoing copy", bytes);
     tdm_dtype_pack(buf, (size_t)count, dt, 0, tmp, bytes);
-    err = PMPI_Sendrecv(tmp, (int)bytes, MPI_BYTE, dest, sendtag, buf, count, datatype, source,
-                        recvtag, comm, status);
+    err = sendrecv_common("MPI_Sendrecv_replace", tmp, (int)bytes, MPI_BYTE, dest, sendtag, buf,
+                          count, datatype, source, recvtag, comm, status);
     free(tmp);
     return err;
 }
@@ -283,7 +320,7 @@ static MPI_Message message_handle(tdm_comm_t *c, tdm_unexp_t *msg, int *err, con
         *err = tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a message handle");
         return MPI_MESSAGE_NULL;
     }
-    m->comm = c;
+    tdm_req_set_comm(m, c);
     m->unexp = msg;
     m->done = 1;
     return (MPI_Message)tdm_req_handle(m);
@@ -340,35 +377,52 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
 }
 TDM_WEAK(MPI_Mprobe)
 
-int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-                MPI_Request *request) {
+/* Imrecv and Mrecv: start the receive of a matched message; errors named as `fn`'s.
+ * Sets *c_p to the message's communicator. */
+static int imrecv_common(const char *fn, void *buf, int count, MPI_Datatype datatype,
+                         MPI_Message *message, tdm_req_t **req_p, tdm_comm_t **c_p) {
     tdm_dtype_t *dt;
-    TDM_CHECK_INIT("MPI_Imrecv");
-    if (!message || !request)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Imrecv", "%s is NULL",
-                           message ? "request" : "message");
+    TDM_CHECK_INIT(fn);
+    if (!message)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "message is NULL");
     if (*message == MPI_MESSAGE_NO_PROC) {
         tdm_req_t *r = procnull_req(tdm_comm_world);
         if (!r)
-            return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Imrecv", "out of memory");
-        *request = tdm_req_handle(r);
+            return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+        *req_p = r;
+        *c_p = tdm_comm_world;
         *message = MPI_MESSAGE_NULL;
         return MPI_SUCCESS;
     }
     tdm_req_t *m = tdm_mpi_req_get((MPI_Request)*message);
     if (!m || m->kind != TDM_REQ_OTHER || !m->unexp)
-        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Imrecv", "invalid message handle %#x",
+        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, fn, "invalid message handle %#x",
                            (unsigned)*message);
     tdm_comm_t *c = m->comm;
-    TDM_CHECK_COUNT("MPI_Imrecv", c, count);
-    TDM_GET_DTYPE("MPI_Imrecv", c, datatype, dt);
-    TDM_CHECK_BUF("MPI_Imrecv", c, buf, count, dt);
+    TDM_CHECK_COUNT(fn, c, count);
+    TDM_GET_DTYPE(fn, c, datatype, dt);
+    TDM_CHECK_BUF(fn, c, buf, count, dt);
     tdm_req_t *r;
     tdm_rc_t rc = tdm_p2p_imrecv(buf, (size_t)count, dt, m->unexp, c, &r);
     if (rc != TDM_OK)
-        return tdm_mpi_err(c, tdm_mpi_class_of(rc), "MPI_Imrecv", "cannot receive the message");
+        return tdm_mpi_err(c, tdm_mpi_class_of(rc), fn, "cannot receive the message");
     tdm_req_free(m);
     *message = MPI_MESSAGE_NULL;
+    *req_p = r;
+    *c_p = c;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                MPI_Request *request) {
+    tdm_req_t *r;
+    tdm_comm_t *c;
+    TDM_CHECK_INIT("MPI_Imrecv");
+    if (!request)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Imrecv", "request is NULL");
+    int err = imrecv_common("MPI_Imrecv", buf, count, datatype, message, &r, &c);
+    if (err)
+        return err;
     *request = tdm_req_handle(r);
     return MPI_SUCCESS;
 }
@@ -376,11 +430,12 @@ TDM_WEAK(MPI_Imrecv)
 
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                MPI_Status *status) {
-    MPI_Request req;
-    int err = PMPI_Imrecv(buf, count, datatype, message, &req);
+    tdm_req_t *r;
+    tdm_comm_t *c;
+    int err = imrecv_common("MPI_Mrecv", buf, count, datatype, message, &r, &c);
     if (err)
         return err;
-    return PMPI_Wait(&req, status);
+    return recv_finish(c, r, status, "MPI_Mrecv");
 }
 TDM_WEAK(MPI_Mrecv)
 
@@ -405,7 +460,7 @@ static int persistent_init(const char *fn, int is_send, const void *buf, int cou
     r->persistent = 1;
     r->active = 0;
     r->done = 1; /* an inactive persistent request completes at once */
-    r->comm = c;
+    tdm_req_set_comm(r, c);
     r->buf = (void *)buf;
     r->count = (size_t)count;
     r->dt = dt;

@@ -14,9 +14,10 @@ tdm_req_t *tdm_mpi_req_get(MPI_Request h) {
 void tdm_mpi_status_set(MPI_Status *st, const tdm_status_t *s) {
     if (st == MPI_STATUS_IGNORE)
         return;
+    /* MPI_ERROR is left alone: only the calls that return several statuses set it,
+     * and only when they return MPI_ERR_IN_STATUS (MPI-3.1 3.2.5) */
     st->MPI_SOURCE = s->source;
     st->MPI_TAG = s->tag;
-    st->MPI_ERROR = MPI_SUCCESS;
     st->count_hi_and_cancelled = s->cancelled ? 1 : 0;
     tdm_mpi_status_set_bytes(st, (MPI_Count)s->bytes);
 }
@@ -32,8 +33,9 @@ typedef int (*greq_free_fn_t)(void *);
 typedef int (*greq_cancel_fn_t)(void *, int);
 
 /* The request is complete: report its status, release it (persistent ones go
- * back to inactive), set the handle. Returns the operation's error code. */
-int tdm_mpi_req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st) {
+ * back to inactive), set the handle. Returns the operation's error code, reported
+ * as an error of `fn`. */
+static int req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st, const char *fn) {
     tdm_comm_t *c = r->comm;
     int err = MPI_SUCCESS;
     if (r->persistent) {
@@ -46,7 +48,7 @@ int tdm_mpi_req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st) {
         r->inner = NULL;
         r->active = 0;
         r->done = 1;
-        return tdm_mpi_req_finish(in, &ih, st);
+        return req_finish(in, &ih, st, fn);
     }
     if (r->kind == TDM_REQ_GREQ) {
         MPI_Status tmp;
@@ -59,7 +61,7 @@ int tdm_mpi_req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st) {
         tdm_req_free(r);
         *handle = MPI_REQUEST_NULL;
         if (err)
-            err = tdm_mpi_err_code(c, err, "MPI_Wait");
+            err = tdm_mpi_err_code(c, err, fn);
         return err;
     }
     tdm_status_t s = r->status;
@@ -71,21 +73,22 @@ int tdm_mpi_req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st) {
     }
     if (s.error != TDM_OK) {
         if (s.error == TDM_ERR_TRUNCATE)
-            err = tdm_mpi_err(c, MPI_ERR_TRUNCATE, "MPI_Wait",
+            err = tdm_mpi_err(c, MPI_ERR_TRUNCATE, fn,
                               "message from rank %d with tag %d is longer than the receive "
                               "buffer (%zu bytes)",
                               s.source, s.tag, r->bytes);
         else
-            err = tdm_mpi_err(c, tdm_mpi_class_of((tdm_rc_t)s.error), "MPI_Wait",
-                              "operation failed");
+            err = tdm_mpi_err(c, tdm_mpi_class_of((tdm_rc_t)s.error), fn, "operation failed");
         s.error = TDM_OK;
     }
     tdm_mpi_status_set(st, &s);
-    if (st != MPI_STATUS_IGNORE)
-        st->MPI_ERROR = err;
     tdm_p2p_release(r);
     *handle = MPI_REQUEST_NULL;
     return err;
+}
+
+int tdm_mpi_req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st) {
+    return req_finish(r, handle, st, "MPI_Wait");
 }
 
 /* Resolve a handle for a completion call: NULL for MPI_REQUEST_NULL; sets *err
@@ -118,7 +121,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status) {
     }
     if (!is_complete(r))
         tdm_p2p_wait_until(req_complete_cb, r);
-    return tdm_mpi_req_finish(r, request, status);
+    return req_finish(r, request, status, "MPI_Wait");
 }
 TDM_WEAK(MPI_Wait)
 
@@ -140,7 +143,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     *flag = is_complete(r);
     if (!*flag)
         return MPI_SUCCESS;
-    return tdm_mpi_req_finish(r, request, status);
+    return req_finish(r, request, status, "MPI_Test");
 }
 TDM_WEAK(MPI_Test)
 
@@ -186,20 +189,30 @@ static int check_array(const char *fn, int count, MPI_Request reqs[]) {
     return MPI_SUCCESS;
 }
 
-/* Finish every complete request of the array; statuses[i] for each. */
-static int finish_all(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+/* Finish every request of the array (all complete); statuses[i] for each. The
+ * MPI_ERROR fields are set, each to its request's code, only when one failed. */
+static int finish_all(int count, MPI_Request reqs[], MPI_Status statuses[], const char *fn) {
     int any_err = 0;
     for (int i = 0; i < count; i++) {
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
         tdm_req_t *r = reqs[i] == MPI_REQUEST_NULL ? NULL : tdm_mpi_req_get(reqs[i]);
-        if (!r) {
+        int err = MPI_SUCCESS;
+        if (r)
+            err = req_finish(r, &reqs[i], st, fn);
+        else if (st != MPI_STATUS_IGNORE) {
+            int keep = st->MPI_ERROR; /* an empty status, but MPI_ERROR is not ours yet */
             tdm_mpi_status_empty(st);
-            continue;
+            st->MPI_ERROR = keep;
         }
-        MPI_Status tmp;
-        int err = tdm_mpi_req_finish(r, &reqs[i], st == MPI_STATUS_IGNORE ? &tmp : st);
-        if (st != MPI_STATUS_IGNORE)
-            st->MPI_ERROR = err;
+        if (err && !any_err && st != MPI_STATUS_IGNORE) {
+            /* first failure: the earlier statuses get MPI_SUCCESS */
+            for (int j = 0; j < i; j++)
+                statuses[j].MPI_ERROR = MPI_SUCCESS;
+        }
+        if (err || any_err) {
+            if (st != MPI_STATUS_IGNORE)
+                st->MPI_ERROR = err;
+        }
         if (err)
             any_err = 1;
     }
@@ -213,7 +226,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
         return err;
     multi_t m = {count, array_of_requests, count};
     tdm_p2p_wait_until(multi_done, &m);
-    return finish_all(count, array_of_requests, array_of_statuses);
+    return finish_all(count, array_of_requests, array_of_statuses, "MPI_Waitall");
 }
 TDM_WEAK(MPI_Waitall)
 
@@ -231,7 +244,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
     *flag = multi_done(&m);
     if (!*flag)
         return MPI_SUCCESS;
-    return finish_all(count, array_of_requests, array_of_statuses);
+    return finish_all(count, array_of_requests, array_of_statuses, "MPI_Testall");
 }
 TDM_WEAK(MPI_Testall)
 
@@ -266,8 +279,8 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Sta
         return MPI_SUCCESS;
     }
     *index = i;
-    return tdm_mpi_req_finish(tdm_mpi_req_get(array_of_requests[i]), &array_of_requests[i],
-                              status);
+    return req_finish(tdm_mpi_req_get(array_of_requests[i]), &array_of_requests[i], status,
+                      "MPI_Waitany");
 }
 TDM_WEAK(MPI_Waitany)
 
@@ -295,13 +308,13 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fl
     if (i < 0)
         return MPI_SUCCESS;
     *index = i;
-    return tdm_mpi_req_finish(tdm_mpi_req_get(array_of_requests[i]), &array_of_requests[i],
-                              status);
+    return req_finish(tdm_mpi_req_get(array_of_requests[i]), &array_of_requests[i], status,
+                      "MPI_Testany");
 }
 TDM_WEAK(MPI_Testany)
 
 static int some_common(int incount, MPI_Request reqs[], int *outcount, int indices[],
-                       MPI_Status statuses[]) {
+                       MPI_Status statuses[], const char *fn) {
     int active = 0, n = 0, any_err = 0;
     for (int i = 0; i < incount; i++) {
         tdm_req_t *r = reqs[i] == MPI_REQUEST_NULL ? NULL : tdm_mpi_req_get(reqs[i]);
@@ -310,10 +323,14 @@ static int some_common(int incount, MPI_Request reqs[], int *outcount, int indic
         active++;
         if (!is_complete(r))
             continue;
-        MPI_Status tmp;
-        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? &tmp : &statuses[n];
-        int err = tdm_mpi_req_finish(r, &reqs[i], st);
-        st->MPI_ERROR = err;
+        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
+        int err = req_finish(r, &reqs[i], st, fn);
+        if (err && !any_err && st != MPI_STATUS_IGNORE) {
+            for (int j = 0; j < n; j++)
+                statuses[j].MPI_ERROR = MPI_SUCCESS;
+        }
+        if ((err || any_err) && st != MPI_STATUS_IGNORE)
+            st->MPI_ERROR = err;
         if (err)
             any_err = 1;
         indices[n++] = i;
@@ -333,7 +350,8 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                            outcount ? "array_of_indices" : "outcount");
     multi_t m = {incount, array_of_requests, 1};
     tdm_p2p_wait_until(multi_done, &m);
-    return some_common(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    return some_common(incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
+                       "MPI_Waitsome");
 }
 TDM_WEAK(MPI_Waitsome)
 
@@ -347,7 +365,8 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
         return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Testsome", "%s is NULL",
                            outcount ? "array_of_indices" : "outcount");
     tdm_p2p_progress();
-    return some_common(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    return some_common(incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
+                       "MPI_Testsome");
 }
 TDM_WEAK(MPI_Testsome)
 
@@ -448,17 +467,18 @@ int PMPI_Cancel(MPI_Request *request) {
 TDM_WEAK(MPI_Cancel)
 
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag) {
-    if (!status || !flag)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Test_cancelled", "%s is NULL",
-                           status ? "flag" : "status");
+    if (!status || status == MPI_STATUS_IGNORE || !flag)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Test_cancelled", "%s",
+                           flag ? "status is NULL or MPI_STATUS_IGNORE" : "flag is NULL");
     *flag = status->count_hi_and_cancelled & 1;
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Test_cancelled)
 
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag) {
-    if (!status)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Status_set_cancelled", "status is NULL");
+    if (!status || status == MPI_STATUS_IGNORE)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Status_set_cancelled",
+                           "status is NULL or MPI_STATUS_IGNORE");
     status->count_hi_and_cancelled = (status->count_hi_and_cancelled & ~1) | (flag ? 1 : 0);
     return MPI_SUCCESS;
 }
@@ -554,7 +574,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
     tdm_req_t *r = tdm_req_alloc(TDM_REQ_GREQ);
     if (!r)
         return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Grequest_start", "out of memory");
-    r->comm = tdm_comm_world;
+    tdm_req_set_comm(r, tdm_comm_world);
     r->greq_query = (void *)query_fn;
     r->greq_free = (void *)free_fn;
     r->greq_cancel = (void *)cancel_fn;

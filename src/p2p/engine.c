@@ -112,37 +112,43 @@ void tdm_p2p_send_ctrl(int peer, const void *pkt, size_t len) {
     tdm_p2p_txq_push(peer, &c->tx);
 }
 
-/* Write queued items toward one peer, in order, while the ring has room. */
+/* Write queued items toward one peer, in order, while the ring has room.
+ * Each item is unlinked before it is pushed (completion hooks may free the
+ * request or queue new packets to the same peer), so `tx_busy` follows the
+ * queue's real emptiness at every step. */
 static int tx_progress(int peer) {
     tdm_list_t *q = &tdm_p2p.txq[peer];
     int events = 0;
     while (!tdm_list_empty(q)) {
         tdm_txitem_t *it = TDM_CONTAINER_OF(q->next, tdm_txitem_t, link);
+        tdm_list_remove(&it->link);
+        if (tdm_list_empty(q))
+            tdm_p2p.tx_busy--;
+        bool done;
         if (it->is_ctrl) {
             tdm_ctrl_t *c = (tdm_ctrl_t *)it;
             void *cell = tdm_shm_send_reserve(peer);
-            if (!cell)
-                return events;
-            memcpy(cell, c->pkt, c->len);
-            tdm_shm_send_commit(peer);
-            tdm_list_remove(&it->link);
-            free(c);
-        } else {
-            tdm_req_t *s = TDM_CONTAINER_OF(it, tdm_req_t, tx);
-            /* unlink first: completion hooks may free or requeue the request */
-            tdm_list_remove(&it->link);
-            if (!tdm_p2p_send_push(s)) {
-                /* back to the head: order toward this peer is kept */
-                it->link.next = q->next;
-                it->link.prev = q;
-                q->next->prev = &it->link;
-                q->next = &it->link;
-                return events;
+            done = cell != NULL;
+            if (done) {
+                memcpy(cell, c->pkt, c->len);
+                tdm_shm_send_commit(peer);
+                free(c);
             }
+        } else {
+            done = tdm_p2p_send_push(TDM_CONTAINER_OF(it, tdm_req_t, tx));
+        }
+        if (!done) {
+            /* back to the head: order toward this peer is kept */
+            if (tdm_list_empty(q))
+                tdm_p2p.tx_busy++;
+            it->link.next = q->next;
+            it->link.prev = q;
+            q->next->prev = &it->link;
+            q->next = &it->link;
+            return events;
         }
         events++;
     }
-    tdm_p2p.tx_busy--;
     atomic_store_explicit(
         &tdm_shm.pairs[(size_t)tdm_p2p.rank * (size_t)tdm_p2p.size + (size_t)peer].producer_waiting,
         0, memory_order_relaxed);

@@ -74,6 +74,8 @@ typedef struct tdm_rndv {
     uint64_t got_data;
     uint64_t stream_off;   /* send: DATA cells still to write, [stream_off, stream_end) */
     uint64_t stream_end;
+    uint64_t own_off;      /* send: my own remainder waiting behind the current stream */
+    uint64_t own_end;
     uint64_t pull_off;     /* send: a PULLed range waiting behind the current stream */
     uint64_t pull_end;
 } tdm_rndv_t;

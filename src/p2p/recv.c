@@ -74,7 +74,7 @@ static tdm_req_t *recv_new(void *buf, size_t count, tdm_dtype_t *dt, int src, in
         tdm_error(P2P, "out of memory for a receive request");
         return NULL;
     }
-    r->comm = comm;
+    tdm_req_set_comm(r, comm);
     r->ctx = ctx;
     r->peer = src;
     r->peer_world = -1;

@@ -53,7 +53,24 @@ tdm_req_t *tdm_req_alloc(tdm_req_kind_t kind) {
     return r;
 }
 
+static void (*comm_retain)(void *);
+static void (*comm_release)(void *);
+
+void tdm_req_set_comm_hooks(void (*retain)(void *), void (*release)(void *)) {
+    comm_retain = retain;
+    comm_release = release;
+}
+
+void tdm_req_set_comm(tdm_req_t *r, void *comm) {
+    if (comm && comm_retain)
+        comm_retain(comm);
+    r->comm = comm;
+}
+
 void tdm_req_free(tdm_req_t *r) {
+    if (r->comm && comm_release)
+        comm_release(r->comm);
+    r->comm = NULL;
     /* a new generation makes ids of the old use stale */
     uint32_t gen = (r->id >> TDM_REQ_INDEX_BITS) + 1;
     r->id = (r->id & TDM_REQ_INDEX_MASK) | (gen << TDM_REQ_INDEX_BITS);

@@ -98,10 +98,15 @@ typedef struct tdm_req {
     void *cb_arg;
     /* generalized requests */
     void *greq_query, *greq_free, *greq_cancel, *greq_state;
-    unsigned char proto_state[160]; /* per-protocol state, sized by _Static_assert there */
+    unsigned char proto_state[192]; /* per-protocol state, sized by _Static_assert there */
 } tdm_req_t;
 
 tdm_req_t *tdm_req_alloc(tdm_req_kind_t kind);
+/* Attach the upper layer's communicator: a request holds a reference to it until
+ * freed, so MPI_Comm_free is safe while operations are pending. */
+void tdm_req_set_comm(tdm_req_t *req, void *comm);
+/* The upper layer's retain/release, set once by comm/ at start-up. */
+void tdm_req_set_comm_hooks(void (*retain)(void *), void (*release)(void *));
 void tdm_req_free(tdm_req_t *req);
 /* The request an id names, or NULL if the id is stale or invalid. */
 tdm_req_t *tdm_req_lookup(uint32_t id);

@@ -137,6 +137,7 @@ static tdm_rc_t send_self(tdm_req_t *s) {
         return TDM_ERR_NOMEM;
     }
     ue->type = TDM_PKT_EAGER;
+    ue->flags = (s->mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC ? TDM_PKTF_SYNC : 0;
     ue->src_world = tdm_p2p.rank;
     ue->received = s->bytes;
     tdm_dtype_pack(s->buf, s->count, s->dt, 0, ue->data, s->bytes);
@@ -192,7 +193,7 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
         return TDM_ERR_NOMEM;
     }
     s->mode = mode;
-    s->comm = comm;
+    tdm_req_set_comm(s, comm);
     s->ctx = ctx;
     s->peer_world = dst_world;
     s->self_rank = self_rank;

@@ -37,7 +37,8 @@ void tdm_rndv_try_complete(tdm_req_t *req) {
     tdm_rndv_t *st = tdm_rndv(req);
     if (req->done || !st->part_done || (st->peer_part && !st->fin_in))
         return;
-    if (is_send(req) ? st->stream_off < st->stream_end || st->pull_off < st->pull_end
+    if (is_send(req) ? st->stream_off < st->stream_end || st->own_off < st->own_end ||
+                           st->pull_off < st->pull_end
                      : st->got_data < st->expect_data)
         return;
     tdm_layout_clear(&st->remote);
@@ -73,9 +74,15 @@ static void part_start(tdm_req_t *req, uint64_t lo, uint64_t hi) {
 static void stream_start(tdm_req_t *s, uint64_t off, uint64_t end, bool own) {
     tdm_rndv_t *st = tdm_rndv(s);
     if (st->stream_off < st->stream_end) {
-        /* a stream is running: the pulled range waits behind it */
-        st->pull_off = off;
-        st->pull_end = end;
+        /* a stream is running: this range waits behind it (both of a COOP's
+         * sides can fail: my remainder and the reader's PULL are kept apart) */
+        if (own) {
+            st->own_off = off;
+            st->own_end = end;
+        } else {
+            st->pull_off = off;
+            st->pull_end = end;
+        }
         return;
     }
     st->stream_off = off;
@@ -161,11 +168,18 @@ bool tdm_rndv_stream_push(tdm_req_t *s) {
             if (s->done)
                 return true;
         }
-        if (st->pull_off >= st->pull_end)
+        if (st->own_off < st->own_end) {
+            st->stream_off = st->own_off;
+            st->stream_end = st->own_end;
+            st->stream_own = 1;
+            st->own_off = st->own_end = 0;
+        } else if (st->pull_off < st->pull_end) {
+            st->stream_off = st->pull_off;
+            st->stream_end = st->pull_end;
+            st->pull_off = st->pull_end = 0;
+        } else {
             break;
-        st->stream_off = st->pull_off;
-        st->stream_end = st->pull_end;
-        st->pull_off = st->pull_end = 0;
+        }
     }
     s->stage = TDM_SSTAGE_WAIT_FIN; /* nothing to write; waiting for the peer */
     tdm_rndv_try_complete(s);
