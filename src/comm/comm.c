@@ -1,34 +1,109 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/* Communicator objects: handles, creation, destruction, comparison. */
 #include "comm.h"
+#include "../p2p/req.h"
+#include "attr.h"
+#include "comm_impl.h"
+#include "handle.h"
+#include "info.h"
 #include "../base/log.h"
 #include "mpi.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+_Static_assert(MPI_UNDEFINED == -32766, "group.c and comm.c use MPICH's MPI_UNDEFINED");
+_Static_assert(MPI_IDENT == 0 && MPI_CONGRUENT == 1 && MPI_SIMILAR == 2 && MPI_UNEQUAL == 3,
+               "tdm_comm_compare results");
 
 static tdm_comm_t world_obj, self_obj;
 tdm_comm_t *tdm_comm_world, *tdm_comm_self;
+void (*tdm_comm_destroy_hook)(tdm_comm_t *c);
+
+static tdm_htab_t comms = {.max = (int)TDM_COMM_INDEX_MASK + 1};
+static int my_world_rank;
+static bool attrs_finalized;
+
+/* requests hold their communicator (src/p2p/req.c calls these) */
+static void req_comm_retain(void *c) {
+    tdm_comm_retain(c);
+}
+static void req_comm_release(void *c) {
+    tdm_comm_release(c);
+}
 
 int tdm_comm_init(int world_rank, int world_size) {
-    world_obj = (tdm_comm_t){.handle = MPI_COMM_WORLD, .refs = 1, .ctx = 0, .rank = world_rank,
-                             .size = world_size, .errhandler = MPI_ERRORS_ARE_FATAL};
+    tdm_req_set_comm_hooks(req_comm_retain, req_comm_release);
+    my_world_rank = world_rank;
+    attrs_finalized = false;
+    world_obj = (tdm_comm_t){.handle = MPI_COMM_WORLD,
+                             .refs = 1,
+                             .ctx = 0,
+                             .rank = world_rank,
+                             .size = world_size,
+                             .map = tdm_rankmap_affine(world_size, 0, 1),
+                             .errhandler = MPI_ERRORS_ARE_FATAL,
+                             .builtin = 1};
     strcpy(world_obj.name, "MPI_COMM_WORLD");
-    self_obj = (tdm_comm_t){.handle = MPI_COMM_SELF, .refs = 1, .ctx = 2, .rank = 0, .size = 1,
-                            .errhandler = MPI_ERRORS_ARE_FATAL};
-    self_obj.world = malloc(sizeof(int));
-    if (!self_obj.world)
-        return -1;
-    self_obj.world[0] = world_rank;
+    self_obj = (tdm_comm_t){.handle = MPI_COMM_SELF,
+                            .refs = 1,
+                            .ctx = 2,
+                            .rank = 0,
+                            .size = 1,
+                            .map = tdm_rankmap_affine(1, world_rank, 1),
+                            .errhandler = MPI_ERRORS_ARE_FATAL,
+                            .builtin = 1};
     strcpy(self_obj.name, "MPI_COMM_SELF");
     tdm_comm_world = &world_obj;
     tdm_comm_self = &self_obj;
+    if (tdm_group_init(world_rank) || tdm_comm_ctxid_init())
+        return -1;
     return 0;
 }
 
+int tdm_comm_finalize_attrs(void) {
+    if (attrs_finalized || !tdm_comm_world)
+        return 0;
+    int rc = tdm_attr_delete_all(TDM_ATTR_COMM, &self_obj.attrs, MPI_COMM_SELF);
+    if (rc == 0)
+        rc = tdm_attr_delete_all(TDM_ATTR_COMM, &world_obj.attrs, MPI_COMM_WORLD);
+    attrs_finalized = true;
+    return rc;
+}
+
+static void destroy(tdm_comm_t *c) {
+    if (tdm_comm_destroy_hook && (c->coll || c->topo))
+        tdm_comm_destroy_hook(c);
+    tdm_comm_ctxid_release(c->ctx);
+    tdm_rankmap_release(&c->map);
+    tdm_info_free(c->hints);
+    /* attributes were deleted by tdm_comm_free; at finalize, drop without callbacks */
+    tdm_htab_free(&comms, (int)((unsigned)c->handle & TDM_COMM_INDEX_MASK));
+    tdm_attr_list_drop(&c->attrs);
+    free(c);
+}
+
 void tdm_comm_fini(void) {
-    free(self_obj.world);
-    self_obj.world = NULL;
+    tdm_comm_finalize_attrs();
+    for (int i = 0; i < comms.count; i++) {
+        tdm_comm_t *c = tdm_htab_get(&comms, (unsigned)i);
+        if (c) {
+            /* leaked by the user or still referenced: no callbacks now, just memory */
+            destroy(c);
+        }
+    }
+    tdm_htab_fini(&comms);
+    tdm_attr_list_drop(&world_obj.attrs); /* left by a failing delete callback */
+    tdm_attr_list_drop(&self_obj.attrs);
+    tdm_info_free(world_obj.hints);
+    tdm_info_free(self_obj.hints);
+    world_obj.hints = self_obj.hints = NULL;
     tdm_comm_world = tdm_comm_self = NULL;
+    tdm_group_fini();
+    tdm_info_fini();
+    tdm_attr_fini();
+    tdm_comm_ctxid_fini();
 }
 
 tdm_comm_t *tdm_comm_get(int handle) {
@@ -36,5 +111,236 @@ tdm_comm_t *tdm_comm_get(int handle) {
         return tdm_comm_world;
     if (handle == MPI_COMM_SELF)
         return tdm_comm_self;
-    return NULL;
+    if (((unsigned)handle & ~TDM_COMM_INDEX_MASK) != TDM_COMM_USER_BASE)
+        return NULL;
+    tdm_comm_t *c = tdm_htab_get(&comms, (unsigned)handle & TDM_COMM_INDEX_MASK);
+    return c && !c->freed ? c : NULL;
+}
+
+void tdm_comm_release_slow(tdm_comm_t *c) {
+    if (c->builtin) {
+        c->refs = 1; /* never destroyed before tdm_comm_fini */
+        return;
+    }
+    destroy(c);
+}
+
+int tdm_comm_count(void) {
+    return tdm_htab_live(&comms);
+}
+
+/* A new communicator over `map` (taken over) with the given id; NULL if out of memory
+ * (the map is released and the id given back then). */
+static tdm_comm_t *comm_new(tdm_comm_t *parent, tdm_rankmap_t map, int rank, uint32_t ctx) {
+    tdm_comm_t *c = calloc(1, sizeof(*c));
+    int index = c ? tdm_htab_alloc(&comms, c) : -1;
+    if (index < 0) {
+        tdm_error(COMM, "out of memory for a communicator (%d alive)", tdm_comm_count());
+        free(c);
+        tdm_rankmap_release(&map);
+        tdm_comm_ctxid_release(ctx);
+        return NULL;
+    }
+    c->handle = (int)(TDM_COMM_USER_BASE | (unsigned)index);
+    c->refs = 1;
+    c->ctx = ctx;
+    c->rank = rank;
+    c->size = map.n;
+    c->map = map;
+    c->world = map.arr ? map.arr->r : NULL;
+    c->errhandler = parent->errhandler; /* the bindings take the reference */
+    tdm_trace(COMM, "new communicator %#x: ctx %u, rank %d of %d%s", (unsigned)c->handle, ctx, rank,
+              map.n, map.arr ? "" : " (affine map)");
+    return c;
+}
+
+static tdm_comm_peers_t all_of(tdm_comm_t *parent) {
+    return (tdm_comm_peers_t){.parent = parent,
+                              .prank = NULL,
+                              .n = parent->size,
+                              .me = parent->rank,
+                              .tag_up = TDM_COMM_TAG_CTXID_UP,
+                              .tag_down = TDM_COMM_TAG_CTXID_DOWN};
+}
+
+int tdm_comm_dup(tdm_comm_t *parent, const tdm_info_t *hints, tdm_comm_t **new_p) {
+    tdm_comm_peers_t p = all_of(parent);
+    uint32_t ctx;
+    if (tdm_comm_ctxid_agree(&p, &ctx))
+        return -1;
+    tdm_comm_t *c = comm_new(parent, tdm_rankmap_share(&parent->map), parent->rank, ctx);
+    if (!c)
+        return -1;
+    const tdm_info_t *h = hints ? hints : parent->hints;
+    if (h && h->n > 0 && !(c->hints = tdm_info_dup(h, false))) {
+        destroy(c);
+        return -1;
+    }
+    int rc = tdm_attr_copy_all(TDM_ATTR_COMM, &parent->attrs, parent->handle, c->handle, &c->attrs);
+    if (rc != 0) {
+        destroy(c);
+        return rc > 0 ? rc : -1;
+    }
+    *new_p = c;
+    return 0;
+}
+
+typedef struct split_item {
+    uint64_t color;
+    int key;
+    int defined;
+} split_item_t;
+
+static const split_item_t *sort_items;
+static int cmp_members(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    int kx = sort_items[x].key, ky = sort_items[y].key;
+    if (kx != ky)
+        return kx < ky ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+static int split_common(tdm_comm_t *parent, uint64_t color, bool defined, int key,
+                        tdm_comm_t **new_p) {
+    int n = parent->size;
+    split_item_t mine = {.color = color, .key = key, .defined = defined};
+    split_item_t *all = malloc((size_t)n * sizeof(*all));
+    int *members = malloc((size_t)n * sizeof(int));
+    if (!all || !members) {
+        tdm_error(COMM, "out of memory for a split of %d ranks", n);
+        free(all);
+        free(members);
+        return -1;
+    }
+    tdm_comm_peers_t p = all_of(parent);
+    p.tag_up = TDM_COMM_TAG_GATHER;
+    p.tag_down = TDM_COMM_TAG_BCAST;
+    int err = tdm_comm_allgather(&p, &mine, sizeof(mine), all);
+    uint32_t ctx = 0;
+    p = all_of(parent);
+    if (!err)
+        err = tdm_comm_ctxid_agree(&p, &ctx);
+    if (err) {
+        free(all);
+        free(members);
+        return -1;
+    }
+    if (!defined) {
+        tdm_comm_ctxid_release(ctx);
+        free(all);
+        free(members);
+        *new_p = NULL;
+        return 0;
+    }
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (all[i].defined && all[i].color == color)
+            members[m++] = i;
+    }
+    sort_items = all;
+    qsort(members, (size_t)m, sizeof(int), cmp_members);
+    int rank = -1;
+    for (int i = 0; i < m; i++) {
+        if (members[i] == parent->rank)
+            rank = i;
+        members[i] = tdm_comm_world_rank(parent, members[i]);
+    }
+    free(all);
+    tdm_rankmap_t map;
+    if (tdm_rankmap_from_list(members, m, &map)) {
+        tdm_error(COMM, "out of memory for the rank map of a %d-rank communicator", m);
+        free(members);
+        tdm_comm_ctxid_release(ctx);
+        return -1;
+    }
+    free(members);
+    tdm_comm_t *c = comm_new(parent, map, rank, ctx);
+    if (!c)
+        return -1;
+    *new_p = c;
+    return 0;
+}
+
+int tdm_comm_split(tdm_comm_t *parent, int color, int key, tdm_comm_t **new_p) {
+    return split_common(parent, (uint64_t)(uint32_t)color, color != MPI_UNDEFINED, key, new_p);
+}
+
+/* Processes that share memory are those on one host: FNV-1a of the host name. */
+static uint64_t node_color(void) {
+    char host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *s = host; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+int tdm_comm_split_shared(tdm_comm_t *parent, int key, tdm_comm_t **new_p) {
+    return split_common(parent, node_color(), true, key, new_p);
+}
+
+int tdm_comm_create(tdm_comm_t *parent, const tdm_group_t *g, tdm_comm_t **new_p) {
+    tdm_comm_peers_t p = all_of(parent);
+    uint32_t ctx;
+    if (tdm_comm_ctxid_agree(&p, &ctx))
+        return -1;
+    if (g->rank == MPI_UNDEFINED) {
+        tdm_comm_ctxid_release(ctx);
+        *new_p = NULL;
+        return 0;
+    }
+    tdm_comm_t *c = comm_new(parent, tdm_rankmap_share(&g->map), g->rank, ctx);
+    if (!c)
+        return -1;
+    *new_p = c;
+    return 0;
+}
+
+int tdm_comm_create_group(tdm_comm_t *parent, const tdm_group_t *g, int tag, tdm_comm_t **new_p) {
+    int n = g->map.n;
+    int *prank = malloc((size_t)n * sizeof(int));
+    if (!prank) {
+        tdm_error(COMM, "out of memory for a group of %d ranks", n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        prank[i] = tdm_rankmap_find(&parent->map, tdm_rankmap_world(&g->map, i));
+        if (prank[i] < 0) {
+            tdm_error(COMM, "group member %d is not in the parent communicator", i);
+            free(prank);
+            return -1;
+        }
+    }
+    int t = TDM_COMM_TAG_GROUP_BASE + (tag & TDM_COMM_TAG_GROUP_MASK);
+    tdm_comm_peers_t p = {
+        .parent = parent, .prank = prank, .n = n, .me = g->rank, .tag_up = t, .tag_down = t};
+    uint32_t ctx;
+    int err = tdm_comm_ctxid_agree(&p, &ctx);
+    free(prank);
+    if (err)
+        return -1;
+    tdm_comm_t *c = comm_new(parent, tdm_rankmap_share(&g->map), g->rank, ctx);
+    if (!c)
+        return -1;
+    *new_p = c;
+    return 0;
+}
+
+int tdm_comm_free(tdm_comm_t *c) {
+    int rc = tdm_attr_delete_all(TDM_ATTR_COMM, &c->attrs, c->handle);
+    if (rc != 0)
+        return rc > 0 ? rc : -1;
+    c->freed = 1;
+    tdm_comm_release(c);
+    return 0;
+}
+
+int tdm_comm_compare(const tdm_comm_t *a, const tdm_comm_t *b) {
+    if (a == b)
+        return MPI_IDENT;
+    if (tdm_rankmap_equal(&a->map, &b->map))
+        return MPI_CONGRUENT;
+    if (tdm_rankmap_same_set(&a->map, &b->map))
+        return MPI_SIMILAR;
+    return MPI_UNEQUAL;
 }

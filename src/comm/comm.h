@@ -1,34 +1,158 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Communicators as the bindings see them. A communicator maps its ranks to
- * MPI_COMM_WORLD ranks (NULL map = identity, O(1) memory) and owns two context
- * ids: `ctx` for point-to-point and `ctx + 1` for collectives, so the two
- * never match each other's messages.
+ * Communicators as the bindings see them.
+ *
+ * Rank map. A communicator maps its ranks to MPI_COMM_WORLD ranks. When the map
+ * is affine (world = map.base + rank * map.stride: MPI_COMM_WORLD, MPI_COMM_SELF,
+ * their duplicates, regular splits) `world` is NULL and the map costs O(1)
+ * memory; otherwise `world` points at a rank array shared with the groups made
+ * from it. tdm_comm_world_rank() is O(1) either way. Per-peer engine state is
+ * created by the engine on first use, never per communicator.
+ *
+ * Context ids. `ctx` is for point-to-point and `ctx + 1` for collectives, so
+ * the two never match each other's messages. Ids are even; id 0 is
+ * MPI_COMM_WORLD's, 2 MPI_COMM_SELF's. A new communicator's id is agreed among
+ * the processes that create it (see ctxid.c): the union of the ids each of them
+ * uses, reduced over the parent communicator, and the lowest id free in it.
+ * Two communicators that share a process therefore never share an id, the
+ * number of communicators is bounded only by memory, and only the members of
+ * the parent take part in a creation.
+ *
+ * Internal messages. comm/ exchanges its agreement messages on the parent's
+ * collective context (ctx + 1) with negative tags (TDM_COMM_TAG_*), so they
+ * cannot meet user messages (ctx) or collective algorithms, which use tags >= 0
+ * on ctx + 1.
+ *
+ * Lifetime. `refs` counts the user's handle and every operation in flight: the
+ * p2p engine calls tdm_comm_retain() when a request takes a communicator and
+ * tdm_comm_release() when it drops it. MPI_Comm_free runs the attribute delete
+ * callbacks, kills the handle (tdm_comm_get no longer finds it) and drops the
+ * user's reference; the object, its context id and its handle slot are
+ * reclaimed when the last reference goes.
  */
 #ifndef TDM_COMM_H
 #define TDM_COMM_H
 
+#include "group.h"
+
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+struct tdm_attr_list;
+struct tdm_info;
 
 typedef struct tdm_comm {
     int handle;
-    int refs;           /* user handle + pending operations */
+    int refs; /* user handle + pending operations */
     uint32_t ctx;
     int rank, size;
-    int *world;         /* comm rank -> world rank; NULL when identity */
-    int errhandler;     /* MPI_Errhandler handle */
-    char name[128];
-    void *ext;          /* groups, attributes, info, topology (comm/ owns it) */
+    int *world;        /* comm rank -> world rank; NULL when the map is affine */
+    tdm_rankmap_t map; /* the map (map.base/map.stride used when world is NULL) */
+    int errhandler;    /* MPI_Errhandler handle (the communicator holds a reference) */
+    char name[128];    /* MPI_MAX_OBJECT_NAME */
+    /* owned by comm/ */
+    struct tdm_attr_list *attrs; /* cached attributes (NULL: none) */
+    struct tdm_info *hints;      /* info hints set by the user (NULL: none) */
+    uint8_t freed;               /* MPI_Comm_free was called: the handle is dead */
+    uint8_t builtin;             /* MPI_COMM_WORLD / MPI_COMM_SELF */
+    /* owned by other layers, NULL until they use them; freed through the hook below */
+    void *coll; /* per-communicator collective state (coll/) */
+    void *topo; /* topology (cart/graph), when implemented */
 } tdm_comm_t;
+
+/* Handles of user communicators: 0x84000000 | index (MPICH's "direct" comm kind). */
+#define TDM_COMM_USER_BASE 0x84000000u
+#define TDM_COMM_INDEX_MASK 0x03ffffffu
+
+/* Internal tags on the parent's collective context (see above). */
+#define TDM_COMM_TAG_CTXID_UP (-16)   /* context id agreement: reduction towards rank 0 */
+#define TDM_COMM_TAG_CTXID_DOWN (-17) /* context id agreement: result back down */
+#define TDM_COMM_TAG_GATHER (-18)     /* allgather helper: gather */
+#define TDM_COMM_TAG_BCAST (-19)      /* allgather helper: broadcast */
+/* MPI_Comm_create_group: user tag t maps to TDM_COMM_TAG_GROUP_BASE + (t & mask) */
+#define TDM_COMM_TAG_GROUP_BASE (-0x7fffffff - 1)
+#define TDM_COMM_TAG_GROUP_MASK 0x3fffffff
 
 extern tdm_comm_t *tdm_comm_world, *tdm_comm_self;
 
 int tdm_comm_init(int world_rank, int world_size);
+/* Finalize, first step (while MPI still works): delete the attributes of
+ * MPI_COMM_SELF, then of MPI_COMM_WORLD, last set first (MPI-4.1 §11.2.4).
+ * Returns 0 or the code of the first failing delete callback. Idempotent;
+ * tdm_comm_fini calls it if the caller did not. */
+int tdm_comm_finalize_attrs(void);
 void tdm_comm_fini(void);
+/* The communicator a handle names, or NULL (MPI_COMM_NULL, freed, invalid). */
 tdm_comm_t *tdm_comm_get(int handle);
 
 static inline int tdm_comm_world_rank(const tdm_comm_t *c, int rank) {
-    return c->world ? c->world[rank] : rank;
+    return c->world ? c->world[rank] : c->map.base + rank * c->map.stride;
 }
+
+static inline void tdm_comm_retain(tdm_comm_t *c) {
+    c->refs++;
+}
+/* Drop a reference; the last one destroys the communicator. */
+void tdm_comm_release_slow(tdm_comm_t *c);
+static inline void tdm_comm_release(tdm_comm_t *c) {
+    if (--c->refs == 0)
+        tdm_comm_release_slow(c);
+}
+
+/* Hook other layers set to free their `coll` / `topo` state on destruction. */
+extern void (*tdm_comm_destroy_hook)(tdm_comm_t *c);
+
+/* ---- creation (all collective over the processes named; blocking) ----
+ * Results: 0, -1 out of memory (logged), or a positive MPI error code returned
+ * by an attribute copy callback (dup). A process that gets no communicator
+ * (color MPI_UNDEFINED, not in the group) gets *new_p = NULL. */
+
+/* Duplicate: same group, new context, attributes copied by their callbacks,
+ * same error handler; hints from `hints` (NULL: the parent's). */
+int tdm_comm_dup(tdm_comm_t *parent, const struct tdm_info *hints, tdm_comm_t **new_p);
+/* Split by color (-32766 = MPI_UNDEFINED: no communicator) ordered by key,
+ * then parent rank. */
+int tdm_comm_split(tdm_comm_t *parent, int color, int key, tdm_comm_t **new_p);
+/* Split into node-local communicators (MPI_COMM_TYPE_SHARED). */
+int tdm_comm_split_shared(tdm_comm_t *parent, int key, tdm_comm_t **new_p);
+/* MPI_Comm_create: collective over all of parent; `g` must be a subgroup of
+ * parent (checked by the caller); processes not in g get NULL. */
+int tdm_comm_create(tdm_comm_t *parent, const tdm_group_t *g, tdm_comm_t **new_p);
+/* MPI_Comm_create_group: collective over the members of g only; `tag` tells
+ * concurrent calls apart. g must be a subgroup of parent containing the caller. */
+int tdm_comm_create_group(tdm_comm_t *parent, const tdm_group_t *g, int tag, tdm_comm_t **new_p);
+/* MPI_Comm_free: delete attributes (a failing callback aborts the free and its
+ * code is returned), kill the handle, drop the user's reference. */
+int tdm_comm_free(tdm_comm_t *c);
+
+/* Compare: 0 ident, 1 congruent, 2 similar, 3 unequal (MPI_IDENT...). */
+int tdm_comm_compare(const tdm_comm_t *a, const tdm_comm_t *b);
+/* Communicators alive (user handles not yet freed + freed ones still in use). */
+int tdm_comm_count(void);
+
+/* ---- internal collectives over a set of parent ranks (comm_coll.c) ----
+ * Blocking, on parent->ctx + 1 with the given internal tag. The participants
+ * are parent ranks prank[0..n-1] (NULL: all of parent, in order), `me` the
+ * caller's index among them. Replaced by coll/ when that exists. */
+typedef struct tdm_comm_peers {
+    tdm_comm_t *parent;
+    const int *prank;
+    int n, me;
+    int tag_up, tag_down;
+} tdm_comm_peers_t;
+
+/* Every participant's `len` bytes at `in`, concatenated in index order, into `out`
+ * (n * len bytes). 0 or -1 (no memory / communication failure, logged). */
+int tdm_comm_allgather(const tdm_comm_peers_t *p, const void *in, size_t len, void *out);
+/* Agree on a new context id among the participants; marks it used here. */
+int tdm_comm_ctxid_agree(const tdm_comm_peers_t *p, uint32_t *ctx_p);
+
+/* ---- local context id bookkeeping (ctxid.c) ---- */
+int tdm_comm_ctxid_init(void);
+void tdm_comm_ctxid_release(uint32_t ctx);
+void tdm_comm_ctxid_fini(void);
+/* Ids in use here (tests). */
+int tdm_comm_ctxid_in_use(void);
 
 #endif

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal to src/comm/: point-to-point between participants of an internal collective. */
+#ifndef TDM_COMM_IMPL_H
+#define TDM_COMM_IMPL_H
+
+#include "comm.h"
+
+#include <stddef.h>
+
+/* Blocking send / receive of raw bytes to / from participant i on parent->ctx + 1. */
+int tdm_comm_peer_send(const tdm_comm_peers_t *p, int i, const void *buf, size_t len, int tag);
+int tdm_comm_peer_recv(const tdm_comm_peers_t *p, int i, void *buf, size_t len, int tag);
+
+#endif

@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Communicator bindings: creation, freeing, comparison, names, info hints. */
+#include "bind.h"
+#include "../comm/attr.h"
+#include "../comm/group.h"
+#include "../comm/info.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK_PTR(_fn, _comm, _ptr, _name)                                                         \
+    do {                                                                                           \
+        if (TDM_UNLIKELY(!(_ptr)))                                                                 \
+            return tdm_mpi_err(_comm, MPI_ERR_ARG, _fn, "%s is NULL", _name);                      \
+    } while (0)
+
+/* An info argument: MPI_INFO_NULL (*info_p = NULL) or a valid object. */
+#define GET_INFO_OR_NULL(_fn, _comm, _handle, _var)                                                \
+    do {                                                                                           \
+        (_var) = NULL;                                                                             \
+        if ((_handle) != MPI_INFO_NULL && !((_var) = tdm_info_get(_handle)))                       \
+            return tdm_mpi_err(_comm, MPI_ERR_INFO, _fn, "invalid info (handle %#x)",              \
+                               (unsigned)(_handle));                                               \
+    } while (0)
+
+/* Map a creation result (see comm.h) to an MPI error code. */
+static int create_error(tdm_comm_t *c, int rc, const char *fn) {
+    if (rc > 0) /* an attribute copy callback's code */
+        return tdm_mpi_err_code(c, rc, fn);
+    return tdm_mpi_err(c, MPI_ERR_OTHER, fn,
+                       "cannot create the communicator (out of memory or a failed exchange "
+                       "with the other ranks; see the log)");
+}
+
+/* A new communicator inherits its parent's error handler (MPI-4.1 §9.3); the
+ * reference comes from Comm_get_errhandler and goes back in Comm_free. */
+static void adopt(tdm_comm_t *parent, tdm_comm_t *c, MPI_Comm *newcomm) {
+    MPI_Errhandler eh;
+    if (PMPI_Comm_get_errhandler(parent->handle, &eh) == MPI_SUCCESS)
+        c->errhandler = eh;
+    *newcomm = c->handle;
+}
+
+static int dup_common(const char *fn, MPI_Comm comm, MPI_Info info, bool with_info,
+                      MPI_Comm *newcomm) {
+    tdm_comm_t *c, *nc;
+    tdm_info_t *hints = NULL;
+    TDM_GET_COMM(fn, comm, c);
+    CHECK_PTR(fn, c, newcomm, "newcomm");
+    if (with_info)
+        GET_INFO_OR_NULL(fn, c, info, hints);
+    tdm_info_t empty = {0};
+    int rc = tdm_comm_dup(c, with_info ? (hints ? hints : &empty) : NULL, &nc);
+    if (rc)
+        return create_error(c, rc, fn);
+    adopt(c, nc, newcomm);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+    return dup_common("MPI_Comm_dup", comm, MPI_INFO_NULL, false, newcomm);
+}
+TDM_WEAK(MPI_Comm_dup)
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+    return dup_common("MPI_Comm_dup_with_info", comm, info, true, newcomm);
+}
+TDM_WEAK(MPI_Comm_dup_with_info)
+
+/* Non-blocking duplication. There is no non-blocking collective machinery to
+ * build on yet, so the duplication is done here, blocking, and the request is
+ * complete from the start: a correct implementation of the semantics (the new
+ * handle may only be used after completion), without the overlap. */
+static int idup_common(const char *fn, MPI_Comm comm, MPI_Info info, bool with_info,
+                       MPI_Comm *newcomm, MPI_Request *request) {
+    tdm_comm_t *c;
+    TDM_GET_COMM(fn, comm, c);
+    CHECK_PTR(fn, c, request, "request");
+    int err = dup_common(fn, comm, info, with_info, newcomm);
+    if (err)
+        return err;
+    tdm_req_t *r = tdm_req_alloc(TDM_REQ_OTHER);
+    if (!r)
+        return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
+    tdm_req_set_comm(r, c);
+    r->status.source = MPI_ANY_SOURCE;
+    r->status.tag = MPI_ANY_TAG;
+    r->done = 1;
+    *request = tdm_req_handle(r);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
+    return idup_common("MPI_Comm_idup", comm, MPI_INFO_NULL, false, newcomm, request);
+}
+TDM_WEAK(MPI_Comm_idup)
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                             MPI_Request *request) {
+    return idup_common("MPI_Comm_idup_with_info", comm, info, true, newcomm, request);
+}
+TDM_WEAK(MPI_Comm_idup_with_info)
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
+    static const char fn[] = "MPI_Comm_split";
+    tdm_comm_t *c, *nc;
+    TDM_GET_COMM(fn, comm, c);
+    CHECK_PTR(fn, c, newcomm, "newcomm");
+    if (color < 0 && color != MPI_UNDEFINED)
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid color %d (must be >= 0 or MPI_UNDEFINED)",
+                           color);
+    int rc = tdm_comm_split(c, color, key, &nc);
+    if (rc)
+        return create_error(c, rc, fn);
+    if (!nc)
+        *newcomm = MPI_COMM_NULL;
+    else
+        adopt(c, nc, newcomm);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_split)
+
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
+    static const char fn[] = "MPI_Comm_split_type";
+    tdm_comm_t *c, *nc;
+    tdm_info_t *in;
+    TDM_GET_COMM(fn, comm, c);
+    CHECK_PTR(fn, c, newcomm, "newcomm");
+    GET_INFO_OR_NULL(fn, c, info, in);
+    bool shared, strict = false;
+    switch (split_type) {
+    case MPI_UNDEFINED:
+        shared = false;
+        break;
+    case MPI_COMM_TYPE_SHARED:
+        shared = true;
+        break;
+    case MPI_COMM_TYPE_HW_GUIDED: {
+        /* MPI-4.1 §7.4.2: the one resource type every implementation knows is
+         * "mpi_shared_memory"; for any other (or none) the answer is
+         * MPI_COMM_NULL, since we cannot tell which processes share it */
+        const char *type = in ? tdm_info_find(in, "mpi_hw_resource_type") : NULL;
+        shared = type && strcmp(type, "mpi_shared_memory") == 0;
+        break;
+    }
+    case MPI_COMM_TYPE_HW_UNGUIDED:
+        /* a hardware level strictly smaller than the parent: the only level we
+         * know is the node, which qualifies only when the parent spans nodes */
+        shared = true;
+        strict = true;
+        break;
+    default:
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid split_type %d", split_type);
+    }
+    /* every process takes part, so that ranks passing MPI_UNDEFINED or an
+     * unknown resource type still meet the others in the exchange */
+    int rc =
+        shared ? tdm_comm_split_shared(c, key, &nc) : tdm_comm_split(c, MPI_UNDEFINED, key, &nc);
+    if (rc)
+        return create_error(c, rc, fn);
+    if (nc && strict && nc->size == c->size) {
+        tdm_comm_free(nc); /* local: no other process needs to know */
+        nc = NULL;
+    }
+    if (!nc) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    nc->hints = tdm_info_new(false);
+    if (nc->hints)
+        tdm_info_set(nc->hints, "mpi_hw_resource_type", "mpi_shared_memory");
+    adopt(c, nc, newcomm);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_split_type)
+
+#define GET_GROUP(_fn, _comm, _handle, _var)                                                       \
+    do {                                                                                           \
+        (_var) = tdm_group_get(_handle);                                                           \
+        if (TDM_UNLIKELY(!(_var)))                                                                 \
+            return tdm_mpi_err(_comm, MPI_ERR_GROUP, _fn, "invalid group (handle %#x)",            \
+                               (unsigned)(_handle));                                               \
+    } while (0)
+
+/* Every member of g a member of c? */
+static int check_subgroup(const char *fn, tdm_comm_t *c, const tdm_group_t *g) {
+    for (int i = 0; i < g->map.n; i++) {
+        if (tdm_rankmap_find(&c->map, tdm_rankmap_world(&g->map, i)) < 0)
+            return tdm_mpi_err(c, MPI_ERR_GROUP, fn,
+                               "rank %d of the group (world rank %d) is not in the communicator", i,
+                               tdm_rankmap_world(&g->map, i));
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+    static const char fn[] = "MPI_Comm_create";
+    tdm_comm_t *c, *nc;
+    tdm_group_t *g;
+    TDM_GET_COMM(fn, comm, c);
+    GET_GROUP(fn, c, group, g);
+    CHECK_PTR(fn, c, newcomm, "newcomm");
+    int err = check_subgroup(fn, c, g);
+    if (err)
+        return err;
+    int rc = tdm_comm_create(c, g, &nc);
+    if (rc)
+        return create_error(c, rc, fn);
+    if (!nc)
+        *newcomm = MPI_COMM_NULL;
+    else
+        adopt(c, nc, newcomm);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_create)
+
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
+    static const char fn[] = "MPI_Comm_create_group";
+    tdm_comm_t *c, *nc;
+    tdm_group_t *g;
+    TDM_GET_COMM(fn, comm, c);
+    GET_GROUP(fn, c, group, g);
+    CHECK_PTR(fn, c, newcomm, "newcomm");
+    TDM_CHECK_TAG(fn, c, tag, false);
+    int err = check_subgroup(fn, c, g);
+    if (err)
+        return err;
+    if (g->rank == MPI_UNDEFINED) {
+        /* not a member: nothing to agree on */
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    int rc = tdm_comm_create_group(c, g, tag, &nc);
+    if (rc)
+        return create_error(c, rc, fn);
+    adopt(c, nc, newcomm);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_create_group)
+
+int PMPI_Comm_free(MPI_Comm *comm) {
+    static const char fn[] = "MPI_Comm_free";
+    tdm_comm_t *c;
+    TDM_CHECK_INIT(fn);
+    if (!comm)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "comm is NULL");
+    TDM_GET_COMM(fn, *comm, c);
+    if (c->builtin)
+        return tdm_mpi_err(c, MPI_ERR_COMM, fn, "%s cannot be freed", c->name);
+    MPI_Errhandler eh = c->errhandler;
+    int rc = tdm_comm_free(c);
+    if (rc > 0)
+        return tdm_mpi_err_code(c, rc, fn);
+    if (rc < 0)
+        return tdm_mpi_err(c, MPI_ERR_OTHER, fn, "an attribute delete callback failed");
+    PMPI_Errhandler_free(&eh);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_free)
+
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
+    static const char fn[] = "MPI_Comm_compare";
+    tdm_comm_t *a, *b;
+    TDM_GET_COMM(fn, comm1, a);
+    TDM_GET_COMM(fn, comm2, b);
+    CHECK_PTR(fn, a, result, "result");
+    *result = tdm_comm_compare(a, b);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_compare)
+
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
+    static const char fn[] = "MPI_Comm_group";
+    tdm_comm_t *c;
+    TDM_GET_COMM(fn, comm, c);
+    CHECK_PTR(fn, c, group, "group");
+    tdm_group_t *g = tdm_group_new(tdm_rankmap_share(&c->map), c->rank);
+    if (!g)
+        return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a group");
+    *group = g->handle;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_group)
+
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
+    tdm_comm_t *c;
+    TDM_GET_COMM("MPI_Comm_test_inter", comm, c);
+    CHECK_PTR("MPI_Comm_test_inter", c, flag, "flag");
+    *flag = 0; /* intercommunicators are not implemented: every communicator is an intra one */
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_test_inter)
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size) {
+    tdm_comm_t *c;
+    TDM_GET_COMM("MPI_Comm_remote_size", comm, c);
+    (void)size;
+    return tdm_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_remote_size", "%s is not an intercommunicator",
+                       c->name[0] ? c->name : "the communicator");
+}
+TDM_WEAK(MPI_Comm_remote_size)
+
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
+    tdm_comm_t *c;
+    TDM_GET_COMM("MPI_Comm_remote_group", comm, c);
+    (void)group;
+    return tdm_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_remote_group", "%s is not an intercommunicator",
+                       c->name[0] ? c->name : "the communicator");
+}
+TDM_WEAK(MPI_Comm_remote_group)
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name) {
+    tdm_comm_t *c;
+    TDM_GET_COMM("MPI_Comm_set_name", comm, c);
+    CHECK_PTR("MPI_Comm_set_name", c, comm_name, "comm_name");
+    /* longer names are truncated to MPI_MAX_OBJECT_NAME - 1 characters */
+    snprintf(c->name, sizeof(c->name), "%s", comm_name);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_set_name)
+
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) {
+    tdm_comm_t *c;
+    TDM_GET_COMM("MPI_Comm_get_name", comm, c);
+    CHECK_PTR("MPI_Comm_get_name", c, comm_name, "comm_name");
+    CHECK_PTR("MPI_Comm_get_name", c, resultlen, "resultlen");
+    _Static_assert(sizeof(c->name) == MPI_MAX_OBJECT_NAME, "name buffer size");
+    strcpy(comm_name, c->name);
+    *resultlen = (int)strlen(c->name);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_get_name)
+
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+    static const char fn[] = "MPI_Comm_set_info";
+    tdm_comm_t *c;
+    tdm_info_t *in;
+    TDM_GET_COMM(fn, comm, c);
+    GET_INFO_OR_NULL(fn, c, info, in);
+    if (!in || in->n == 0)
+        return MPI_SUCCESS;
+    if (!c->hints && !(c->hints = tdm_info_new(false)))
+        return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for the hints");
+    /* new values replace old ones; hints not named keep their values */
+    for (int i = 0; i < in->n; i++) {
+        if (tdm_info_set(c->hints, in->e[i].key, in->e[i].val))
+            return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for the hints");
+    }
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_set_info)
+
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
+    static const char fn[] = "MPI_Comm_get_info";
+    tdm_comm_t *c;
+    TDM_GET_COMM(fn, comm, c);
+    CHECK_PTR(fn, c, info_used, "info_used");
+    tdm_info_t *out = tdm_info_dup(c->hints, true);
+    if (!out)
+        return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for an info object");
+    *info_used = out->handle;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_get_info)
