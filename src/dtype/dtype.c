@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Datatype objects: the predefined ones (built once from the MPICH ABI handle
- * values) and the table of user types, plus pack/unpack over flattened
- * segments. Constructors live in their own files.
+ * values), the table of user types, reference counts, names and descriptions.
+ * Layouts live in layout.c, constructors in create.c, signatures in typesig.c.
  */
-#include "dtype.h"
+#include "dtype_impl.h"
 #include "../base/log.h"
 #include "../base/util.h"
 #include "mpi.h"
 
 #include <errno.h>
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,144 +21,263 @@
 #define USER_MASK 0x03ffffffu
 
 static tdm_dtype_t builtin[256];
+static tdm_dtype_ext_t builtin_ext[256];
 static tdm_dtype_t pairs[8];
+static tdm_dtype_ext_t pairs_ext[8];
 static tdm_dtype_t **user;
 static size_t nuser, cap_user;
 
-typedef struct {
-    int handle;
-    size_t size;
-} basic_def_t;
+#define PAIR_ALIGN(_T)                                                                             \
+    alignof(struct {                                                                               \
+        _T v;                                                                                      \
+        int i;                                                                                     \
+    })
+#define PAIR_SIZE(_T)                                                                              \
+    (offsetof(                                                                                     \
+         struct {                                                                                  \
+             _T v;                                                                                 \
+             int i;                                                                                \
+         },                                                                                        \
+         i) +                                                                                      \
+     sizeof(int))
+#define B(_h, _name, _size, _ext, _conv, _align)                                                   \
+    {                                                                                              \
+        _h, _name, _size, _ext, _conv, _align, {                                                   \
+            0, 0                                                                                   \
+        }                                                                                          \
+    }
+#define P(_h, _name, _size, _ext, _align, _a, _b)                                                  \
+    {                                                                                              \
+        _h, _name, _size, _ext, TDM_CV_NONE, _align, {                                             \
+            _a, _b                                                                                 \
+        }                                                                                          \
+    }
 
-/* Every predefined type whose layout is one contiguous run of `size` bytes. */
-static const basic_def_t basics[] = {
-    {MPI_CHAR, sizeof(char)},
-    {MPI_SIGNED_CHAR, sizeof(signed char)},
-    {MPI_UNSIGNED_CHAR, sizeof(unsigned char)},
-    {MPI_BYTE, 1},
-    {MPI_WCHAR, sizeof(wchar_t)},
-    {MPI_SHORT, sizeof(short)},
-    {MPI_UNSIGNED_SHORT, sizeof(unsigned short)},
-    {MPI_INT, sizeof(int)},
-    {MPI_UNSIGNED, sizeof(unsigned)},
-    {MPI_LONG, sizeof(long)},
-    {MPI_UNSIGNED_LONG, sizeof(unsigned long)},
-    {MPI_FLOAT, sizeof(float)},
-    {MPI_DOUBLE, sizeof(double)},
-    {MPI_LONG_DOUBLE, sizeof(long double)},
-    {MPI_LONG_LONG_INT, sizeof(long long)},
-    {MPI_UNSIGNED_LONG_LONG, sizeof(unsigned long long)},
-    {MPI_PACKED, 1},
-    {MPI_2INT, 2 * sizeof(int)},
-    {MPI_INT8_T, 1},
-    {MPI_INT16_T, 2},
-    {MPI_INT32_T, 4},
-    {MPI_INT64_T, 8},
-    {MPI_UINT8_T, 1},
-    {MPI_UINT16_T, 2},
-    {MPI_UINT32_T, 4},
-    {MPI_UINT64_T, 8},
-    {MPI_C_BOOL, sizeof(_Bool)},
-    {MPI_C_FLOAT_COMPLEX, 2 * sizeof(float)},
-    {MPI_C_DOUBLE_COMPLEX, 2 * sizeof(double)},
-    {MPI_C_LONG_DOUBLE_COMPLEX, 2 * sizeof(long double)},
-    {MPI_AINT, sizeof(MPI_Aint)},
-    {MPI_OFFSET, sizeof(MPI_Offset)},
-    {MPI_COUNT, sizeof(MPI_Count)},
-    {MPI_CXX_BOOL, sizeof(_Bool)},
-    {MPI_CXX_FLOAT_COMPLEX, 2 * sizeof(float)},
-    {MPI_CXX_DOUBLE_COMPLEX, 2 * sizeof(double)},
-    {MPI_CXX_LONG_DOUBLE_COMPLEX, 2 * sizeof(long double)},
+/* Every predefined type: native and external32 sizes (MPI-4.1 §13.5.2), how
+ * external32 converts it, and its alignment. The pairs of MINLOC/MAXLOC are two
+ * elements each (MPI_2INT too, as in MPICH). */
+static const tdm_basic_info_t basics[] = {
+    B(MPI_CHAR, "MPI_CHAR", 1, 1, TDM_CV_COPY, 1),
+    B(MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", 1, 1, TDM_CV_COPY, 1),
+    B(MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, 1, TDM_CV_COPY, 1),
+    B(MPI_BYTE, "MPI_BYTE", 1, 1, TDM_CV_COPY, 1),
+    B(MPI_WCHAR, "MPI_WCHAR", sizeof(wchar_t), 2, TDM_CV_UINT, alignof(wchar_t)),
+    B(MPI_SHORT, "MPI_SHORT", sizeof(short), 2, TDM_CV_SINT, alignof(short)),
+    B(MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", sizeof(short), 2, TDM_CV_UINT, alignof(short)),
+    B(MPI_INT, "MPI_INT", sizeof(int), 4, TDM_CV_SINT, alignof(int)),
+    B(MPI_UNSIGNED, "MPI_UNSIGNED", sizeof(int), 4, TDM_CV_UINT, alignof(int)),
+    B(MPI_LONG, "MPI_LONG", sizeof(long), 4, TDM_CV_SINT, alignof(long)),
+    B(MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", sizeof(long), 4, TDM_CV_UINT, alignof(long)),
+    B(MPI_FLOAT, "MPI_FLOAT", sizeof(float), 4, TDM_CV_SWAP, alignof(float)),
+    B(MPI_DOUBLE, "MPI_DOUBLE", sizeof(double), 8, TDM_CV_SWAP, alignof(double)),
+    B(MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", sizeof(long double), 16, TDM_CV_LDBL,
+      alignof(long double)),
+    B(MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT", sizeof(long long), 8, TDM_CV_SINT,
+      alignof(long long)),
+    B(MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", sizeof(long long), 8, TDM_CV_UINT,
+      alignof(long long)),
+    B(MPI_PACKED, "MPI_PACKED", 1, 1, TDM_CV_COPY, 1),
+    B(MPI_LB, "MPI_LB", 0, 0, TDM_CV_NONE, 1),
+    B(MPI_UB, "MPI_UB", 0, 0, TDM_CV_NONE, 1),
+    P(MPI_2INT, "MPI_2INT", 2 * sizeof(int), 8, alignof(int), MPI_INT, MPI_INT),
+    B(MPI_INT8_T, "MPI_INT8_T", 1, 1, TDM_CV_COPY, 1),
+    B(MPI_INT16_T, "MPI_INT16_T", 2, 2, TDM_CV_SINT, 2),
+    B(MPI_INT32_T, "MPI_INT32_T", 4, 4, TDM_CV_SINT, 4),
+    B(MPI_INT64_T, "MPI_INT64_T", 8, 8, TDM_CV_SINT, alignof(int64_t)),
+    B(MPI_UINT8_T, "MPI_UINT8_T", 1, 1, TDM_CV_COPY, 1),
+    B(MPI_UINT16_T, "MPI_UINT16_T", 2, 2, TDM_CV_UINT, 2),
+    B(MPI_UINT32_T, "MPI_UINT32_T", 4, 4, TDM_CV_UINT, 4),
+    B(MPI_UINT64_T, "MPI_UINT64_T", 8, 8, TDM_CV_UINT, alignof(uint64_t)),
+    B(MPI_C_BOOL, "MPI_C_BOOL", sizeof(_Bool), 1, TDM_CV_COPY, alignof(_Bool)),
+    B(MPI_C_FLOAT_COMPLEX, "MPI_C_COMPLEX", 2 * sizeof(float), 8, TDM_CV_CSWAP, alignof(float)),
+    B(MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", 2 * sizeof(double), 16, TDM_CV_CSWAP,
+      alignof(double)),
+    B(MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", 2 * sizeof(long double), 32,
+      TDM_CV_CLDBL, alignof(long double)),
+    B(MPI_AINT, "MPI_AINT", sizeof(MPI_Aint), 8, TDM_CV_SINT, alignof(MPI_Aint)),
+    B(MPI_OFFSET, "MPI_OFFSET", sizeof(MPI_Offset), 8, TDM_CV_SINT, alignof(MPI_Offset)),
+    B(MPI_COUNT, "MPI_COUNT", sizeof(MPI_Count), 8, TDM_CV_SINT, alignof(MPI_Count)),
+    B(MPI_CXX_BOOL, "MPI_CXX_BOOL", sizeof(_Bool), 1, TDM_CV_COPY, alignof(_Bool)),
+    B(MPI_CXX_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX", 2 * sizeof(float), 8, TDM_CV_CSWAP,
+      alignof(float)),
+    B(MPI_CXX_DOUBLE_COMPLEX, "MPI_CXX_DOUBLE_COMPLEX", 2 * sizeof(double), 16, TDM_CV_CSWAP,
+      alignof(double)),
+    B(MPI_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", 2 * sizeof(long double), 32,
+      TDM_CV_CLDBL, alignof(long double)),
     /* Fortran types, with the sizes the MPICH ABI encodes in their handles */
-    {MPI_CHARACTER, 1},
-    {MPI_INTEGER, 4},
-    {MPI_REAL, 4},
-    {MPI_LOGICAL, 4},
-    {MPI_COMPLEX, 8},
-    {MPI_DOUBLE_PRECISION, 8},
-    {MPI_2INTEGER, 8},
-    {MPI_2REAL, 8},
-    {MPI_DOUBLE_COMPLEX, 16},
-    {MPI_2DOUBLE_PRECISION, 16},
-    {MPI_INTEGER1, 1},
-    {MPI_INTEGER2, 2},
-    {MPI_INTEGER4, 4},
-    {MPI_INTEGER8, 8},
-    {MPI_REAL4, 4},
-    {MPI_REAL8, 8},
-    {MPI_REAL16, 16},
-    {MPI_COMPLEX8, 8},
-    {MPI_COMPLEX16, 16},
-    {MPI_COMPLEX32, 32},
+    B(MPI_CHARACTER, "MPI_CHARACTER", 1, 1, TDM_CV_COPY, 1),
+    B(MPI_INTEGER, "MPI_INTEGER", 4, 4, TDM_CV_SINT, 4),
+    B(MPI_REAL, "MPI_REAL", 4, 4, TDM_CV_SWAP, 4),
+    B(MPI_LOGICAL, "MPI_LOGICAL", 4, 4, TDM_CV_SINT, 4),
+    B(MPI_COMPLEX, "MPI_COMPLEX", 8, 8, TDM_CV_CSWAP, 4),
+    B(MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", 8, 8, TDM_CV_SWAP, 8),
+    P(MPI_2INTEGER, "MPI_2INTEGER", 8, 8, 4, MPI_INTEGER, MPI_INTEGER),
+    P(MPI_2REAL, "MPI_2REAL", 8, 8, 4, MPI_REAL, MPI_REAL),
+    B(MPI_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX", 16, 16, TDM_CV_CSWAP, 8),
+    P(MPI_2DOUBLE_PRECISION, "MPI_2DOUBLE_PRECISION", 16, 16, 8, MPI_DOUBLE_PRECISION,
+      MPI_DOUBLE_PRECISION),
+    B(MPI_INTEGER1, "MPI_INTEGER1", 1, 1, TDM_CV_COPY, 1),
+    B(MPI_INTEGER2, "MPI_INTEGER2", 2, 2, TDM_CV_SINT, 2),
+    B(MPI_INTEGER4, "MPI_INTEGER4", 4, 4, TDM_CV_SINT, 4),
+    B(MPI_INTEGER8, "MPI_INTEGER8", 8, 8, TDM_CV_SINT, 8),
+    B(MPI_REAL4, "MPI_REAL4", 4, 4, TDM_CV_SWAP, 4),
+    B(MPI_REAL8, "MPI_REAL8", 8, 8, TDM_CV_SWAP, 8),
+    B(MPI_REAL16, "MPI_REAL16", 16, 16, TDM_CV_SWAP, 16), /* binary128 */
+    B(MPI_COMPLEX8, "MPI_COMPLEX8", 8, 8, TDM_CV_CSWAP, 4),
+    B(MPI_COMPLEX16, "MPI_COMPLEX16", 16, 16, TDM_CV_CSWAP, 8),
+    B(MPI_COMPLEX32, "MPI_COMPLEX32", 32, 32, TDM_CV_CSWAP, 16),
+    /* value+int pairs for MINLOC/MAXLOC: layout as the C struct {T v; int i;} */
+    P(MPI_FLOAT_INT, "MPI_FLOAT_INT", sizeof(float) + sizeof(int), 8, PAIR_ALIGN(float), MPI_FLOAT,
+      MPI_INT),
+    P(MPI_DOUBLE_INT, "MPI_DOUBLE_INT", sizeof(double) + sizeof(int), 12, PAIR_ALIGN(double),
+      MPI_DOUBLE, MPI_INT),
+    P(MPI_LONG_INT, "MPI_LONG_INT", sizeof(long) + sizeof(int), 8, PAIR_ALIGN(long), MPI_LONG,
+      MPI_INT),
+    P(MPI_SHORT_INT, "MPI_SHORT_INT", sizeof(short) + sizeof(int), 6, PAIR_ALIGN(short), MPI_SHORT,
+      MPI_INT),
+    P(MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", sizeof(long double) + sizeof(int), 20,
+      PAIR_ALIGN(long double), MPI_LONG_DOUBLE, MPI_INT),
 };
 
-static void init_basic(tdm_dtype_t *dt, int handle, size_t size) {
+/* Where the int of each C pair type lies and how far apart items are. */
+static void pair_layout(int handle, size_t *int_off, size_t *extent) {
+#define PAIR_CASE(_h, _T)                                                                          \
+    case _h:                                                                                       \
+        *int_off = offsetof(                                                                       \
+            struct {                                                                               \
+                _T v;                                                                              \
+                int i;                                                                             \
+            },                                                                                     \
+            i);                                                                                    \
+        *extent = sizeof(struct {                                                                  \
+            _T v;                                                                                  \
+            int i;                                                                                 \
+        });                                                                                        \
+        return;
+    switch (handle) {
+        PAIR_CASE(MPI_FLOAT_INT, float)
+        PAIR_CASE(MPI_DOUBLE_INT, double)
+        PAIR_CASE(MPI_LONG_INT, long)
+        PAIR_CASE(MPI_SHORT_INT, short)
+        PAIR_CASE(MPI_LONG_DOUBLE_INT, long double)
+    default:
+        *int_off = 0;
+        *extent = 0;
+    }
+#undef PAIR_CASE
+}
+
+static tdm_dtype_t *slot_of(int handle, tdm_dtype_ext_t **ext_p) {
+    unsigned h = (unsigned)handle;
+    if ((h & 0xffff0000u) == BUILTIN_BASE) {
+        *ext_p = &builtin_ext[h & 0xff];
+        return &builtin[h & 0xff];
+    }
+    if ((h & 0xfffffff8u) == PAIR_BASE) {
+        *ext_p = &pairs_ext[h & 7];
+        return &pairs[h & 7];
+    }
+    return NULL;
+}
+
+const tdm_basic_info_t *tdm_dtype_basic_info(int handle) {
+    tdm_dtype_t *dt = tdm_dtype_get(handle);
+    return dt && dt->predefined ? tdm_dtype_ext(dt)->binfo : NULL;
+}
+
+static int init_predefined(const tdm_basic_info_t *bi) {
+    tdm_dtype_ext_t *x;
+    tdm_dtype_t *dt = slot_of(bi->handle, &x);
+    if (!dt)
+        return -EINVAL;
     memset(dt, 0, sizeof(*dt));
-    dt->handle = handle;
+    memset(x, 0, sizeof(*x));
+    dt->handle = bi->handle;
     dt->refs = 1;
     dt->committed = 1;
     dt->predefined = 1;
-    dt->contig = 1;
-    dt->size = size;
-    dt->lb = dt->true_lb = 0;
-    dt->ub = dt->true_ub = (ptrdiff_t)size;
-    dt->basic = handle;
-    dt->basic_size = size;
-    dt->one_seg.off = 0;
-    dt->one_seg.len = size;
-    dt->segs = &dt->one_seg;
-    dt->nsegs = 1;
+    dt->size = bi->size;
+    dt->ub = dt->true_ub = (ptrdiff_t)bi->size;
+    dt->basic = bi->size ? bi->handle : 0;
+    dt->basic_size = bi->size;
+    dt->ext = x;
+    x->sig_kind = TDM_SIG_BASIC;
+    x->binfo = bi;
+    x->ext32_size = bi->ext32;
+    x->align = bi->align;
+    strcpy(x->name, bi->name);
+    x->lb_marked = bi->handle == MPI_LB;
+    x->ub_marked = bi->handle == MPI_UB;
+
+    tdm_seg_t segs[2] = {{0, bi->size}, {0, 0}};
+    size_t n = bi->size ? 1 : 0;
+    if (bi->comp[0]) {
+        const tdm_basic_info_t *a = tdm_dtype_basic_info(bi->comp[0]);
+        size_t int_off, extent;
+        pair_layout(bi->handle, &int_off, &extent);
+        dt->nelems = 2;
+        if (extent) { /* C pair: {T v; int i;} with the padding the compiler puts */
+            dt->ub = (ptrdiff_t)extent;
+            dt->true_ub = (ptrdiff_t)(int_off + sizeof(int));
+            segs[0].len = a->size;
+            segs[1].off = (ptrdiff_t)int_off;
+            segs[1].len = sizeof(int);
+            n = 2;
+        }
+        const tdm_basic_info_t *b = tdm_dtype_basic_info(bi->comp[1]);
+        x->elem_size = a->size == b->size ? a->size : 0;
+        x->elem_basic = bi->comp[0] == bi->comp[1] ? bi->comp[0] : 0;
+    } else {
+        dt->nelems = bi->size ? 1 : 0;
+        x->elem_size = bi->size;
+        x->elem_basic = bi->size ? bi->handle : 0;
+    }
+    dt->layout = tdm_dn_segs(segs, n);
+    if (!dt->layout)
+        return -ENOMEM;
+    void *flat;
+    if (tdm_dn_flatten_program(dt->layout, &flat, &dt->flat_len))
+        return -ENOMEM;
+    dt->flat = flat;
+    if (dt->layout->kind == TDM_DN_SEGS && dt->layout->u.s.n == 1) {
+        dt->one_seg = dt->layout->u.s.seg[0];
+        dt->segs = &dt->one_seg;
+        dt->nsegs = 1;
+        dt->contig = dt->one_seg.len == (size_t)tdm_dtype_extent(dt);
+    } else {
+        dt->segs = dt->layout->u.s.seg; /* the node outlives the type: never freed */
+        dt->nsegs = dt->layout->u.s.n;
+    }
+    return 0;
 }
 
-/* value+int pairs for MINLOC/MAXLOC: layout as the C struct {T v; int i;} */
-#define PAIR_TYPE(_slot, _handle, _T)                                                              \
-    do {                                                                                           \
-        struct pair_##_slot {                                                                      \
-            _T v;                                                                                  \
-            int i;                                                                                 \
-        };                                                                                         \
-        tdm_dtype_t *dt = &pairs[_slot];                                                           \
-        init_basic(dt, _handle, sizeof(_T) + sizeof(int));                                         \
-        dt->basic = 0;                                                                             \
-        dt->basic_size = 0;                                                                        \
-        dt->ub = dt->true_ub = (ptrdiff_t)sizeof(struct pair_##_slot);                            \
-        if (offsetof(struct pair_##_slot, i) == sizeof(_T)) {                                      \
-            dt->one_seg.len = sizeof(_T) + sizeof(int);                                            \
-            dt->contig = dt->one_seg.len == sizeof(struct pair_##_slot);                           \
-        } else {                                                                                   \
-            tdm_seg_t *s = malloc(2 * sizeof(*s));                                                 \
-            if (!s)                                                                                \
-                return -ENOMEM;                                                                    \
-            s[0].off = 0;                                                                          \
-            s[0].len = sizeof(_T);                                                                 \
-            s[1].off = (ptrdiff_t)offsetof(struct pair_##_slot, i);                               \
-            s[1].len = sizeof(int);                                                                \
-            dt->segs = s;                                                                          \
-            dt->nsegs = 2;                                                                         \
-            dt->contig = 0;                                                                        \
-        }                                                                                          \
-        dt->true_ub = (ptrdiff_t)(offsetof(struct pair_##_slot, i) + sizeof(int));               \
-    } while (0)
-
 int tdm_dtype_init(void) {
-    for (size_t i = 0; i < sizeof(basics) / sizeof(basics[0]); i++) {
-        int h = basics[i].handle;
-        if (h == MPI_DATATYPE_NULL) /* absent in this ABI build */
-            continue;
-        init_basic(&builtin[h & 0xff], h, basics[i].size);
+    /* components first: the pairs look them up */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < sizeof(basics) / sizeof(basics[0]); i++) {
+            const tdm_basic_info_t *bi = &basics[i];
+            if (bi->handle == MPI_DATATYPE_NULL || (pass == 0) != (bi->comp[0] == 0))
+                continue;
+            int rc = init_predefined(bi);
+            if (rc)
+                return rc;
+        }
     }
-    PAIR_TYPE(0, MPI_FLOAT_INT, float);
-    PAIR_TYPE(1, MPI_DOUBLE_INT, double);
-    PAIR_TYPE(2, MPI_LONG_INT, long);
-    PAIR_TYPE(3, MPI_SHORT_INT, short);
-    PAIR_TYPE(4, MPI_LONG_DOUBLE_INT, long double);
     return 0;
 }
 
 void tdm_dtype_fini(void) {
-    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
-        if (pairs[i].segs && pairs[i].segs != &pairs[i].one_seg)
-            free(pairs[i].segs);
+    for (size_t i = 0; i < sizeof(basics) / sizeof(basics[0]); i++) {
+        tdm_dtype_ext_t *x;
+        tdm_dtype_t *dt = slot_of(basics[i].handle, &x);
+        if (dt && dt->layout) {
+            tdm_dn_release(dt->layout);
+            free((void *)dt->flat);
+            dt->flat = NULL;
+            dt->layout = NULL;
+            dt->segs = NULL;
+            dt->handle = 0;
+        }
     }
     free(user);
     user = NULL;
@@ -199,99 +319,150 @@ int tdm_dtype_register(tdm_dtype_t *dt) {
     return 0;
 }
 
+tdm_dtype_t *tdm_dtype_alloc(void) {
+    tdm_dtype_t *dt = calloc(1, sizeof(*dt));
+    tdm_dtype_ext_t *x = calloc(1, sizeof(*x));
+    if (!dt || !x) {
+        free(dt);
+        free(x);
+        return NULL;
+    }
+    dt->refs = 1;
+    dt->ext = x;
+    x->align = 1;
+    return dt;
+}
+
 void tdm_dtype_retain(tdm_dtype_t *dt) {
     if (!dt->predefined)
         dt->refs++;
+}
+
+static void contents_clear(tdm_dtype_contents_t *c) {
+    for (size_t i = 0; i < c->nt; i++) {
+        tdm_dtype_t *t = tdm_dtype_get(c->types[i]);
+        if (t)
+            tdm_dtype_release(t);
+    }
+    free(c->ints);
+    free(c->aints);
+    free(c->counts);
+    free(c->types);
+    memset(c, 0, sizeof(*c));
 }
 
 void tdm_dtype_release(tdm_dtype_t *dt) {
     if (dt->predefined || --dt->refs > 0)
         return;
     size_t i = (unsigned)dt->handle & USER_MASK;
-    if (i < nuser && user[i] == dt)
+    if (dt->handle && i < nuser && user[i] == dt)
         user[i] = NULL;
+    tdm_dtype_ext_t *x = dt->ext;
+    /* the contents' handles first: they may name types we also hold below */
+    contents_clear(&x->contents);
+    if (x->sig_child)
+        tdm_dtype_release(x->sig_child);
+    for (size_t k = 0; x->sig_types && k < x->sig_n; k++)
+        tdm_dtype_release(x->sig_types[k]);
+    free(x->sig_types);
+    free(x->sig_bl);
     if (dt->segs != &dt->one_seg)
         free(dt->segs);
-    free(dt->ext);
+    if (dt->layout)
+        tdm_dn_release(dt->layout);
+    free((void *)dt->flat);
+    free(x);
     free(dt);
 }
 
-/* Walk stream bytes [off, off+len) of the items, calling copy(mem, stream, n). */
-#define SEG_WALK(_buf, _count, _dt, _off, _len, _COPY)                                             \
-    do {                                                                                           \
-        size_t item = (_off) / (_dt)->size;                                                        \
-        size_t in_item = (_off) % (_dt)->size;                                                     \
-        size_t seg = 0;                                                                            \
-        ptrdiff_t ext = tdm_dtype_extent(_dt);                                                     \
-        while (seg < (_dt)->nsegs && in_item >= (_dt)->segs[seg].len) {                            \
-            in_item -= (_dt)->segs[seg].len;                                                       \
-            seg++;                                                                                 \
-        }                                                                                          \
-        size_t done = 0;                                                                           \
-        while (done < (_len) && item < (_count)) {                                                 \
-            const tdm_seg_t *s = &(_dt)->segs[seg];                                                \
-            size_t n = TDM_MIN(s->len - in_item, (_len)-done);                                     \
-            char *mem = (char *)(_buf) + (ptrdiff_t)item * ext + s->off + (ptrdiff_t)in_item;     \
-            _COPY(mem, done, n);                                                                   \
-            done += n;                                                                             \
-            in_item = 0;                                                                           \
-            if (++seg == (_dt)->nsegs) {                                                           \
-                seg = 0;                                                                           \
-                item++;                                                                            \
-            }                                                                                      \
-        }                                                                                          \
-    } while (0)
-
-void tdm_dtype_pack(const void *buf, size_t count, const tdm_dtype_t *dt, size_t off, void *dst,
-                    size_t len) {
-    if (!len)
-        return;
-    if (dt->contig) {
-        memcpy(dst, (const char *)buf + dt->true_lb + (ptrdiff_t)off, len);
-        return;
-    }
-#define PACK_COPY(_mem, _done, _n) memcpy((char *)dst + (_done), (_mem), (_n))
-    SEG_WALK(buf, count, dt, off, len, PACK_COPY);
-#undef PACK_COPY
-}
-
-void tdm_dtype_unpack(void *buf, size_t count, const tdm_dtype_t *dt, size_t off, const void *src,
-                      size_t len) {
-    if (!len)
-        return;
-    if (dt->contig) {
-        memcpy((char *)buf + dt->true_lb + (ptrdiff_t)off, src, len);
-        return;
-    }
-#define UNPACK_COPY(_mem, _done, _n) memcpy((_mem), (const char *)src + (_done), (_n))
-    SEG_WALK(buf, count, dt, off, len, UNPACK_COPY);
-#undef UNPACK_COPY
-}
-
-/* Element counting walks the layout's segments when the type mixes basic types;
- * `basic_size` 0 means mixed. The constructors record per-segment element sizes
- * in `ext` (see constructors); until then mixed types count by whole items. */
-long long tdm_dtype_elements(const tdm_dtype_t *dt, size_t bytes) {
-    if (dt->basic_size)
-        return bytes % dt->basic_size ? -1 : (long long)(bytes / dt->basic_size);
-    if (dt->size == 0)
+int tdm_dtype_commit(tdm_dtype_t *dt) {
+    if (dt->committed)
         return 0;
-    /* pair types: two elements per item, the value then the int */
-    size_t items = bytes / dt->size, rest = bytes % dt->size;
-    if (rest == 0)
-        return (long long)(items * 2);
-    if (dt->nsegs == 2 && rest == dt->segs[0].len)
-        return (long long)(items * 2 + 1);
-    if (dt->nsegs == 1 && dt->size > sizeof(int) && rest == dt->size - sizeof(int))
-        return (long long)(items * 2 + 1);
-    return -1;
+    const tdm_dnode_t *d = dt->layout;
+    void *flat;
+    int rc = tdm_dn_flatten_program(d, &flat, &dt->flat_len);
+    if (rc)
+        return rc;
+    free((void *)dt->flat); /* a commit that failed half-way before */
+    dt->flat = flat;
+    if (d->nsegs <= TDM_DTYPE_SMALL_SEGS ||
+        (d->nsegs <= TDM_DTYPE_LIST_SEGS && dt->size / d->nsegs >= TDM_DTYPE_LIST_MINLEN)) {
+        tdm_seg_t *tmp = malloc((d->nsegs ? d->nsegs : 1) * sizeof(tdm_seg_t));
+        if (!tmp)
+            return -ENOMEM;
+        size_t n = tdm_dn_flatten(d, tmp, d->nsegs);
+        if (n == 1) {
+            dt->one_seg = tmp[0];
+            dt->segs = &dt->one_seg;
+        } else if (n > 1) {
+            tdm_seg_t *fit = realloc(tmp, n * sizeof(tdm_seg_t));
+            dt->segs = fit ? fit : tmp;
+            tmp = NULL;
+        }
+        free(tmp);
+        dt->nsegs = n;
+        dt->contig = n == 1 && dt->one_seg.len == (size_t)tdm_dtype_extent(dt) &&
+                     dt->one_seg.off == dt->true_lb;
+    }
+    dt->committed = 1;
+    tdm_debug(DTYPE,
+              "commit %#x: size %zu extent %td, %zu segments per item, %zu layout nodes, "
+              "%zu-byte flat program",
+              (unsigned)dt->handle, dt->size, tdm_dtype_extent(dt), d->nsegs, tdm_dn_count(d),
+              dt->flat_len);
+    return 0;
 }
 
-long long tdm_dtype_elements_bytes(const tdm_dtype_t *dt, size_t elements) {
-    if (dt->basic_size)
-        return (long long)(elements * dt->basic_size);
-    if (dt->size == 0)
-        return 0;
-    size_t items = elements / 2, rest = elements % 2;
-    return (long long)(items * dt->size + (rest ? dt->size - sizeof(int) : 0));
+/* ---- description, names, attributes ---- */
+
+int tdm_dtype_set_contents(tdm_dtype_t *dt, int combiner, int large, size_t ni, const int *ints,
+                           size_t na, const ptrdiff_t *aints, size_t nc, const long long *counts,
+                           size_t nt, const int *types) {
+    tdm_dtype_contents_t c = {.combiner = combiner, .large = large, .ni = ni, .na = na, .nc = nc};
+    c.ints = malloc((ni ? ni : 1) * sizeof(int));
+    c.aints = malloc((na ? na : 1) * sizeof(ptrdiff_t));
+    c.counts = malloc((nc ? nc : 1) * sizeof(long long));
+    c.types = malloc((nt ? nt : 1) * sizeof(int));
+    if (!c.ints || !c.aints || !c.counts || !c.types) {
+        contents_clear(&c);
+        return -ENOMEM;
+    }
+    if (ni)
+        memcpy(c.ints, ints, ni * sizeof(int));
+    if (na)
+        memcpy(c.aints, aints, na * sizeof(ptrdiff_t));
+    if (nc)
+        memcpy(c.counts, counts, nc * sizeof(long long));
+    for (size_t i = 0; i < nt; i++) {
+        c.types[i] = types[i];
+        tdm_dtype_t *t = tdm_dtype_get(types[i]);
+        if (t)
+            tdm_dtype_retain(t);
+    }
+    c.nt = nt;
+    tdm_dtype_ext_t *x = dt->ext;
+    contents_clear(&x->contents);
+    x->contents = c;
+    x->has_contents = 1;
+    return 0;
+}
+
+const tdm_dtype_contents_t *tdm_dtype_contents(const tdm_dtype_t *dt) {
+    const tdm_dtype_ext_t *x = dt->ext;
+    return x->has_contents ? &x->contents : NULL;
+}
+
+const char *tdm_dtype_name(const tdm_dtype_t *dt) {
+    return tdm_dtype_ext(dt)->name;
+}
+
+void tdm_dtype_set_name(tdm_dtype_t *dt, const char *name) {
+    tdm_dtype_ext_t *x = dt->ext;
+    size_t n = strnlen(name, sizeof(x->name) - 1);
+    memcpy(x->name, name, n);
+    x->name[n] = '\0';
+}
+
+struct tdm_attr_list **tdm_dtype_attrs(tdm_dtype_t *dt) {
+    return &tdm_dtype_ext(dt)->attrs;
 }

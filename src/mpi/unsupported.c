@@ -9,11 +9,11 @@
  * MPI_T_ functions return MPI_T_ERR_NOT_SUPPORTED: the tool interface never
  * calls error handlers.
  *
- * 638 functions declared, 87 implemented elsewhere, 549 stubbed here.
+ * 638 functions declared, 206 implemented elsewhere, 432 stubbed here.
  *
  * Never stubbed (they do not return an error code); implemented elsewhere:
- *   MPI_Aint MPI_Aint_add   <-- MISSING
- *   MPI_Aint MPI_Aint_diff   <-- MISSING
+ *   MPI_Aint MPI_Aint_add
+ *   MPI_Aint MPI_Aint_diff
  *   MPI_Fint MPI_File_c2f
  *   MPI_File MPI_File_f2c
  *   double MPI_Wtick
@@ -40,11 +40,6 @@ int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Accumulate_c");
 }
 TDM_WEAK(MPI_Accumulate_c)
-
-int PMPI_Address(void *location, MPI_Aint *address) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Address");
-}
-TDM_WEAK(MPI_Address)
 
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
@@ -214,21 +209,6 @@ int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
 }
 TDM_WEAK(MPI_Alltoallw_init_c)
 
-int PMPI_Attr_delete(MPI_Comm comm, int keyval) {
-    return tdm_mpi_unsupported(comm, "MPI_Attr_delete");
-}
-TDM_WEAK(MPI_Attr_delete)
-
-int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) {
-    return tdm_mpi_unsupported(comm, "MPI_Attr_get");
-}
-TDM_WEAK(MPI_Attr_get)
-
-int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) {
-    return tdm_mpi_unsupported(comm, "MPI_Attr_put");
-}
-TDM_WEAK(MPI_Attr_put)
-
 int PMPI_Barrier(MPI_Comm comm) {
     return tdm_mpi_unsupported(comm, "MPI_Barrier");
 }
@@ -335,21 +315,11 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
 }
 TDM_WEAK(MPI_Comm_accept)
 
-int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
-    return tdm_mpi_unsupported(comm1, "MPI_Comm_compare");
-}
-TDM_WEAK(MPI_Comm_compare)
-
 int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
                       MPI_Comm *newcomm) {
     return tdm_mpi_unsupported(comm, "MPI_Comm_connect");
 }
 TDM_WEAK(MPI_Comm_connect)
-
-int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_create");
-}
-TDM_WEAK(MPI_Comm_create)
 
 int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                 MPI_Errhandler errhandler, MPI_Comm *newcomm) {
@@ -357,113 +327,20 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
 }
 TDM_WEAK(MPI_Comm_create_from_group)
 
-int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_create_group");
-}
-TDM_WEAK(MPI_Comm_create_group)
-
-int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
-                            void *extra_state) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Comm_create_keyval");
-}
-TDM_WEAK(MPI_Comm_create_keyval)
-
-int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_delete_attr");
-}
-TDM_WEAK(MPI_Comm_delete_attr)
-
 int PMPI_Comm_disconnect(MPI_Comm *comm) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Comm_disconnect");
 }
 TDM_WEAK(MPI_Comm_disconnect)
-
-int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_dup");
-}
-TDM_WEAK(MPI_Comm_dup)
-
-int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_dup_with_info");
-}
-TDM_WEAK(MPI_Comm_dup_with_info)
-
-int PMPI_Comm_free(MPI_Comm *comm) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Comm_free");
-}
-TDM_WEAK(MPI_Comm_free)
-
-int PMPI_Comm_free_keyval(int *comm_keyval) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Comm_free_keyval");
-}
-TDM_WEAK(MPI_Comm_free_keyval)
-
-int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_get_attr");
-}
-TDM_WEAK(MPI_Comm_get_attr)
-
-int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_get_info");
-}
-TDM_WEAK(MPI_Comm_get_info)
-
-int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_get_name");
-}
-TDM_WEAK(MPI_Comm_get_name)
 
 int PMPI_Comm_get_parent(MPI_Comm *parent) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Comm_get_parent");
 }
 TDM_WEAK(MPI_Comm_get_parent)
 
-int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_group");
-}
-TDM_WEAK(MPI_Comm_group)
-
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_idup");
-}
-TDM_WEAK(MPI_Comm_idup)
-
-int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
-                             MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_idup_with_info");
-}
-TDM_WEAK(MPI_Comm_idup_with_info)
-
 int PMPI_Comm_join(int fd, MPI_Comm *intercomm) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Comm_join");
 }
 TDM_WEAK(MPI_Comm_join)
-
-int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_remote_group");
-}
-TDM_WEAK(MPI_Comm_remote_group)
-
-int PMPI_Comm_remote_size(MPI_Comm comm, int *size) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_remote_size");
-}
-TDM_WEAK(MPI_Comm_remote_size)
-
-int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_set_attr");
-}
-TDM_WEAK(MPI_Comm_set_attr)
-
-int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_set_info");
-}
-TDM_WEAK(MPI_Comm_set_info)
-
-int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_set_name");
-}
-TDM_WEAK(MPI_Comm_set_name)
 
 int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
                     MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) {
@@ -478,21 +355,6 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
     return tdm_mpi_unsupported(comm, "MPI_Comm_spawn_multiple");
 }
 TDM_WEAK(MPI_Comm_spawn_multiple)
-
-int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_split");
-}
-TDM_WEAK(MPI_Comm_split)
-
-int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_split_type");
-}
-TDM_WEAK(MPI_Comm_split_type)
-
-int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
-    return tdm_mpi_unsupported(comm, "MPI_Comm_test_inter");
-}
-TDM_WEAK(MPI_Comm_test_inter)
 
 int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
                           MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
@@ -1148,11 +1010,6 @@ int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
 }
 TDM_WEAK(MPI_Get_accumulate_c)
 
-int PMPI_Get_address(const void *location, MPI_Aint *address) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Get_address");
-}
-TDM_WEAK(MPI_Get_address)
-
 int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                MPI_Datatype target_datatype, MPI_Win win) {
@@ -1201,71 +1058,10 @@ int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) {
 }
 TDM_WEAK(MPI_Graphdims_get)
 
-int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_compare");
-}
-TDM_WEAK(MPI_Group_compare)
-
-int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_difference");
-}
-TDM_WEAK(MPI_Group_difference)
-
-int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_excl");
-}
-TDM_WEAK(MPI_Group_excl)
-
-int PMPI_Group_free(MPI_Group *group) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_free");
-}
-TDM_WEAK(MPI_Group_free)
-
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_from_session_pset");
 }
 TDM_WEAK(MPI_Group_from_session_pset)
-
-int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_incl");
-}
-TDM_WEAK(MPI_Group_incl)
-
-int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_intersection");
-}
-TDM_WEAK(MPI_Group_intersection)
-
-int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_range_excl");
-}
-TDM_WEAK(MPI_Group_range_excl)
-
-int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_range_incl");
-}
-TDM_WEAK(MPI_Group_range_incl)
-
-int PMPI_Group_rank(MPI_Group group, int *rank) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_rank");
-}
-TDM_WEAK(MPI_Group_rank)
-
-int PMPI_Group_size(MPI_Group group, int *size) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_size");
-}
-TDM_WEAK(MPI_Group_size)
-
-int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
-                               int ranks2[]) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_translate_ranks");
-}
-TDM_WEAK(MPI_Group_translate_ranks)
-
-int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_union");
-}
-TDM_WEAK(MPI_Group_union)
 
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
@@ -1496,61 +1292,6 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
 }
 TDM_WEAK(MPI_Ineighbor_alltoallw_c)
 
-int PMPI_Info_create(MPI_Info *info) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Info_create");
-}
-TDM_WEAK(MPI_Info_create)
-
-int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Info_create_env");
-}
-TDM_WEAK(MPI_Info_create_env)
-
-int PMPI_Info_delete(MPI_Info info, const char *key) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Info_delete");
-}
-TDM_WEAK(MPI_Info_delete)
-
-int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Info_dup");
-}
-TDM_WEAK(MPI_Info_dup)
-
-int PMPI_Info_free(MPI_Info *info) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Info_free");
-}
-TDM_WEAK(MPI_Info_free)
-
-int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Info_get");
-}
-TDM_WEAK(MPI_Info_get)
-
-int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Info_get_nkeys");
-}
-TDM_WEAK(MPI_Info_get_nkeys)
-
-int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Info_get_nthkey");
-}
-TDM_WEAK(MPI_Info_get_nthkey)
-
-int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Info_get_string");
-}
-TDM_WEAK(MPI_Info_get_string)
-
-int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Info_get_valuelen");
-}
-TDM_WEAK(MPI_Info_get_valuelen)
-
-int PMPI_Info_set(MPI_Info info, const char *key, const char *value) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Info_set");
-}
-TDM_WEAK(MPI_Info_set)
-
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                           int remote_leader, int tag, MPI_Comm *newintercomm) {
     return tdm_mpi_unsupported(local_comm, "MPI_Intercomm_create");
@@ -1698,17 +1439,6 @@ int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
     return tdm_mpi_unsupported(comm, "MPI_Issend_c");
 }
 TDM_WEAK(MPI_Issend_c)
-
-int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
-                       void *extra_state) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Keyval_create");
-}
-TDM_WEAK(MPI_Keyval_create)
-
-int PMPI_Keyval_free(int *keyval) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Keyval_free");
-}
-TDM_WEAK(MPI_Keyval_free)
 
 int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Lookup_name");
@@ -1895,53 +1625,6 @@ int PMPI_Open_port(MPI_Info info, char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Open_port");
 }
 TDM_WEAK(MPI_Open_port)
-
-int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
-              int *position, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Pack");
-}
-TDM_WEAK(MPI_Pack)
-
-int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
-                MPI_Count outsize, MPI_Count *position, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Pack_c");
-}
-TDM_WEAK(MPI_Pack_c)
-
-int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype,
-                       void *outbuf, MPI_Aint outsize, MPI_Aint *position) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Pack_external");
-}
-TDM_WEAK(MPI_Pack_external)
-
-int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
-                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
-                         MPI_Count *position) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Pack_external_c");
-}
-TDM_WEAK(MPI_Pack_external_c)
-
-int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype,
-                            MPI_Aint *size) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Pack_external_size");
-}
-TDM_WEAK(MPI_Pack_external_size)
-
-int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
-                              MPI_Count *size) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Pack_external_size_c");
-}
-TDM_WEAK(MPI_Pack_external_size_c)
-
-int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size) {
-    return tdm_mpi_unsupported(comm, "MPI_Pack_size");
-}
-TDM_WEAK(MPI_Pack_size)
-
-int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size) {
-    return tdm_mpi_unsupported(comm, "MPI_Pack_size_c");
-}
-TDM_WEAK(MPI_Pack_size_c)
 
 int PMPI_Parrived(MPI_Request request, int partition, int *flag) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Parrived");
@@ -2356,37 +2039,6 @@ int PMPI_Topo_test(MPI_Comm comm, int *status) {
 }
 TDM_WEAK(MPI_Topo_test)
 
-int PMPI_Type_commit(MPI_Datatype *datatype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_commit");
-}
-TDM_WEAK(MPI_Type_commit)
-
-int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_contiguous");
-}
-TDM_WEAK(MPI_Type_contiguous)
-
-int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_contiguous_c");
-}
-TDM_WEAK(MPI_Type_contiguous_c)
-
-int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
-                            const int array_of_distribs[], const int array_of_dargs[],
-                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                            MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_darray");
-}
-TDM_WEAK(MPI_Type_create_darray)
-
-int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
-                              const int array_of_distribs[], const int array_of_dargs[],
-                              const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_darray_c");
-}
-TDM_WEAK(MPI_Type_create_darray_c)
-
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_f90_complex");
 }
@@ -2401,309 +2053,6 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_f90_real");
 }
 TDM_WEAK(MPI_Type_create_f90_real)
-
-int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
-                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                              MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_hindexed");
-}
-TDM_WEAK(MPI_Type_create_hindexed)
-
-int PMPI_Type_create_hindexed_block(int count, int blocklength,
-                                    const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                                    MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_hindexed_block");
-}
-TDM_WEAK(MPI_Type_create_hindexed_block)
-
-int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
-                                      const MPI_Count array_of_displacements[],
-                                      MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_hindexed_block_c");
-}
-TDM_WEAK(MPI_Type_create_hindexed_block_c)
-
-int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                                MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_hindexed_c");
-}
-TDM_WEAK(MPI_Type_create_hindexed_c)
-
-int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                             MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_hvector");
-}
-TDM_WEAK(MPI_Type_create_hvector)
-
-int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
-                               MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_hvector_c");
-}
-TDM_WEAK(MPI_Type_create_hvector_c)
-
-int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
-                                   MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_indexed_block");
-}
-TDM_WEAK(MPI_Type_create_indexed_block)
-
-int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
-                                     const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                                     MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_indexed_block_c");
-}
-TDM_WEAK(MPI_Type_create_indexed_block_c)
-
-int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
-                            MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
-                            void *extra_state) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_keyval");
-}
-TDM_WEAK(MPI_Type_create_keyval)
-
-int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                             MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_resized");
-}
-TDM_WEAK(MPI_Type_create_resized)
-
-int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
-                               MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_resized_c");
-}
-TDM_WEAK(MPI_Type_create_resized_c)
-
-int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
-                            const MPI_Aint array_of_displacements[],
-                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_struct");
-}
-TDM_WEAK(MPI_Type_create_struct)
-
-int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                              const MPI_Count array_of_displacements[],
-                              const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_struct_c");
-}
-TDM_WEAK(MPI_Type_create_struct_c)
-
-int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
-                              const int array_of_starts[], int order, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_subarray");
-}
-TDM_WEAK(MPI_Type_create_subarray)
-
-int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
-                                const MPI_Count array_of_subsizes[],
-                                const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
-                                MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_subarray_c");
-}
-TDM_WEAK(MPI_Type_create_subarray_c)
-
-int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_delete_attr");
-}
-TDM_WEAK(MPI_Type_delete_attr)
-
-int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_dup");
-}
-TDM_WEAK(MPI_Type_dup)
-
-int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_extent");
-}
-TDM_WEAK(MPI_Type_extent)
-
-int PMPI_Type_free(MPI_Datatype *datatype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_free");
-}
-TDM_WEAK(MPI_Type_free)
-
-int PMPI_Type_free_keyval(int *type_keyval) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_free_keyval");
-}
-TDM_WEAK(MPI_Type_free_keyval)
-
-int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_get_attr");
-}
-TDM_WEAK(MPI_Type_get_attr)
-
-int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
-                           int max_datatypes, int array_of_integers[],
-                           MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_get_contents");
-}
-TDM_WEAK(MPI_Type_get_contents)
-
-int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
-                             MPI_Count max_large_counts, MPI_Count max_datatypes,
-                             int array_of_integers[], MPI_Aint array_of_addresses[],
-                             MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_get_contents_c");
-}
-TDM_WEAK(MPI_Type_get_contents_c)
-
-int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
-                           int *num_datatypes, int *combiner) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_get_envelope");
-}
-TDM_WEAK(MPI_Type_get_envelope)
-
-int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
-                             MPI_Count *num_addresses, MPI_Count *num_large_counts,
-                             MPI_Count *num_datatypes, int *combiner) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_get_envelope_c");
-}
-TDM_WEAK(MPI_Type_get_envelope_c)
-
-int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_get_extent");
-}
-TDM_WEAK(MPI_Type_get_extent)
-
-int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_get_extent_c");
-}
-TDM_WEAK(MPI_Type_get_extent_c)
-
-int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_get_extent_x");
-}
-TDM_WEAK(MPI_Type_get_extent_x)
-
-int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_get_name");
-}
-TDM_WEAK(MPI_Type_get_name)
-
-int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_get_true_extent");
-}
-TDM_WEAK(MPI_Type_get_true_extent)
-
-int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_get_true_extent_c");
-}
-TDM_WEAK(MPI_Type_get_true_extent_c)
-
-int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_get_true_extent_x");
-}
-TDM_WEAK(MPI_Type_get_true_extent_x)
-
-int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
-                       MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_hindexed");
-}
-TDM_WEAK(MPI_Type_hindexed)
-
-int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                      MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_hvector");
-}
-TDM_WEAK(MPI_Type_hvector)
-
-int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
-                      const int array_of_displacements[], MPI_Datatype oldtype,
-                      MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_indexed");
-}
-TDM_WEAK(MPI_Type_indexed)
-
-int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                        const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                        MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_indexed_c");
-}
-TDM_WEAK(MPI_Type_indexed_c)
-
-int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_lb");
-}
-TDM_WEAK(MPI_Type_lb)
-
-int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_match_size");
-}
-TDM_WEAK(MPI_Type_match_size)
-
-int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_set_attr");
-}
-TDM_WEAK(MPI_Type_set_attr)
-
-int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_set_name");
-}
-TDM_WEAK(MPI_Type_set_name)
-
-int PMPI_Type_size(MPI_Datatype datatype, int *size) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_size");
-}
-TDM_WEAK(MPI_Type_size)
-
-int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_size_c");
-}
-TDM_WEAK(MPI_Type_size_c)
-
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_size_x");
-}
-TDM_WEAK(MPI_Type_size_x)
-
-int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
-                     MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_struct");
-}
-TDM_WEAK(MPI_Type_struct)
-
-int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_ub");
-}
-TDM_WEAK(MPI_Type_ub)
-
-int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
-                     MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_vector");
-}
-TDM_WEAK(MPI_Type_vector)
-
-int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
-                       MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_vector_c");
-}
-TDM_WEAK(MPI_Type_vector_c)
-
-int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                MPI_Datatype datatype, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Unpack");
-}
-TDM_WEAK(MPI_Unpack)
-
-int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
-                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Unpack_c");
-}
-TDM_WEAK(MPI_Unpack_c)
-
-int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
-                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Unpack_external");
-}
-TDM_WEAK(MPI_Unpack_external)
-
-int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
-                           MPI_Count *position, void *outbuf, MPI_Count outcount,
-                           MPI_Datatype datatype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Unpack_external_c");
-}
-TDM_WEAK(MPI_Unpack_external_c)
 
 int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Unpublish_name");

@@ -1,0 +1,1609 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Datatype bindings: constructors (with their MPI-4 large-count _c forms and
+ * the deprecated MPI-1 names), commit/free, size and extent queries, envelope
+ * and contents, names, attributes, MPI_Type_match_size, addresses, and
+ * MPI_Pack/Unpack (native and external32). The work is in src/dtype/.
+ */
+#include "bind.h"
+#include "../comm/attr.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ---- */
+
+/* Any datatype (committed or not) into `_var`. */
+#define GET_TYPE(_fn, _handle, _var)                                                               \
+    do {                                                                                           \
+        TDM_CHECK_INIT(_fn);                                                                       \
+        (_var) = tdm_dtype_get(_handle);                                                           \
+        if (TDM_UNLIKELY(!(_var)))                                                                 \
+            return tdm_mpi_err(NULL, MPI_ERR_TYPE, _fn, "invalid datatype (handle %#x)",           \
+                               (unsigned)(_handle));                                               \
+    } while (0)
+
+#define CHECK_PTR(_fn, _p, _name)                                                                  \
+    do {                                                                                           \
+        if (TDM_UNLIKELY(!(_p)))                                                                   \
+            return tdm_mpi_err(NULL, MPI_ERR_ARG, _fn, "%s is NULL", _name);                       \
+    } while (0)
+
+static int err_rc(const char *fn, int rc) {
+    if (rc == -EOVERFLOW)
+        return tdm_mpi_err(NULL, MPI_ERR_VALUE_TOO_LARGE, fn,
+                           "the datatype's size or bounds do not fit in MPI_Aint");
+    return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory building the datatype");
+}
+
+/* Give a constructed type its handle and description. */
+static int publish(const char *fn, int rc, tdm_dtype_t *dt, int combiner, int large, size_t ni,
+                   const int *ints, size_t na, const MPI_Aint *aints, size_t nc,
+                   const MPI_Count *counts, size_t nt, const MPI_Datatype *types,
+                   MPI_Datatype *newtype) {
+    if (rc)
+        return err_rc(fn, rc);
+    rc = tdm_dtype_set_contents(dt, combiner, large, ni, ints, na, (const ptrdiff_t *)aints, nc,
+                                (const long long *)counts, nt, types);
+    if (!rc)
+        rc = tdm_dtype_register(dt);
+    if (rc) {
+        tdm_dtype_release(dt);
+        return err_rc(fn, rc);
+    }
+    *newtype = dt->handle;
+    return MPI_SUCCESS;
+}
+
+/* An old type for a constructor. */
+static int old_type(const char *fn, MPI_Datatype h, tdm_dtype_t **dt_p) {
+    tdm_dtype_t *dt = tdm_dtype_get(h);
+    if (!dt)
+        return tdm_mpi_err(NULL, MPI_ERR_TYPE, fn, "invalid oldtype (handle %#x)", (unsigned)h);
+    *dt_p = dt;
+    return MPI_SUCCESS;
+}
+
+/* Block lengths and counts from the int or MPI_Count forms, checked >= 0. */
+static int to_sizes_i(const char *fn, const int *a, size_t n, size_t *out, const char *what) {
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] < 0)
+            return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid %s[%zu] = %d (must be >= 0)", what,
+                               i, a[i]);
+        out[i] = (size_t)a[i];
+    }
+    return MPI_SUCCESS;
+}
+static int to_sizes_c(const char *fn, const MPI_Count *a, size_t n, size_t *out, const char *what) {
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] < 0)
+            return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid %s[%zu] = %lld (must be >= 0)", what,
+                               i, (long long)a[i]);
+        out[i] = (size_t)a[i];
+    }
+    return MPI_SUCCESS;
+}
+
+#define CHECK_COUNT_ARG(_fn, _v, _name, _class)                                                    \
+    do {                                                                                           \
+        if (TDM_UNLIKELY((_v) < 0))                                                                \
+            return tdm_mpi_err(NULL, _class, _fn, "invalid %s %lld (must be >= 0)", _name,         \
+                               (long long)(_v));                                                   \
+    } while (0)
+
+/* ---- contiguous, vector, hvector ---- */
+
+static int mk_hvector(const char *fn, MPI_Count count, MPI_Count bl, MPI_Count stride,
+                      int stride_in_items, MPI_Datatype oldtype, MPI_Datatype *newtype,
+                      tdm_dtype_t **dt_p) {
+    tdm_dtype_t *old = NULL;
+    TDM_CHECK_INIT(fn);
+    CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
+    CHECK_COUNT_ARG(fn, bl, "blocklength", MPI_ERR_ARG);
+    CHECK_PTR(fn, newtype, "newtype");
+    int err = old_type(fn, oldtype, &old);
+    if (err)
+        return err;
+    ptrdiff_t s = stride_in_items ? (ptrdiff_t)stride * tdm_dtype_extent(old) : (ptrdiff_t)stride;
+    int rc = tdm_dtype_create_hvector((size_t)count, (size_t)bl, s, old, dt_p);
+    return rc ? err_rc(fn, rc) : MPI_SUCCESS;
+}
+
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_contiguous";
+    tdm_dtype_t *old = NULL, *dt = NULL;
+    TDM_CHECK_INIT(fn);
+    CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
+    CHECK_PTR(fn, newtype, "newtype");
+    int err = old_type(fn, oldtype, &old);
+    if (err)
+        return err;
+    int rc = tdm_dtype_create_contig((size_t)count, old, &dt);
+    return publish(fn, rc, dt, MPI_COMBINER_CONTIGUOUS, 0, 1, &count, 0, NULL, 0, NULL, 1, &oldtype,
+                   newtype);
+}
+TDM_WEAK(MPI_Type_contiguous)
+
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_contiguous_c";
+    tdm_dtype_t *old = NULL, *dt = NULL;
+    TDM_CHECK_INIT(fn);
+    CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
+    CHECK_PTR(fn, newtype, "newtype");
+    int err = old_type(fn, oldtype, &old);
+    if (err)
+        return err;
+    int rc = tdm_dtype_create_contig((size_t)count, old, &dt);
+    return publish(fn, rc, dt, MPI_COMBINER_CONTIGUOUS, 1, 0, NULL, 0, NULL, 1, &count, 1, &oldtype,
+                   newtype);
+}
+TDM_WEAK(MPI_Type_contiguous_c)
+
+int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                     MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_vector";
+    tdm_dtype_t *dt;
+    int err = mk_hvector(fn, count, blocklength, stride, 1, oldtype, newtype, &dt);
+    if (err)
+        return err;
+    int ints[3] = {count, blocklength, stride};
+    return publish(fn, 0, dt, MPI_COMBINER_VECTOR, 0, 3, ints, 0, NULL, 0, NULL, 1, &oldtype,
+                   newtype);
+}
+TDM_WEAK(MPI_Type_vector)
+
+int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                       MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_vector_c";
+    tdm_dtype_t *dt;
+    int err = mk_hvector(fn, count, blocklength, stride, 1, oldtype, newtype, &dt);
+    if (err)
+        return err;
+    MPI_Count c[3] = {count, blocklength, stride};
+    return publish(fn, 0, dt, MPI_COMBINER_VECTOR, 1, 0, NULL, 0, NULL, 3, c, 1, &oldtype, newtype);
+}
+TDM_WEAK(MPI_Type_vector_c)
+
+static int hvector_int(const char *fn, int count, int blocklength, MPI_Aint stride,
+                       MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    tdm_dtype_t *dt;
+    int err = mk_hvector(fn, count, blocklength, stride, 0, oldtype, newtype, &dt);
+    if (err)
+        return err;
+    int ints[2] = {count, blocklength};
+    return publish(fn, 0, dt, MPI_COMBINER_HVECTOR, 0, 2, ints, 1, &stride, 0, NULL, 1, &oldtype,
+                   newtype);
+}
+
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                             MPI_Datatype *newtype) {
+    return hvector_int("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype);
+}
+TDM_WEAK(MPI_Type_create_hvector)
+
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                      MPI_Datatype *newtype) {
+    return hvector_int("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype);
+}
+TDM_WEAK(MPI_Type_hvector)
+
+int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                               MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_hvector_c";
+    tdm_dtype_t *dt;
+    int err = mk_hvector(fn, count, blocklength, stride, 0, oldtype, newtype, &dt);
+    if (err)
+        return err;
+    MPI_Count c[3] = {count, blocklength, stride};
+    return publish(fn, 0, dt, MPI_COMBINER_HVECTOR, 1, 0, NULL, 0, NULL, 3, c, 1, &oldtype,
+                   newtype);
+}
+TDM_WEAK(MPI_Type_create_hvector_c)
+
+/* ---- indexed family ---- */
+
+/* The common part: blocklens (NULL: all `bl`) and displacements in bytes. */
+static int mk_hindexed(const char *fn, size_t count, const size_t *bls, size_t bl,
+                       const ptrdiff_t *disps, tdm_dtype_t *old, tdm_dtype_t **dt_p) {
+    int rc = tdm_dtype_create_hindexed(count, bls, bl, disps, old, dt_p);
+    return rc ? err_rc(fn, rc) : MPI_SUCCESS;
+}
+
+/* Arrays for one indexed call: lengths as size_t, displacements in bytes. */
+typedef struct idx_args {
+    size_t *bls;
+    ptrdiff_t *disps;
+} idx_args_t;
+
+static int idx_alloc(const char *fn, size_t count, int with_bls, idx_args_t *a) {
+    a->bls = with_bls ? malloc((count ? count : 1) * sizeof(size_t)) : NULL;
+    a->disps = malloc((count ? count : 1) * sizeof(ptrdiff_t));
+    if ((with_bls && !a->bls) || !a->disps) {
+        free(a->bls);
+        free(a->disps);
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory for %zu blocks", count);
+    }
+    return MPI_SUCCESS;
+}
+static void idx_free(idx_args_t *a) {
+    free(a->bls);
+    free(a->disps);
+}
+
+/* Checks shared by every indexed constructor; on success *old_p is set. */
+static int idx_checks(const char *fn, MPI_Count count, const void *bls, int need_bls,
+                      const void *disps, MPI_Datatype oldtype, MPI_Datatype *newtype,
+                      tdm_dtype_t **old_p) {
+    TDM_CHECK_INIT(fn);
+    CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
+    CHECK_PTR(fn, newtype, "newtype");
+    if (count > 0 && need_bls)
+        CHECK_PTR(fn, bls, "array_of_blocklengths");
+    if (count > 0)
+        CHECK_PTR(fn, disps, "array_of_displacements");
+    return old_type(fn, oldtype, old_p);
+}
+
+int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
+                      const int array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_indexed";
+    tdm_dtype_t *old = NULL, *dt = NULL;
+    idx_args_t a;
+    int err = idx_checks(fn, count, array_of_blocklengths, 1, array_of_displacements, oldtype,
+                         newtype, &old);
+    if (err || (err = idx_alloc(fn, (size_t)count, 1, &a)))
+        return err;
+    err = to_sizes_i(fn, array_of_blocklengths, (size_t)count, a.bls, "array_of_blocklengths");
+    for (int i = 0; i < count; i++)
+        a.disps[i] = (ptrdiff_t)array_of_displacements[i] * tdm_dtype_extent(old);
+    if (!err)
+        err = mk_hindexed(fn, (size_t)count, a.bls, 0, a.disps, old, &dt);
+    idx_free(&a);
+    if (err)
+        return err;
+    int *ints = malloc((2 * (size_t)count + 1) * sizeof(int));
+    if (!ints) {
+        tdm_dtype_release(dt);
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    ints[0] = count;
+    if (count) {
+        memcpy(ints + 1, array_of_blocklengths, (size_t)count * sizeof(int));
+        memcpy(ints + 1 + count, array_of_displacements, (size_t)count * sizeof(int));
+    }
+    err = publish(fn, 0, dt, MPI_COMBINER_INDEXED, 0, 2 * (size_t)count + 1, ints, 0, NULL, 0, NULL,
+                  1, &oldtype, newtype);
+    free(ints);
+    return err;
+}
+TDM_WEAK(MPI_Type_indexed)
+
+int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                        const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                        MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_indexed_c";
+    tdm_dtype_t *old = NULL, *dt = NULL;
+    idx_args_t a;
+    int err = idx_checks(fn, count, array_of_blocklengths, 1, array_of_displacements, oldtype,
+                         newtype, &old);
+    if (err || (err = idx_alloc(fn, (size_t)count, 1, &a)))
+        return err;
+    err = to_sizes_c(fn, array_of_blocklengths, (size_t)count, a.bls, "array_of_blocklengths");
+    for (MPI_Count i = 0; i < count; i++)
+        a.disps[i] = (ptrdiff_t)array_of_displacements[i] * tdm_dtype_extent(old);
+    if (!err)
+        err = mk_hindexed(fn, (size_t)count, a.bls, 0, a.disps, old, &dt);
+    idx_free(&a);
+    if (err)
+        return err;
+    MPI_Count *c = malloc((2 * (size_t)count + 1) * sizeof(MPI_Count));
+    if (!c) {
+        tdm_dtype_release(dt);
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    c[0] = count;
+    if (count) {
+        memcpy(c + 1, array_of_blocklengths, (size_t)count * sizeof(MPI_Count));
+        memcpy(c + 1 + count, array_of_displacements, (size_t)count * sizeof(MPI_Count));
+    }
+    err = publish(fn, 0, dt, MPI_COMBINER_INDEXED, 1, 0, NULL, 0, NULL, 2 * (size_t)count + 1, c, 1,
+                  &oldtype, newtype);
+    free(c);
+    return err;
+}
+TDM_WEAK(MPI_Type_indexed_c)
+
+static int hindexed_int(const char *fn, int count, const int bls[], const MPI_Aint disps[],
+                        MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    tdm_dtype_t *old = NULL, *dt = NULL;
+    idx_args_t a;
+    int err = idx_checks(fn, count, bls, 1, disps, oldtype, newtype, &old);
+    if (err || (err = idx_alloc(fn, (size_t)count, 1, &a)))
+        return err;
+    err = to_sizes_i(fn, bls, (size_t)count, a.bls, "array_of_blocklengths");
+    if (!err)
+        err = mk_hindexed(fn, (size_t)count, a.bls, 0, (const ptrdiff_t *)disps, old, &dt);
+    idx_free(&a);
+    if (err)
+        return err;
+    int *ints = malloc(((size_t)count + 1) * sizeof(int));
+    if (!ints) {
+        tdm_dtype_release(dt);
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    ints[0] = count;
+    if (count)
+        memcpy(ints + 1, bls, (size_t)count * sizeof(int));
+    err = publish(fn, 0, dt, MPI_COMBINER_HINDEXED, 0, (size_t)count + 1, ints, (size_t)count,
+                  disps, 0, NULL, 1, &oldtype, newtype);
+    free(ints);
+    return err;
+}
+
+int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                              MPI_Datatype *newtype) {
+    return hindexed_int("MPI_Type_create_hindexed", count, array_of_blocklengths,
+                        array_of_displacements, oldtype, newtype);
+}
+TDM_WEAK(MPI_Type_create_hindexed)
+
+int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                       MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return hindexed_int("MPI_Type_hindexed", count, array_of_blocklengths, array_of_displacements,
+                        oldtype, newtype);
+}
+TDM_WEAK(MPI_Type_hindexed)
+
+int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_hindexed_c";
+    tdm_dtype_t *old = NULL, *dt = NULL;
+    idx_args_t a;
+    int err = idx_checks(fn, count, array_of_blocklengths, 1, array_of_displacements, oldtype,
+                         newtype, &old);
+    if (err || (err = idx_alloc(fn, (size_t)count, 1, &a)))
+        return err;
+    err = to_sizes_c(fn, array_of_blocklengths, (size_t)count, a.bls, "array_of_blocklengths");
+    for (MPI_Count i = 0; i < count; i++)
+        a.disps[i] = (ptrdiff_t)array_of_displacements[i];
+    if (!err)
+        err = mk_hindexed(fn, (size_t)count, a.bls, 0, a.disps, old, &dt);
+    idx_free(&a);
+    if (err)
+        return err;
+    MPI_Count *c = malloc((2 * (size_t)count + 1) * sizeof(MPI_Count));
+    if (!c) {
+        tdm_dtype_release(dt);
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    c[0] = count;
+    if (count) {
+        memcpy(c + 1, array_of_blocklengths, (size_t)count * sizeof(MPI_Count));
+        memcpy(c + 1 + count, array_of_displacements, (size_t)count * sizeof(MPI_Count));
+    }
+    err = publish(fn, 0, dt, MPI_COMBINER_HINDEXED, 1, 0, NULL, 0, NULL, 2 * (size_t)count + 1, c,
+                  1, &oldtype, newtype);
+    free(c);
+    return err;
+}
+TDM_WEAK(MPI_Type_create_hindexed_c)
+
+int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_indexed_block";
+    tdm_dtype_t *old = NULL, *dt = NULL;
+    idx_args_t a;
+    int err = idx_checks(fn, count, NULL, 0, array_of_displacements, oldtype, newtype, &old);
+    if (err)
+        return err;
+    CHECK_COUNT_ARG(fn, blocklength, "blocklength", MPI_ERR_ARG);
+    if ((err = idx_alloc(fn, (size_t)count, 0, &a)))
+        return err;
+    for (int i = 0; i < count; i++)
+        a.disps[i] = (ptrdiff_t)array_of_displacements[i] * tdm_dtype_extent(old);
+    err = mk_hindexed(fn, (size_t)count, NULL, (size_t)blocklength, a.disps, old, &dt);
+    idx_free(&a);
+    if (err)
+        return err;
+    int *ints = malloc(((size_t)count + 2) * sizeof(int));
+    if (!ints) {
+        tdm_dtype_release(dt);
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    ints[0] = count;
+    ints[1] = blocklength;
+    if (count)
+        memcpy(ints + 2, array_of_displacements, (size_t)count * sizeof(int));
+    err = publish(fn, 0, dt, MPI_COMBINER_INDEXED_BLOCK, 0, (size_t)count + 2, ints, 0, NULL, 0,
+                  NULL, 1, &oldtype, newtype);
+    free(ints);
+    return err;
+}
+TDM_WEAK(MPI_Type_create_indexed_block)
+
+int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                     const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_indexed_block_c";
+    tdm_dtype_t *old = NULL, *dt = NULL;
+    idx_args_t a;
+    int err = idx_checks(fn, count, NULL, 0, array_of_displacements, oldtype, newtype, &old);
+    if (err)
+        return err;
+    CHECK_COUNT_ARG(fn, blocklength, "blocklength", MPI_ERR_ARG);
+    if ((err = idx_alloc(fn, (size_t)count, 0, &a)))
+        return err;
+    for (MPI_Count i = 0; i < count; i++)
+        a.disps[i] = (ptrdiff_t)array_of_displacements[i] * tdm_dtype_extent(old);
+    err = mk_hindexed(fn, (size_t)count, NULL, (size_t)blocklength, a.disps, old, &dt);
+    idx_free(&a);
+    if (err)
+        return err;
+    MPI_Count *c = malloc(((size_t)count + 2) * sizeof(MPI_Count));
+    if (!c) {
+        tdm_dtype_release(dt);
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    c[0] = count;
+    c[1] = blocklength;
+    if (count)
+        memcpy(c + 2, array_of_displacements, (size_t)count * sizeof(MPI_Count));
+    err = publish(fn, 0, dt, MPI_COMBINER_INDEXED_BLOCK, 1, 0, NULL, 0, NULL, (size_t)count + 2, c,
+                  1, &oldtype, newtype);
+    free(c);
+    return err;
+}
+TDM_WEAK(MPI_Type_create_indexed_block_c)
+
+int PMPI_Type_create_hindexed_block(int count, int blocklength,
+                                    const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_hindexed_block";
+    tdm_dtype_t *old = NULL, *dt = NULL;
+    int err = idx_checks(fn, count, NULL, 0, array_of_displacements, oldtype, newtype, &old);
+    if (err)
+        return err;
+    CHECK_COUNT_ARG(fn, blocklength, "blocklength", MPI_ERR_ARG);
+    err = mk_hindexed(fn, (size_t)count, NULL, (size_t)blocklength,
+                      (const ptrdiff_t *)array_of_displacements, old, &dt);
+    if (err)
+        return err;
+    int ints[2] = {count, blocklength};
+    return publish(fn, 0, dt, MPI_COMBINER_HINDEXED_BLOCK, 0, 2, ints, (size_t)count,
+                   array_of_displacements, 0, NULL, 1, &oldtype, newtype);
+}
+TDM_WEAK(MPI_Type_create_hindexed_block)
+
+int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                      const MPI_Count array_of_displacements[],
+                                      MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_hindexed_block_c";
+    tdm_dtype_t *old = NULL, *dt = NULL;
+    idx_args_t a;
+    int err = idx_checks(fn, count, NULL, 0, array_of_displacements, oldtype, newtype, &old);
+    if (err)
+        return err;
+    CHECK_COUNT_ARG(fn, blocklength, "blocklength", MPI_ERR_ARG);
+    if ((err = idx_alloc(fn, (size_t)count, 0, &a)))
+        return err;
+    for (MPI_Count i = 0; i < count; i++)
+        a.disps[i] = (ptrdiff_t)array_of_displacements[i];
+    err = mk_hindexed(fn, (size_t)count, NULL, (size_t)blocklength, a.disps, old, &dt);
+    idx_free(&a);
+    if (err)
+        return err;
+    MPI_Count *c = malloc(((size_t)count + 2) * sizeof(MPI_Count));
+    if (!c) {
+        tdm_dtype_release(dt);
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    c[0] = count;
+    c[1] = blocklength;
+    if (count)
+        memcpy(c + 2, array_of_displacements, (size_t)count * sizeof(MPI_Count));
+    err = publish(fn, 0, dt, MPI_COMBINER_HINDEXED_BLOCK, 1, 0, NULL, 0, NULL, (size_t)count + 2, c,
+                  1, &oldtype, newtype);
+    free(c);
+    return err;
+}
+TDM_WEAK(MPI_Type_create_hindexed_block_c)
+
+/* ---- struct ---- */
+
+static int mk_struct(const char *fn, size_t count, const size_t *bls, const ptrdiff_t *disps,
+                     const MPI_Datatype *types, tdm_dtype_t **dt_p) {
+    tdm_dtype_t **t = malloc((count ? count : 1) * sizeof(*t));
+    if (!t)
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (size_t i = 0; i < count; i++) {
+        t[i] = tdm_dtype_get(types[i]);
+        if (!t[i]) {
+            free(t);
+            return tdm_mpi_err(NULL, MPI_ERR_TYPE, fn, "invalid array_of_types[%zu] (handle %#x)",
+                               i, (unsigned)types[i]);
+        }
+    }
+    int rc = tdm_dtype_create_struct(count, bls, disps, t, dt_p);
+    free(t);
+    return rc ? err_rc(fn, rc) : MPI_SUCCESS;
+}
+
+static int struct_int(const char *fn, int count, const int bls[], const MPI_Aint disps[],
+                      const MPI_Datatype types[], MPI_Datatype *newtype) {
+    tdm_dtype_t *dt;
+    TDM_CHECK_INIT(fn);
+    CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
+    CHECK_PTR(fn, newtype, "newtype");
+    if (count > 0) {
+        CHECK_PTR(fn, bls, "array_of_blocklengths");
+        CHECK_PTR(fn, disps, "array_of_displacements");
+        CHECK_PTR(fn, types, "array_of_types");
+    }
+    size_t *b = malloc(((size_t)count + 1) * sizeof(size_t));
+    if (!b)
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    int err = to_sizes_i(fn, bls, (size_t)count, b, "array_of_blocklengths");
+    if (!err)
+        err = mk_struct(fn, (size_t)count, b, (const ptrdiff_t *)disps, types, &dt);
+    free(b);
+    if (err)
+        return err;
+    int *ints = malloc(((size_t)count + 1) * sizeof(int));
+    if (!ints) {
+        tdm_dtype_release(dt);
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    ints[0] = count;
+    if (count)
+        memcpy(ints + 1, bls, (size_t)count * sizeof(int));
+    err = publish(fn, 0, dt, MPI_COMBINER_STRUCT, 0, (size_t)count + 1, ints, (size_t)count, disps,
+                  0, NULL, (size_t)count, types, newtype);
+    free(ints);
+    return err;
+}
+
+int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                            const MPI_Aint array_of_displacements[],
+                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
+    return struct_int("MPI_Type_create_struct", count, array_of_blocklengths,
+                      array_of_displacements, array_of_types, newtype);
+}
+TDM_WEAK(MPI_Type_create_struct)
+
+int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                     MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
+    return struct_int("MPI_Type_struct", count, array_of_blocklengths, array_of_displacements,
+                      array_of_types, newtype);
+}
+TDM_WEAK(MPI_Type_struct)
+
+int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                              const MPI_Count array_of_displacements[],
+                              const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_struct_c";
+    tdm_dtype_t *dt;
+    TDM_CHECK_INIT(fn);
+    CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
+    CHECK_PTR(fn, newtype, "newtype");
+    if (count > 0) {
+        CHECK_PTR(fn, array_of_blocklengths, "array_of_blocklengths");
+        CHECK_PTR(fn, array_of_displacements, "array_of_displacements");
+        CHECK_PTR(fn, array_of_types, "array_of_types");
+    }
+    size_t n = (size_t)count;
+    size_t *b = malloc((n + 1) * sizeof(size_t));
+    ptrdiff_t *d = malloc((n + 1) * sizeof(ptrdiff_t));
+    MPI_Count *c = malloc((2 * n + 1) * sizeof(MPI_Count));
+    int err = MPI_SUCCESS;
+    if (!b || !d || !c)
+        err = tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (!err)
+        err = to_sizes_c(fn, array_of_blocklengths, n, b, "array_of_blocklengths");
+    if (!err) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = (ptrdiff_t)array_of_displacements[i];
+        err = mk_struct(fn, n, b, d, array_of_types, &dt);
+    }
+    if (!err) {
+        c[0] = count;
+        if (n) {
+            memcpy(c + 1, array_of_blocklengths, n * sizeof(MPI_Count));
+            memcpy(c + 1 + n, array_of_displacements, n * sizeof(MPI_Count));
+        }
+        err = publish(fn, 0, dt, MPI_COMBINER_STRUCT, 1, 0, NULL, 0, NULL, 2 * n + 1, c, n,
+                      array_of_types, newtype);
+    }
+    free(b);
+    free(d);
+    free(c);
+    return err;
+}
+TDM_WEAK(MPI_Type_create_struct_c)
+
+/* ---- subarray, darray ---- */
+
+static int check_order(const char *fn, int order) {
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
+                           "invalid order %d (MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
+    return MPI_SUCCESS;
+}
+
+static int mk_subarray(const char *fn, int ndims, const MPI_Count *sizes, const MPI_Count *subs,
+                       const MPI_Count *starts, int order, MPI_Datatype oldtype,
+                       MPI_Datatype *newtype, tdm_dtype_t **dt_p) {
+    tdm_dtype_t *old = NULL;
+    TDM_CHECK_INIT(fn);
+    CHECK_PTR(fn, newtype, "newtype");
+    if (ndims <= 0)
+        return tdm_mpi_err(NULL, MPI_ERR_DIMS, fn, "invalid ndims %d (must be > 0)", ndims);
+    CHECK_PTR(fn, sizes, "array_of_sizes");
+    CHECK_PTR(fn, subs, "array_of_subsizes");
+    CHECK_PTR(fn, starts, "array_of_starts");
+    int err = check_order(fn, order);
+    if (err || (err = old_type(fn, oldtype, &old)))
+        return err;
+    for (int i = 0; i < ndims; i++) {
+        if (sizes[i] <= 0)
+            return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid array_of_sizes[%d] = %lld", i,
+                               (long long)sizes[i]);
+        if (subs[i] <= 0 || subs[i] > sizes[i])
+            return tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
+                               "invalid array_of_subsizes[%d] = %lld (size %lld)", i,
+                               (long long)subs[i], (long long)sizes[i]);
+        if (starts[i] < 0 || starts[i] > sizes[i] - subs[i])
+            return tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
+                               "invalid array_of_starts[%d] = %lld (size %lld, subsize %lld)", i,
+                               (long long)starts[i], (long long)sizes[i], (long long)subs[i]);
+    }
+    size_t *v = malloc(3 * (size_t)ndims * sizeof(size_t));
+    if (!v)
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int i = 0; i < ndims; i++) {
+        v[i] = (size_t)sizes[i];
+        v[ndims + i] = (size_t)subs[i];
+        v[2 * ndims + i] = (size_t)starts[i];
+    }
+    int rc = tdm_dtype_create_subarray(ndims, v, v + ndims, v + 2 * ndims, order == MPI_ORDER_C,
+                                       old, dt_p);
+    free(v);
+    return rc ? err_rc(fn, rc) : MPI_SUCCESS;
+}
+
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                              const int array_of_starts[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_subarray";
+    tdm_dtype_t *dt;
+    TDM_CHECK_INIT(fn);
+    if (ndims <= 0)
+        return tdm_mpi_err(NULL, MPI_ERR_DIMS, fn, "invalid ndims %d (must be > 0)", ndims);
+    CHECK_PTR(fn, array_of_sizes, "array_of_sizes");
+    CHECK_PTR(fn, array_of_subsizes, "array_of_subsizes");
+    CHECK_PTR(fn, array_of_starts, "array_of_starts");
+    size_t n = (size_t)ndims;
+    MPI_Count *c = malloc(3 * n * sizeof(MPI_Count));
+    int *ints = malloc((3 * n + 2) * sizeof(int));
+    int err = MPI_SUCCESS;
+    if (!c || !ints)
+        err = tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (!err) {
+        for (size_t i = 0; i < n; i++) {
+            c[i] = array_of_sizes[i];
+            c[n + i] = array_of_subsizes[i];
+            c[2 * n + i] = array_of_starts[i];
+        }
+        err = mk_subarray(fn, ndims, c, c + n, c + 2 * n, order, oldtype, newtype, &dt);
+    }
+    if (!err) {
+        ints[0] = ndims;
+        memcpy(ints + 1, array_of_sizes, n * sizeof(int));
+        memcpy(ints + 1 + n, array_of_subsizes, n * sizeof(int));
+        memcpy(ints + 1 + 2 * n, array_of_starts, n * sizeof(int));
+        ints[1 + 3 * n] = order;
+        err = publish(fn, 0, dt, MPI_COMBINER_SUBARRAY, 0, 3 * n + 2, ints, 0, NULL, 0, NULL, 1,
+                      &oldtype, newtype);
+    }
+    free(c);
+    free(ints);
+    return err;
+}
+TDM_WEAK(MPI_Type_create_subarray)
+
+int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
+                                const MPI_Count array_of_subsizes[],
+                                const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
+                                MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_subarray_c";
+    tdm_dtype_t *dt;
+    int err = mk_subarray(fn, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order,
+                          oldtype, newtype, &dt);
+    if (err)
+        return err;
+    size_t n = (size_t)ndims;
+    MPI_Count *c = malloc(3 * n * sizeof(MPI_Count));
+    if (!c) {
+        tdm_dtype_release(dt);
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    memcpy(c, array_of_sizes, n * sizeof(MPI_Count));
+    memcpy(c + n, array_of_subsizes, n * sizeof(MPI_Count));
+    memcpy(c + 2 * n, array_of_starts, n * sizeof(MPI_Count));
+    int ints[2] = {ndims, order};
+    err = publish(fn, 0, dt, MPI_COMBINER_SUBARRAY, 1, 2, ints, 0, NULL, 3 * n, c, 1, &oldtype,
+                  newtype);
+    free(c);
+    return err;
+}
+TDM_WEAK(MPI_Type_create_subarray_c)
+
+static int mk_darray(const char *fn, int size, int rank, int ndims, const MPI_Count *gsizes,
+                     const int *distribs, const int *dargs, const int *psizes, int order,
+                     MPI_Datatype oldtype, MPI_Datatype *newtype, tdm_dtype_t **dt_p) {
+    tdm_dtype_t *old = NULL;
+    TDM_CHECK_INIT(fn);
+    CHECK_PTR(fn, newtype, "newtype");
+    if (size <= 0)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid size %d (must be > 0)", size);
+    if (rank < 0 || rank >= size)
+        return tdm_mpi_err(NULL, MPI_ERR_RANK, fn, "invalid rank %d (size %d)", rank, size);
+    if (ndims <= 0)
+        return tdm_mpi_err(NULL, MPI_ERR_DIMS, fn, "invalid ndims %d (must be > 0)", ndims);
+    CHECK_PTR(fn, gsizes, "array_of_gsizes");
+    CHECK_PTR(fn, distribs, "array_of_distribs");
+    CHECK_PTR(fn, dargs, "array_of_dargs");
+    CHECK_PTR(fn, psizes, "array_of_psizes");
+    int err = check_order(fn, order);
+    if (err || (err = old_type(fn, oldtype, &old)))
+        return err;
+    long long procs = 1;
+    for (int i = 0; i < ndims; i++) {
+        if (gsizes[i] <= 0)
+            return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid array_of_gsizes[%d] = %lld", i,
+                               (long long)gsizes[i]);
+        if (psizes[i] <= 0)
+            return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid array_of_psizes[%d] = %d", i,
+                               psizes[i]);
+        procs *= psizes[i];
+        switch (distribs[i]) {
+        case MPI_DISTRIBUTE_NONE:
+            if (psizes[i] != 1)
+                return tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
+                                   "array_of_psizes[%d] = %d with MPI_DISTRIBUTE_NONE (must be 1)",
+                                   i, psizes[i]);
+            break;
+        case MPI_DISTRIBUTE_BLOCK:
+            if (dargs[i] != MPI_DISTRIBUTE_DFLT_DARG &&
+                (dargs[i] <= 0 || (long long)dargs[i] * psizes[i] < gsizes[i]))
+                return tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
+                                   "invalid array_of_dargs[%d] = %d: BLOCK needs darg * psize "
+                                   ">= gsize (%d * %d < %lld)",
+                                   i, dargs[i], dargs[i], psizes[i], (long long)gsizes[i]);
+            break;
+        case MPI_DISTRIBUTE_CYCLIC:
+            if (dargs[i] != MPI_DISTRIBUTE_DFLT_DARG && dargs[i] <= 0)
+                return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid array_of_dargs[%d] = %d", i,
+                                   dargs[i]);
+            break;
+        default:
+            return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid array_of_distribs[%d] = %d", i,
+                               distribs[i]);
+        }
+    }
+    if (procs != size)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
+                           "the process grid (product of array_of_psizes = %lld) does not match "
+                           "size %d",
+                           procs, size);
+    size_t *g = malloc((size_t)ndims * sizeof(size_t));
+    if (!g)
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int i = 0; i < ndims; i++)
+        g[i] = (size_t)gsizes[i];
+    int rc = tdm_dtype_create_darray(size, rank, ndims, g, distribs, dargs, psizes,
+                                     order == MPI_ORDER_C, old, dt_p);
+    free(g);
+    return rc ? err_rc(fn, rc) : MPI_SUCCESS;
+}
+
+/* ints of a darray's description: size, rank, ndims, [gsizes,] distribs, dargs, psizes, order */
+static int *darray_ints(int size, int rank, int ndims, const int *gsizes, const int *distribs,
+                        const int *dargs, const int *psizes, int order, size_t *ni_p) {
+    size_t n = (size_t)ndims, k = 0;
+    size_t ni = 4 + (gsizes ? 4 : 3) * n;
+    int *ints = malloc(ni * sizeof(int));
+    if (!ints)
+        return NULL;
+    ints[k++] = size;
+    ints[k++] = rank;
+    ints[k++] = ndims;
+    if (gsizes) {
+        memcpy(ints + k, gsizes, n * sizeof(int));
+        k += n;
+    }
+    memcpy(ints + k, distribs, n * sizeof(int));
+    k += n;
+    memcpy(ints + k, dargs, n * sizeof(int));
+    k += n;
+    memcpy(ints + k, psizes, n * sizeof(int));
+    k += n;
+    ints[k] = order;
+    *ni_p = ni;
+    return ints;
+}
+
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                            const int array_of_distribs[], const int array_of_dargs[],
+                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_darray";
+    tdm_dtype_t *dt;
+    TDM_CHECK_INIT(fn);
+    if (ndims <= 0)
+        return tdm_mpi_err(NULL, MPI_ERR_DIMS, fn, "invalid ndims %d (must be > 0)", ndims);
+    CHECK_PTR(fn, array_of_gsizes, "array_of_gsizes");
+    MPI_Count *g = malloc((size_t)ndims * sizeof(MPI_Count));
+    if (!g)
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int i = 0; i < ndims; i++)
+        g[i] = array_of_gsizes[i];
+    int err = mk_darray(fn, size, rank, ndims, g, array_of_distribs, array_of_dargs,
+                        array_of_psizes, order, oldtype, newtype, &dt);
+    free(g);
+    if (err)
+        return err;
+    size_t ni;
+    int *ints = darray_ints(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
+                            array_of_psizes, order, &ni);
+    if (!ints) {
+        tdm_dtype_release(dt);
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    err = publish(fn, 0, dt, MPI_COMBINER_DARRAY, 0, ni, ints, 0, NULL, 0, NULL, 1, &oldtype,
+                  newtype);
+    free(ints);
+    return err;
+}
+TDM_WEAK(MPI_Type_create_darray)
+
+int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+                              const int array_of_distribs[], const int array_of_dargs[],
+                              const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_darray_c";
+    tdm_dtype_t *dt;
+    int err = mk_darray(fn, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
+                        array_of_psizes, order, oldtype, newtype, &dt);
+    if (err)
+        return err;
+    size_t ni;
+    int *ints = darray_ints(size, rank, ndims, NULL, array_of_distribs, array_of_dargs,
+                            array_of_psizes, order, &ni);
+    if (!ints) {
+        tdm_dtype_release(dt);
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    err = publish(fn, 0, dt, MPI_COMBINER_DARRAY, 1, ni, ints, 0, NULL, (size_t)ndims,
+                  array_of_gsizes, 1, &oldtype, newtype);
+    free(ints);
+    return err;
+}
+TDM_WEAK(MPI_Type_create_darray_c)
+
+/* ---- resized, dup ---- */
+
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                             MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_resized";
+    tdm_dtype_t *old = NULL, *dt = NULL;
+    TDM_CHECK_INIT(fn);
+    CHECK_PTR(fn, newtype, "newtype");
+    int err = old_type(fn, oldtype, &old);
+    if (err)
+        return err;
+    int rc = tdm_dtype_create_resized(old, lb, extent, &dt);
+    MPI_Aint a[2] = {lb, extent};
+    return publish(fn, rc, dt, MPI_COMBINER_RESIZED, 0, 0, NULL, 2, a, 0, NULL, 1, &oldtype,
+                   newtype);
+}
+TDM_WEAK(MPI_Type_create_resized)
+
+int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+                               MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_resized_c";
+    tdm_dtype_t *old = NULL, *dt = NULL;
+    TDM_CHECK_INIT(fn);
+    CHECK_PTR(fn, newtype, "newtype");
+    int err = old_type(fn, oldtype, &old);
+    if (err)
+        return err;
+    int rc = tdm_dtype_create_resized(old, (ptrdiff_t)lb, (ptrdiff_t)extent, &dt);
+    MPI_Count c[2] = {lb, extent};
+    return publish(fn, rc, dt, MPI_COMBINER_RESIZED, 1, 0, NULL, 0, NULL, 2, c, 1, &oldtype,
+                   newtype);
+}
+TDM_WEAK(MPI_Type_create_resized_c)
+
+static int attr_error(int rc, int keyval, const char *fn);
+
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_dup";
+    tdm_dtype_t *old = NULL, *dt = NULL;
+    GET_TYPE(fn, oldtype, old);
+    CHECK_PTR(fn, newtype, "newtype");
+    int rc = tdm_dtype_create_dup(old, &dt);
+    MPI_Datatype nt;
+    int err = publish(fn, rc, dt, MPI_COMBINER_DUP, 0, 0, NULL, 0, NULL, 0, NULL, 1, &oldtype, &nt);
+    if (err)
+        return err;
+    rc = tdm_attr_copy_all(TDM_ATTR_TYPE, (tdm_attr_list_t *const *)tdm_dtype_attrs(old), oldtype,
+                           nt, (tdm_attr_list_t **)tdm_dtype_attrs(dt));
+    if (rc) {
+        tdm_dtype_release(dt);
+        return attr_error(rc, 0, fn);
+    }
+    *newtype = nt;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Type_dup)
+
+/* ---- commit, free ---- */
+
+int PMPI_Type_commit(MPI_Datatype *datatype) {
+    static const char fn[] = "MPI_Type_commit";
+    tdm_dtype_t *dt;
+    TDM_CHECK_INIT(fn);
+    CHECK_PTR(fn, datatype, "datatype");
+    GET_TYPE(fn, *datatype, dt);
+    int rc = tdm_dtype_commit(dt);
+    return rc ? err_rc(fn, rc) : MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Type_commit)
+
+int PMPI_Type_free(MPI_Datatype *datatype) {
+    static const char fn[] = "MPI_Type_free";
+    tdm_dtype_t *dt;
+    TDM_CHECK_INIT(fn);
+    CHECK_PTR(fn, datatype, "datatype");
+    GET_TYPE(fn, *datatype, dt);
+    if (dt->predefined)
+        return tdm_mpi_err(NULL, MPI_ERR_TYPE, fn, "cannot free the predefined datatype %s",
+                           tdm_dtype_name(dt));
+    int rc =
+        tdm_attr_delete_all(TDM_ATTR_TYPE, (tdm_attr_list_t **)tdm_dtype_attrs(dt), dt->handle);
+    if (rc)
+        return attr_error(rc, 0, fn);
+    /* messages in flight and types built from this one keep their references */
+    tdm_dtype_release(dt);
+    *datatype = MPI_DATATYPE_NULL;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Type_free)
+
+/* ---- size and extent ---- */
+
+int PMPI_Type_size(MPI_Datatype datatype, int *size) {
+    tdm_dtype_t *dt;
+    GET_TYPE("MPI_Type_size", datatype, dt);
+    CHECK_PTR("MPI_Type_size", size, "size");
+    *size = dt->size > INT_MAX ? MPI_UNDEFINED : (int)dt->size;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Type_size)
+
+static int size_count(const char *fn, MPI_Datatype datatype, MPI_Count *size) {
+    tdm_dtype_t *dt;
+    GET_TYPE(fn, datatype, dt);
+    CHECK_PTR(fn, size, "size");
+    *size = (MPI_Count)dt->size;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) {
+    return size_count("MPI_Type_size_x", datatype, size);
+}
+TDM_WEAK(MPI_Type_size_x)
+
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) {
+    return size_count("MPI_Type_size_c", datatype, size);
+}
+TDM_WEAK(MPI_Type_size_c)
+
+/* lb/extent (true_ == 0) or true_lb/true_extent of a type, as MPI_Count. */
+static int bounds_of(const char *fn, MPI_Datatype datatype, int true_, MPI_Count *lb,
+                     MPI_Count *extent) {
+    tdm_dtype_t *dt;
+    GET_TYPE(fn, datatype, dt);
+    CHECK_PTR(fn, lb, true_ ? "true_lb" : "lb");
+    CHECK_PTR(fn, extent, true_ ? "true_extent" : "extent");
+    if (true_) {
+        *lb = dt->true_lb;
+        *extent = dt->true_ub - dt->true_lb;
+    } else {
+        *lb = dt->lb;
+        *extent = tdm_dtype_extent(dt);
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) {
+    MPI_Count l, e;
+    int err = bounds_of("MPI_Type_get_extent", datatype, 0, lb ? &l : NULL, extent ? &e : NULL);
+    if (!err) {
+        *lb = (MPI_Aint)l;
+        *extent = (MPI_Aint)e;
+    }
+    return err;
+}
+TDM_WEAK(MPI_Type_get_extent)
+
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) {
+    return bounds_of("MPI_Type_get_extent_x", datatype, 0, lb, extent);
+}
+TDM_WEAK(MPI_Type_get_extent_x)
+
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) {
+    return bounds_of("MPI_Type_get_extent_c", datatype, 0, lb, extent);
+}
+TDM_WEAK(MPI_Type_get_extent_c)
+
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent) {
+    MPI_Count l, e;
+    int err = bounds_of("MPI_Type_get_true_extent", datatype, 1, true_lb ? &l : NULL,
+                        true_extent ? &e : NULL);
+    if (!err) {
+        *true_lb = (MPI_Aint)l;
+        *true_extent = (MPI_Aint)e;
+    }
+    return err;
+}
+TDM_WEAK(MPI_Type_get_true_extent)
+
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) {
+    return bounds_of("MPI_Type_get_true_extent_x", datatype, 1, true_lb, true_extent);
+}
+TDM_WEAK(MPI_Type_get_true_extent_x)
+
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) {
+    return bounds_of("MPI_Type_get_true_extent_c", datatype, 1, true_lb, true_extent);
+}
+TDM_WEAK(MPI_Type_get_true_extent_c)
+
+/* MPI-1 forms, removed in MPI-3 but still in the MPICH ABI */
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) {
+    tdm_dtype_t *dt;
+    GET_TYPE("MPI_Type_extent", datatype, dt);
+    CHECK_PTR("MPI_Type_extent", extent, "extent");
+    *extent = tdm_dtype_extent(dt);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Type_extent)
+
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) {
+    tdm_dtype_t *dt;
+    GET_TYPE("MPI_Type_lb", datatype, dt);
+    CHECK_PTR("MPI_Type_lb", displacement, "displacement");
+    *displacement = dt->lb;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Type_lb)
+
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) {
+    tdm_dtype_t *dt;
+    GET_TYPE("MPI_Type_ub", datatype, dt);
+    CHECK_PTR("MPI_Type_ub", displacement, "displacement");
+    *displacement = dt->ub;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Type_ub)
+
+/* ---- envelope and contents ---- */
+
+static int envelope(const char *fn, MPI_Datatype datatype, int want_large, MPI_Count *ni,
+                    MPI_Count *na, MPI_Count *nc, MPI_Count *nt, int *combiner) {
+    tdm_dtype_t *dt;
+    GET_TYPE(fn, datatype, dt);
+    if (!ni || !na || !nt || !combiner || (want_large && !nc))
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "an output argument is NULL");
+    const tdm_dtype_contents_t *c = tdm_dtype_contents(dt);
+    if (!c) {
+        *ni = *na = *nt = 0;
+        if (nc)
+            *nc = 0;
+        *combiner = MPI_COMBINER_NAMED;
+        return MPI_SUCCESS;
+    }
+    if (c->nc && !want_large)
+        return tdm_mpi_err(NULL, MPI_ERR_TYPE, fn,
+                           "datatype %#x was made by a large-count constructor: use "
+                           "MPI_Type_get_envelope_c",
+                           (unsigned)datatype);
+    *ni = (MPI_Count)c->ni;
+    *na = (MPI_Count)c->na;
+    *nt = (MPI_Count)c->nt;
+    if (nc)
+        *nc = (MPI_Count)c->nc;
+    *combiner = c->combiner;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
+                           int *num_datatypes, int *combiner) {
+    MPI_Count ni, na, nt;
+    int err = envelope("MPI_Type_get_envelope", datatype, 0, num_integers ? &ni : NULL,
+                       num_addresses ? &na : NULL, NULL, num_datatypes ? &nt : NULL, combiner);
+    if (!err) {
+        *num_integers = (int)ni;
+        *num_addresses = (int)na;
+        *num_datatypes = (int)nt;
+    }
+    return err;
+}
+TDM_WEAK(MPI_Type_get_envelope)
+
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+                             MPI_Count *num_addresses, MPI_Count *num_large_counts,
+                             MPI_Count *num_datatypes, int *combiner) {
+    return envelope("MPI_Type_get_envelope_c", datatype, 1, num_integers, num_addresses,
+                    num_large_counts, num_datatypes, combiner);
+}
+TDM_WEAK(MPI_Type_get_envelope_c)
+
+static int contents(const char *fn, MPI_Datatype datatype, int want_large, MPI_Count max_i,
+                    MPI_Count max_a, MPI_Count max_c, MPI_Count max_t, int *ints, MPI_Aint *aints,
+                    MPI_Count *counts, MPI_Datatype *types) {
+    tdm_dtype_t *dt;
+    GET_TYPE(fn, datatype, dt);
+    const tdm_dtype_contents_t *c = tdm_dtype_contents(dt);
+    if (!c)
+        return tdm_mpi_err(NULL, MPI_ERR_TYPE, fn,
+                           "%s is a predefined datatype (combiner MPI_COMBINER_NAMED)",
+                           tdm_dtype_name(dt));
+    if (c->nc && !want_large)
+        return tdm_mpi_err(NULL, MPI_ERR_TYPE, fn,
+                           "datatype %#x was made by a large-count constructor: use "
+                           "MPI_Type_get_contents_c",
+                           (unsigned)datatype);
+    if ((MPI_Count)c->ni > max_i || (MPI_Count)c->na > max_a || (MPI_Count)c->nt > max_t ||
+        (MPI_Count)c->nc > max_c)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
+                           "arrays too small: need %zu integers, %zu addresses, %zu large counts "
+                           "and %zu datatypes",
+                           c->ni, c->na, c->nc, c->nt);
+    if ((c->ni && !ints) || (c->na && !aints) || (c->nt && !types) || (c->nc && !counts))
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "an output array is NULL");
+    if (c->ni)
+        memcpy(ints, c->ints, c->ni * sizeof(int));
+    for (size_t i = 0; i < c->na; i++)
+        aints[i] = (MPI_Aint)c->aints[i];
+    for (size_t i = 0; i < c->nc; i++)
+        counts[i] = (MPI_Count)c->counts[i];
+    for (size_t i = 0; i < c->nt; i++) {
+        /* derived types come back as new references the user frees */
+        tdm_dtype_t *t = tdm_dtype_get(c->types[i]);
+        if (t)
+            tdm_dtype_retain(t);
+        types[i] = c->types[i];
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                           int max_datatypes, int array_of_integers[],
+                           MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) {
+    return contents("MPI_Type_get_contents", datatype, 0, max_integers, max_addresses, 0,
+                    max_datatypes, array_of_integers, array_of_addresses, NULL, array_of_datatypes);
+}
+TDM_WEAK(MPI_Type_get_contents)
+
+int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                             MPI_Count max_large_counts, MPI_Count max_datatypes,
+                             int array_of_integers[], MPI_Aint array_of_addresses[],
+                             MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]) {
+    return contents("MPI_Type_get_contents_c", datatype, 1, max_integers, max_addresses,
+                    max_large_counts, max_datatypes, array_of_integers, array_of_addresses,
+                    array_of_large_counts, array_of_datatypes);
+}
+TDM_WEAK(MPI_Type_get_contents_c)
+
+/* ---- names ---- */
+
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) {
+    tdm_dtype_t *dt;
+    GET_TYPE("MPI_Type_set_name", datatype, dt);
+    CHECK_PTR("MPI_Type_set_name", type_name, "type_name");
+    tdm_dtype_set_name(dt, type_name);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Type_set_name)
+
+int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) {
+    tdm_dtype_t *dt;
+    GET_TYPE("MPI_Type_get_name", datatype, dt);
+    CHECK_PTR("MPI_Type_get_name", type_name, "type_name");
+    CHECK_PTR("MPI_Type_get_name", resultlen, "resultlen");
+    const char *n = tdm_dtype_name(dt);
+    size_t len = strlen(n);
+    memcpy(type_name, n, len + 1);
+    *resultlen = (int)len;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Type_get_name)
+
+/* ---- attributes ---- */
+
+static int attr_error(int rc, int keyval, const char *fn) {
+    if (rc > 0)
+        return tdm_mpi_err_code(NULL, rc, fn); /* the callback's own code */
+    switch (rc) {
+    case TDM_ATTR_EKEYVAL:
+        return tdm_mpi_err(NULL, MPI_ERR_KEYVAL, fn,
+                           "invalid keyval %#x (not a live datatype keyval)", (unsigned)keyval);
+    case TDM_ATTR_ENOMEM:
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    default:
+        return tdm_mpi_err(NULL, MPI_ERR_OTHER, fn,
+                           "an attribute callback returned %d, not an MPI error code", rc);
+    }
+}
+
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                            MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                            void *extra_state) {
+    static const char fn[] = "MPI_Type_create_keyval";
+    TDM_CHECK_INIT(fn);
+    CHECK_PTR(fn, type_keyval, "type_keyval");
+    int rc = tdm_attr_keyval_create(TDM_ATTR_TYPE, (tdm_attr_copy_fn_t *)type_copy_attr_fn,
+                                    (tdm_attr_delete_fn_t *)type_delete_attr_fn, extra_state,
+                                    TDM_ATTR_PTR, type_keyval);
+    return rc ? attr_error(rc, 0, fn) : MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Type_create_keyval)
+
+int PMPI_Type_free_keyval(int *type_keyval) {
+    static const char fn[] = "MPI_Type_free_keyval";
+    TDM_CHECK_INIT(fn);
+    CHECK_PTR(fn, type_keyval, "type_keyval");
+    int rc = tdm_attr_keyval_free(TDM_ATTR_TYPE, *type_keyval);
+    if (rc)
+        return attr_error(rc, *type_keyval, fn);
+    *type_keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Type_free_keyval)
+
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) {
+    static const char fn[] = "MPI_Type_set_attr";
+    tdm_dtype_t *dt;
+    GET_TYPE(fn, datatype, dt);
+    int rc = tdm_attr_set(TDM_ATTR_TYPE, (tdm_attr_list_t **)tdm_dtype_attrs(dt), datatype,
+                          type_keyval, attribute_val, TDM_ATTR_PTR);
+    return rc ? attr_error(rc, type_keyval, fn) : MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Type_set_attr)
+
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) {
+    static const char fn[] = "MPI_Type_get_attr";
+    tdm_dtype_t *dt;
+    GET_TYPE(fn, datatype, dt);
+    CHECK_PTR(fn, attribute_val, "attribute_val");
+    CHECK_PTR(fn, flag, "flag");
+    int rc = tdm_attr_get(TDM_ATTR_TYPE, (tdm_attr_list_t *const *)tdm_dtype_attrs(dt), type_keyval,
+                          attribute_val, flag, TDM_ATTR_PTR);
+    return rc ? attr_error(rc, type_keyval, fn) : MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Type_get_attr)
+
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) {
+    static const char fn[] = "MPI_Type_delete_attr";
+    tdm_dtype_t *dt;
+    GET_TYPE(fn, datatype, dt);
+    int rc = tdm_attr_delete(TDM_ATTR_TYPE, (tdm_attr_list_t **)tdm_dtype_attrs(dt), datatype,
+                             type_keyval);
+    return rc ? attr_error(rc, type_keyval, fn) : MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Type_delete_attr)
+
+/* ---- Type_match_size ---- */
+
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) {
+    static const char fn[] = "MPI_Type_match_size";
+    TDM_CHECK_INIT(fn);
+    CHECK_PTR(fn, datatype, "datatype");
+    /* MPICH's answers: the Fortran sized types */
+    static const MPI_Datatype reals[] = {MPI_REAL4, MPI_REAL8, MPI_REAL16};
+    static const MPI_Datatype ints[] = {MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4, MPI_INTEGER8};
+    static const MPI_Datatype cplx[] = {MPI_COMPLEX8, MPI_COMPLEX16, MPI_COMPLEX32};
+    const MPI_Datatype *list;
+    size_t n;
+    switch (typeclass) {
+    case MPI_TYPECLASS_REAL:
+        list = reals;
+        n = sizeof(reals) / sizeof(reals[0]);
+        break;
+    case MPI_TYPECLASS_INTEGER:
+        list = ints;
+        n = sizeof(ints) / sizeof(ints[0]);
+        break;
+    case MPI_TYPECLASS_COMPLEX:
+        list = cplx;
+        n = sizeof(cplx) / sizeof(cplx[0]);
+        break;
+    default:
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
+                           "invalid typeclass %d (MPI_TYPECLASS_REAL, _INTEGER or _COMPLEX)",
+                           typeclass);
+    }
+    for (size_t i = 0; i < n; i++) {
+        tdm_dtype_t *dt = tdm_dtype_get(list[i]);
+        if (dt && (int)dt->size == size) {
+            *datatype = list[i];
+            return MPI_SUCCESS;
+        }
+    }
+    return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "no predefined type of typeclass %d has size %d",
+                       typeclass, size);
+}
+TDM_WEAK(MPI_Type_match_size)
+
+/* ---- addresses ---- */
+
+int PMPI_Get_address(const void *location, MPI_Aint *address) {
+    CHECK_PTR("MPI_Get_address", address, "address");
+    *address = (MPI_Aint)(uintptr_t)location;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Get_address)
+
+int PMPI_Address(void *location, MPI_Aint *address) {
+    CHECK_PTR("MPI_Address", address, "address");
+    *address = (MPI_Aint)(uintptr_t)location;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Address)
+
+/* MPI_Aint_add and MPI_Aint_diff are in abi.c (functions without an error code). */
+
+/* ---- Pack / Unpack ---- */
+
+static int pack_common(const char *fn, const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
+                       void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm) {
+    tdm_comm_t *c;
+    tdm_dtype_t *dt;
+    TDM_GET_COMM(fn, comm, c);
+    if (incount < 0)
+        return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid incount %lld", (long long)incount);
+    if (!position)
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "position is NULL");
+    TDM_GET_DTYPE(fn, c, datatype, dt);
+    size_t bytes = (size_t)incount * dt->size;
+    if (*position < 0 || outsize < 0 || (MPI_Count)bytes > outsize - *position)
+        return tdm_mpi_err(c, MPI_ERR_TRUNCATE, fn,
+                           "%zu bytes do not fit at position %lld of a %lld-byte buffer", bytes,
+                           (long long)*position, (long long)outsize);
+    if (bytes && (!outbuf || !inbuf))
+        return tdm_mpi_err(c, MPI_ERR_BUFFER, fn, "%s is NULL", outbuf ? "inbuf" : "outbuf");
+    tdm_dtype_pack(inbuf, (size_t)incount, dt, 0, (char *)outbuf + *position, bytes);
+    *position += (MPI_Count)bytes;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+              int *position, MPI_Comm comm) {
+    MPI_Count pos = position ? *position : 0;
+    int err = pack_common("MPI_Pack", inbuf, incount, datatype, outbuf, outsize,
+                          position ? &pos : NULL, comm);
+    if (!err)
+        *position = (int)pos;
+    return err;
+}
+TDM_WEAK(MPI_Pack)
+
+int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                MPI_Count outsize, MPI_Count *position, MPI_Comm comm) {
+    return pack_common("MPI_Pack_c", inbuf, incount, datatype, outbuf, outsize, position, comm);
+}
+TDM_WEAK(MPI_Pack_c)
+
+static int unpack_common(const char *fn, const void *inbuf, MPI_Count insize, MPI_Count *position,
+                         void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) {
+    tdm_comm_t *c;
+    tdm_dtype_t *dt;
+    TDM_GET_COMM(fn, comm, c);
+    if (outcount < 0)
+        return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid outcount %lld", (long long)outcount);
+    if (!position)
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "position is NULL");
+    TDM_GET_DTYPE(fn, c, datatype, dt);
+    size_t bytes = (size_t)outcount * dt->size;
+    if (*position < 0 || insize < 0 || (MPI_Count)bytes > insize - *position)
+        return tdm_mpi_err(c, MPI_ERR_TRUNCATE, fn,
+                           "%zu bytes wanted at position %lld of a %lld-byte buffer", bytes,
+                           (long long)*position, (long long)insize);
+    if (bytes && (!outbuf || !inbuf))
+        return tdm_mpi_err(c, MPI_ERR_BUFFER, fn, "%s is NULL", outbuf ? "inbuf" : "outbuf");
+    tdm_dtype_unpack(outbuf, (size_t)outcount, dt, 0, (const char *)inbuf + *position, bytes);
+    *position += (MPI_Count)bytes;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+                MPI_Datatype datatype, MPI_Comm comm) {
+    MPI_Count pos = position ? *position : 0;
+    int err = unpack_common("MPI_Unpack", inbuf, insize, position ? &pos : NULL, outbuf, outcount,
+                            datatype, comm);
+    if (!err)
+        *position = (int)pos;
+    return err;
+}
+TDM_WEAK(MPI_Unpack)
+
+int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) {
+    return unpack_common("MPI_Unpack_c", inbuf, insize, position, outbuf, outcount, datatype, comm);
+}
+TDM_WEAK(MPI_Unpack_c)
+
+static int pack_size_common(const char *fn, MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
+                            MPI_Count *size) {
+    tdm_comm_t *c;
+    tdm_dtype_t *dt;
+    TDM_GET_COMM(fn, comm, c);
+    if (incount < 0)
+        return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid incount %lld", (long long)incount);
+    if (!size)
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "size is NULL");
+    TDM_GET_DTYPE(fn, c, datatype, dt);
+    *size = incount * (MPI_Count)dt->size; /* the packed form is the bytes, nothing more */
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size) {
+    MPI_Count s;
+    int err = pack_size_common("MPI_Pack_size", incount, datatype, comm, size ? &s : NULL);
+    if (err)
+        return err;
+    if (s > INT_MAX)
+        return tdm_mpi_err(tdm_comm_get(comm), MPI_ERR_VALUE_TOO_LARGE, "MPI_Pack_size",
+                           "packed size %lld does not fit in an int (use MPI_Pack_size_c)",
+                           (long long)s);
+    *size = (int)s;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Pack_size)
+
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size) {
+    return pack_size_common("MPI_Pack_size_c", incount, datatype, comm, size);
+}
+TDM_WEAK(MPI_Pack_size_c)
+
+/* ---- external32 ---- */
+
+static int check_datarep(const char *fn, const char *datarep) {
+    CHECK_PTR(fn, datarep, "datarep");
+    if (strcmp(datarep, "external32") != 0)
+        return tdm_mpi_err(NULL, MPI_ERR_UNSUPPORTED_DATAREP, fn,
+                           "unsupported data representation \"%s\" (only \"external32\")", datarep);
+    return MPI_SUCCESS;
+}
+
+static int pack_ext_common(const char *fn, const char *datarep, const void *inbuf,
+                           MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                           MPI_Count outsize, MPI_Count *position) {
+    tdm_dtype_t *dt;
+    TDM_CHECK_INIT(fn);
+    int err = check_datarep(fn, datarep);
+    if (err)
+        return err;
+    CHECK_COUNT_ARG(fn, incount, "incount", MPI_ERR_COUNT);
+    CHECK_PTR(fn, position, "position");
+    TDM_GET_DTYPE(fn, NULL, datatype, dt);
+    size_t bytes = (size_t)incount * tdm_dtype_ext32_size(dt);
+    if (*position < 0 || outsize < 0 || (MPI_Count)bytes > outsize - *position)
+        return tdm_mpi_err(NULL, MPI_ERR_TRUNCATE, fn,
+                           "%zu bytes do not fit at position %lld of a %lld-byte buffer", bytes,
+                           (long long)*position, (long long)outsize);
+    if (bytes && (!outbuf || !inbuf))
+        return tdm_mpi_err(NULL, MPI_ERR_BUFFER, fn, "%s is NULL", outbuf ? "inbuf" : "outbuf");
+    if (tdm_dtype_pack_ext32(inbuf, (size_t)incount, dt, (char *)outbuf + *position))
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory converting %zu bytes", bytes);
+    *position += (MPI_Count)bytes;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype,
+                       void *outbuf, MPI_Aint outsize, MPI_Aint *position) {
+    MPI_Count pos = position ? *position : 0;
+    int err = pack_ext_common("MPI_Pack_external", datarep, inbuf, incount, datatype, outbuf,
+                              outsize, position ? &pos : NULL);
+    if (!err)
+        *position = (MPI_Aint)pos;
+    return err;
+}
+TDM_WEAK(MPI_Pack_external)
+
+int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
+                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                         MPI_Count *position) {
+    return pack_ext_common("MPI_Pack_external_c", datarep, inbuf, incount, datatype, outbuf,
+                           outsize, position);
+}
+TDM_WEAK(MPI_Pack_external_c)
+
+static int unpack_ext_common(const char *fn, const char *datarep, const void *inbuf,
+                             MPI_Count insize, MPI_Count *position, void *outbuf,
+                             MPI_Count outcount, MPI_Datatype datatype) {
+    tdm_dtype_t *dt;
+    TDM_CHECK_INIT(fn);
+    int err = check_datarep(fn, datarep);
+    if (err)
+        return err;
+    CHECK_COUNT_ARG(fn, outcount, "outcount", MPI_ERR_COUNT);
+    CHECK_PTR(fn, position, "position");
+    TDM_GET_DTYPE(fn, NULL, datatype, dt);
+    size_t bytes = (size_t)outcount * tdm_dtype_ext32_size(dt);
+    if (*position < 0 || insize < 0 || (MPI_Count)bytes > insize - *position)
+        return tdm_mpi_err(NULL, MPI_ERR_TRUNCATE, fn,
+                           "%zu bytes wanted at position %lld of a %lld-byte buffer", bytes,
+                           (long long)*position, (long long)insize);
+    if (bytes && (!outbuf || !inbuf))
+        return tdm_mpi_err(NULL, MPI_ERR_BUFFER, fn, "%s is NULL", outbuf ? "inbuf" : "outbuf");
+    if (tdm_dtype_unpack_ext32((const char *)inbuf + *position, outbuf, (size_t)outcount, dt))
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory converting %zu bytes", bytes);
+    *position += (MPI_Count)bytes;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) {
+    MPI_Count pos = position ? *position : 0;
+    int err = unpack_ext_common("MPI_Unpack_external", datarep, inbuf, insize,
+                                position ? &pos : NULL, outbuf, outcount, datatype);
+    if (!err)
+        *position = (MPI_Aint)pos;
+    return err;
+}
+TDM_WEAK(MPI_Unpack_external)
+
+int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                           MPI_Count *position, void *outbuf, MPI_Count outcount,
+                           MPI_Datatype datatype) {
+    return unpack_ext_common("MPI_Unpack_external_c", datarep, inbuf, insize, position, outbuf,
+                             outcount, datatype);
+}
+TDM_WEAK(MPI_Unpack_external_c)
+
+static int pack_ext_size(const char *fn, const char *datarep, MPI_Count incount,
+                         MPI_Datatype datatype, MPI_Count *size) {
+    tdm_dtype_t *dt;
+    TDM_CHECK_INIT(fn);
+    int err = check_datarep(fn, datarep);
+    if (err)
+        return err;
+    CHECK_COUNT_ARG(fn, incount, "incount", MPI_ERR_COUNT);
+    CHECK_PTR(fn, size, "size");
+    TDM_GET_DTYPE(fn, NULL, datatype, dt);
+    *size = incount * (MPI_Count)tdm_dtype_ext32_size(dt);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype,
+                            MPI_Aint *size) {
+    MPI_Count s;
+    int err = pack_ext_size("MPI_Pack_external_size", datarep, incount, datatype, size ? &s : NULL);
+    if (!err)
+        *size = (MPI_Aint)s;
+    return err;
+}
+TDM_WEAK(MPI_Pack_external_size)
+
+int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
+                              MPI_Count *size) {
+    return pack_ext_size("MPI_Pack_external_size_c", datarep, incount, datatype, size);
+}
+TDM_WEAK(MPI_Pack_external_size_c)
