@@ -3,10 +3,13 @@
  * Error classes, codes, strings and handlers.
  *
  * A returned error code is its class in the low 7 bits; when the library has a
- * detailed message for it, bits 7..29 name a slot of a ring of recent messages,
- * so MPI_Error_string gives the detail (which call, argument, rank) and
- * MPI_Error_class the class. Classes and codes added by the user have bit 30 set
- * and index a table. Built-in classes are below 128 (MPICH's values).
+ * detailed message for it, bits 7..29 hold the message's sequence number. The last
+ * DETAIL_SLOTS messages are kept in a ring, each with its number, so
+ * MPI_Error_string gives the detail (which call, argument, rank) while it is
+ * there and the class's text once it has been overwritten (never another error's
+ * message), and MPI_Error_class gives the class. Classes and codes added by the
+ * user have bit 30 set and index a table. Built-in classes are below 128 (MPICH's
+ * values).
  */
 #include "bind.h"
 
@@ -122,8 +125,12 @@ static const char *class_text(int errclass) {
 
 /* ---- detailed messages ---- */
 static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
-static char details[DETAIL_SLOTS][MPI_MAX_ERROR_STRING];
-static unsigned next_detail;
+#define DETAIL_SEQ_MASK 0x7fffffu /* bits 7..29 of a code */
+static struct {
+    unsigned seq;
+    char text[MPI_MAX_ERROR_STRING];
+} details[DETAIL_SLOTS];
+static unsigned last_seq;
 
 /* ---- user classes and codes ---- */
 typedef struct {
@@ -143,10 +150,11 @@ static int nerrh;
 
 static int make_code(int errclass, const char *msg) {
     pthread_mutex_lock(&err_lock);
-    unsigned slot = (next_detail++ % (DETAIL_SLOTS - 1)) + 1;
-    snprintf(details[slot], sizeof(details[slot]), "%s", msg);
+    unsigned seq = last_seq = last_seq % DETAIL_SEQ_MASK + 1; /* 1..mask: 0 is "no detail" */
+    details[seq % DETAIL_SLOTS].seq = seq;
+    snprintf(details[seq % DETAIL_SLOTS].text, sizeof(details[0].text), "%s", msg);
     pthread_mutex_unlock(&err_lock);
-    return errclass | (int)(slot << 7);
+    return errclass | (int)(seq << 7);
 }
 
 int tdm_mpi_class_of(tdm_rc_t rc) {
@@ -217,6 +225,18 @@ int tdm_mpi_err_code(tdm_comm_t *comm, int code, const char *fn) {
 }
 
 int tdm_mpi_unsupported(MPI_Comm comm, const char *fn) {
+    if (strncmp(fn, "MPI_File_", 9) == 0) {
+        /* MPI-IO raises errors on the file's handler, or MPI_FILE_NULL's when there is
+         * no file yet: MPI_ERRORS_RETURN unless changed (MPI-3.1 13.7), and changing
+         * it is itself unsupported. So the error returns, whatever the communicator's
+         * handler: a program that checks MPI_File_open's result can carry on. */
+        char msg[MPI_MAX_ERROR_STRING];
+        snprintf(msg, sizeof(msg),
+                 "%s on rank %d: %s is not implemented in this version of Tandem MPI (%s)", fn,
+                 tdm_mpi.boot.rank, fn, class_text(MPI_ERR_UNSUPPORTED_OPERATION));
+        tdm_debug(MPI, "%s", msg);
+        return make_code(MPI_ERR_UNSUPPORTED_OPERATION, msg);
+    }
     tdm_comm_t *c = tdm_mpi.initialized ? tdm_comm_get(comm) : NULL;
     return tdm_mpi_err(c, MPI_ERR_UNSUPPORTED_OPERATION, fn,
                        "%s is not implemented in this version of Tandem MPI", fn);
@@ -254,15 +274,16 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
         if (idx >= 0 && idx < ndyn)
             text = dyn[idx].text ? dyn[idx].text : "";
     } else if (errorcode >= 0) {
-        unsigned slot = (unsigned)errorcode >> 7;
+        unsigned seq = (unsigned)errorcode >> 7;
         const char *ct = class_text(errorcode & 0x7f);
-        if (ct && slot == 0) {
-            text = ct;
-        } else if (ct && slot < DETAIL_SLOTS) {
+        text = ct;
+        if (ct && seq != 0) {
             pthread_mutex_lock(&err_lock);
-            snprintf(buf, sizeof(buf), "%s", details[slot]);
+            if (details[seq % DETAIL_SLOTS].seq == seq) {
+                snprintf(buf, sizeof(buf), "%s", details[seq % DETAIL_SLOTS].text);
+                text = buf;
+            }
             pthread_mutex_unlock(&err_lock);
-            text = buf;
         }
     }
     if (!text)
@@ -287,8 +308,10 @@ static int dyn_add(int errclass, int *out) {
     return 0;
 }
 
+/* MPI_LASTUSEDCODE: never below MPI_ERR_LASTCODE (MPI-3.1 8.5); added classes and
+ * codes lie above it. */
 int tdm_mpi_last_used_code(void) {
-    return ndyn ? (DYN_BIT | (ndyn - 1)) : MPI_T_ERR_NOT_SUPPORTED;
+    return ndyn ? (DYN_BIT | (ndyn - 1)) : MPI_ERR_LASTCODE;
 }
 
 int PMPI_Add_error_class(int *errorclass) {

@@ -9,7 +9,7 @@
  * MPI_T_ functions return MPI_T_ERR_NOT_SUPPORTED: the tool interface never
  * calls error handlers.
  *
- * 638 functions declared, 206 implemented elsewhere, 432 stubbed here.
+ * 638 functions declared, 246 implemented elsewhere, 392 stubbed here.
  *
  * Never stubbed (they do not return an error code); implemented elsewhere:
  *   MPI_Aint MPI_Aint_add
@@ -41,12 +41,6 @@ int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
 }
 TDM_WEAK(MPI_Accumulate_c)
 
-int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Allgather");
-}
-TDM_WEAK(MPI_Allgather)
-
 int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
     return tdm_mpi_unsupported(comm, "MPI_Allgather_c");
@@ -66,13 +60,6 @@ int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
     return tdm_mpi_unsupported(comm, "MPI_Allgather_init_c");
 }
 TDM_WEAK(MPI_Allgather_init_c)
-
-int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Allgatherv");
-}
-TDM_WEAK(MPI_Allgatherv)
 
 int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
@@ -96,12 +83,6 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 }
 TDM_WEAK(MPI_Allgatherv_init_c)
 
-int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Allreduce");
-}
-TDM_WEAK(MPI_Allreduce)
-
 int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm) {
     return tdm_mpi_unsupported(comm, "MPI_Allreduce_c");
@@ -120,12 +101,6 @@ int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
     return tdm_mpi_unsupported(comm, "MPI_Allreduce_init_c");
 }
 TDM_WEAK(MPI_Allreduce_init_c)
-
-int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Alltoall");
-}
-TDM_WEAK(MPI_Alltoall)
 
 int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
@@ -146,13 +121,6 @@ int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
     return tdm_mpi_unsupported(comm, "MPI_Alltoall_init_c");
 }
 TDM_WEAK(MPI_Alltoall_init_c)
-
-int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Alltoallv");
-}
-TDM_WEAK(MPI_Alltoallv)
 
 int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
@@ -178,13 +146,6 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
 }
 TDM_WEAK(MPI_Alltoallv_init_c)
 
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Alltoallw");
-}
-TDM_WEAK(MPI_Alltoallw)
-
 int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
@@ -209,20 +170,10 @@ int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
 }
 TDM_WEAK(MPI_Alltoallw_init_c)
 
-int PMPI_Barrier(MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Barrier");
-}
-TDM_WEAK(MPI_Barrier)
-
 int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     return tdm_mpi_unsupported(comm, "MPI_Barrier_init");
 }
 TDM_WEAK(MPI_Barrier_init)
-
-int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Bcast");
-}
-TDM_WEAK(MPI_Bcast)
 
 int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
     return tdm_mpi_unsupported(comm, "MPI_Bcast_c");
@@ -409,12 +360,6 @@ int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) {
     return tdm_mpi_unsupported(comm, "MPI_Errhandler_set");
 }
 TDM_WEAK(MPI_Errhandler_set)
-
-int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Exscan");
-}
-TDM_WEAK(MPI_Exscan)
 
 int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                   MPI_Op op, MPI_Comm comm) {
@@ -932,12 +877,6 @@ int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
 }
 TDM_WEAK(MPI_File_write_shared_c)
 
-int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Gather");
-}
-TDM_WEAK(MPI_Gather)
-
 int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
     return tdm_mpi_unsupported(comm, "MPI_Gather_c");
@@ -957,13 +896,6 @@ int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     return tdm_mpi_unsupported(comm, "MPI_Gather_init_c");
 }
 TDM_WEAK(MPI_Gather_init_c)
-
-int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Gatherv");
-}
-TDM_WEAK(MPI_Gatherv)
 
 int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
@@ -1063,25 +995,12 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
 }
 TDM_WEAK(MPI_Group_from_session_pset)
 
-int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Iallgather");
-}
-TDM_WEAK(MPI_Iallgather)
-
 int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                       MPI_Request *request) {
     return tdm_mpi_unsupported(comm, "MPI_Iallgather_c");
 }
 TDM_WEAK(MPI_Iallgather_c)
-
-int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                     MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Iallgatherv");
-}
-TDM_WEAK(MPI_Iallgatherv)
 
 int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                        void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
@@ -1090,23 +1009,11 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 }
 TDM_WEAK(MPI_Iallgatherv_c)
 
-int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Iallreduce");
-}
-TDM_WEAK(MPI_Iallreduce)
-
 int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                       MPI_Op op, MPI_Comm comm, MPI_Request *request) {
     return tdm_mpi_unsupported(comm, "MPI_Iallreduce_c");
 }
 TDM_WEAK(MPI_Iallreduce_c)
-
-int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ialltoall");
-}
-TDM_WEAK(MPI_Ialltoall)
 
 int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
@@ -1114,14 +1021,6 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     return tdm_mpi_unsupported(comm, "MPI_Ialltoall_c");
 }
 TDM_WEAK(MPI_Ialltoall_c)
-
-int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                    MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ialltoallv");
-}
-TDM_WEAK(MPI_Ialltoallv)
 
 int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                       MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
@@ -1131,14 +1030,6 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
 }
 TDM_WEAK(MPI_Ialltoallv_c)
 
-int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                    MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ialltoallw");
-}
-TDM_WEAK(MPI_Ialltoallw)
-
 int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                       const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
@@ -1146,17 +1037,6 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const M
     return tdm_mpi_unsupported(comm, "MPI_Ialltoallw_c");
 }
 TDM_WEAK(MPI_Ialltoallw_c)
-
-int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ibarrier");
-}
-TDM_WEAK(MPI_Ibarrier)
-
-int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ibcast");
-}
-TDM_WEAK(MPI_Ibcast)
 
 int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
                   MPI_Request *request) {
@@ -1170,24 +1050,11 @@ int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
 }
 TDM_WEAK(MPI_Ibsend_c)
 
-int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                 MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Iexscan");
-}
-TDM_WEAK(MPI_Iexscan)
-
 int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm, MPI_Request *request) {
     return tdm_mpi_unsupported(comm, "MPI_Iexscan_c");
 }
 TDM_WEAK(MPI_Iexscan_c)
-
-int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                 MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Igather");
-}
-TDM_WEAK(MPI_Igather)
 
 int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
@@ -1195,13 +1062,6 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     return tdm_mpi_unsupported(comm, "MPI_Igather_c");
 }
 TDM_WEAK(MPI_Igather_c)
-
-int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                  MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Igatherv");
-}
-TDM_WEAK(MPI_Igatherv)
 
 int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                     const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
@@ -1317,30 +1177,11 @@ int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, 
 }
 TDM_WEAK(MPI_Irecv_c)
 
-int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                 int root, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ireduce");
-}
-TDM_WEAK(MPI_Ireduce)
-
 int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                    MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) {
     return tdm_mpi_unsupported(comm, "MPI_Ireduce_c");
 }
 TDM_WEAK(MPI_Ireduce_c)
-
-int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ireduce_scatter");
-}
-TDM_WEAK(MPI_Ireduce_scatter)
-
-int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                               MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ireduce_scatter_block");
-}
-TDM_WEAK(MPI_Ireduce_scatter_block)
 
 int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
@@ -1361,24 +1202,11 @@ int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
 }
 TDM_WEAK(MPI_Irsend_c)
 
-int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Iscan");
-}
-TDM_WEAK(MPI_Iscan)
-
 int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                  MPI_Op op, MPI_Comm comm, MPI_Request *request) {
     return tdm_mpi_unsupported(comm, "MPI_Iscan_c");
 }
 TDM_WEAK(MPI_Iscan_c)
-
-int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                  MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Iscatter");
-}
-TDM_WEAK(MPI_Iscatter)
 
 int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                     MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
@@ -1386,13 +1214,6 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     return tdm_mpi_unsupported(comm, "MPI_Iscatter_c");
 }
 TDM_WEAK(MPI_Iscatter_c)
-
-int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                   int root, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Iscatterv");
-}
-TDM_WEAK(MPI_Iscatterv)
 
 int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
                      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
@@ -1601,26 +1422,6 @@ int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcoun
 }
 TDM_WEAK(MPI_Neighbor_alltoallw_init_c)
 
-int PMPI_Op_commutative(MPI_Op op, int *commute) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Op_commutative");
-}
-TDM_WEAK(MPI_Op_commutative)
-
-int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Op_create");
-}
-TDM_WEAK(MPI_Op_create)
-
-int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Op_create_c");
-}
-TDM_WEAK(MPI_Op_create_c)
-
-int PMPI_Op_free(MPI_Op *op) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Op_free");
-}
-TDM_WEAK(MPI_Op_free)
-
 int PMPI_Open_port(MPI_Info info, char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Open_port");
 }
@@ -1704,12 +1505,6 @@ int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sour
 }
 TDM_WEAK(MPI_Recv_init_c)
 
-int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                int root, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Reduce");
-}
-TDM_WEAK(MPI_Reduce)
-
 int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                   MPI_Op op, int root, MPI_Comm comm) {
     return tdm_mpi_unsupported(comm, "MPI_Reduce_c");
@@ -1727,30 +1522,6 @@ int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
     return tdm_mpi_unsupported(comm, "MPI_Reduce_init_c");
 }
 TDM_WEAK(MPI_Reduce_init_c)
-
-int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
-                      MPI_Op op) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Reduce_local");
-}
-TDM_WEAK(MPI_Reduce_local)
-
-int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
-                        MPI_Op op) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Reduce_local_c");
-}
-TDM_WEAK(MPI_Reduce_local_c)
-
-int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Reduce_scatter");
-}
-TDM_WEAK(MPI_Reduce_scatter)
-
-int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Reduce_scatter_block");
-}
-TDM_WEAK(MPI_Reduce_scatter_block)
 
 int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
@@ -1865,12 +1636,6 @@ int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
 }
 TDM_WEAK(MPI_Rsend_init_c)
 
-int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-              MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Scan");
-}
-TDM_WEAK(MPI_Scan)
-
 int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                 MPI_Op op, MPI_Comm comm) {
     return tdm_mpi_unsupported(comm, "MPI_Scan_c");
@@ -1888,12 +1653,6 @@ int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
     return tdm_mpi_unsupported(comm, "MPI_Scan_init_c");
 }
 TDM_WEAK(MPI_Scan_init_c)
-
-int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Scatter");
-}
-TDM_WEAK(MPI_Scatter)
 
 int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
@@ -1914,13 +1673,6 @@ int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
     return tdm_mpi_unsupported(comm, "MPI_Scatter_init_c");
 }
 TDM_WEAK(MPI_Scatter_init_c)
-
-int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Scatterv");
-}
-TDM_WEAK(MPI_Scatterv)
 
 int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,

@@ -62,8 +62,9 @@ int main(int argc, char **argv) {
     want(__LINE__, MPI_Wait(&req, MPI_STATUS_IGNORE), MPI_ERR_REQUEST, 19);
     {
         int big[4] = {1, 2, 3, 4}, small[1];
-        want(__LINE__, MPI_Sendrecv(big, 4, MPI_INT, rank, 1, small, 1, MPI_INT, rank, 1,
-                                    MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+        want(__LINE__,
+             MPI_Sendrecv(big, 4, MPI_INT, rank, 1, small, 1, MPI_INT, rank, 1, MPI_COMM_WORLD,
+                          MPI_STATUS_IGNORE),
              MPI_ERR_TRUNCATE, 14);
     }
     {
@@ -88,8 +89,7 @@ int main(int argc, char **argv) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
     int err = MPI_Send(buf, 1, MPI_INT, 0, -7, MPI_COMM_WORLD);
     CHECK(calls == 1 && last_code == err && last_comm == MPI_COMM_WORLD,
-          "user handler: calls %d code %d/%d comm %#x", calls, last_code, err,
-          (unsigned)last_comm);
+          "user handler: calls %d code %d/%d comm %#x", calls, last_code, err, (unsigned)last_comm);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Errhandler_free(&eh);
     CHECK(eh == MPI_ERRHANDLER_NULL, "Errhandler_free: %#x", (unsigned)eh);

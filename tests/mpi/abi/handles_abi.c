@@ -27,11 +27,26 @@ static int rank, nprocs, errs;
         }                                                                                          \
     } while (0)
 
-struct float_int { float v; int i; };
-struct double_int { double v; int i; };
-struct long_int { long v; int i; };
-struct short_int { short v; int i; };
-struct long_double_int { long double v; int i; };
+struct float_int {
+    float v;
+    int i;
+};
+struct double_int {
+    double v;
+    int i;
+};
+struct long_int {
+    long v;
+    int i;
+};
+struct short_int {
+    short v;
+    int i;
+};
+struct long_double_int {
+    long double v;
+    int i;
+};
 
 typedef struct {
     MPI_Datatype type;
@@ -41,26 +56,50 @@ typedef struct {
     size_t ioff;   /* pairs: offset of the int in the struct (0 otherwise) */
 } type_t;
 
-#define T(_t, _c) {_t, #_t, sizeof(_c), sizeof(_c), 0}
+#define T(_t, _c)                                                                                  \
+    { _t, #_t, sizeof(_c), sizeof(_c), 0 }
 static const type_t types[] = {
-    T(MPI_CHAR, char), T(MPI_SIGNED_CHAR, signed char), T(MPI_UNSIGNED_CHAR, unsigned char),
-    T(MPI_BYTE, char), T(MPI_WCHAR, wchar_t), T(MPI_SHORT, short),
-    T(MPI_UNSIGNED_SHORT, unsigned short), T(MPI_INT, int), T(MPI_UNSIGNED, unsigned),
-    T(MPI_LONG, long), T(MPI_UNSIGNED_LONG, unsigned long), T(MPI_LONG_LONG_INT, long long),
-    T(MPI_LONG_LONG, long long), T(MPI_UNSIGNED_LONG_LONG, unsigned long long),
-    T(MPI_FLOAT, float), T(MPI_DOUBLE, double), T(MPI_INT8_T, int8_t), T(MPI_INT16_T, int16_t),
-    T(MPI_INT32_T, int32_t), T(MPI_INT64_T, int64_t), T(MPI_UINT8_T, uint8_t),
-    T(MPI_UINT16_T, uint16_t), T(MPI_UINT32_T, uint32_t), T(MPI_UINT64_T, uint64_t),
-    T(MPI_C_BOOL, bool), T(MPI_C_FLOAT_COMPLEX, float _Complex),
-    T(MPI_C_DOUBLE_COMPLEX, double _Complex), T(MPI_AINT, MPI_Aint), T(MPI_OFFSET, MPI_Offset),
-    T(MPI_COUNT, MPI_Count), T(MPI_PACKED, char), T(MPI_2INT, int[2]),
+    T(MPI_CHAR, char),
+    T(MPI_SIGNED_CHAR, signed char),
+    T(MPI_UNSIGNED_CHAR, unsigned char),
+    T(MPI_BYTE, char),
+    T(MPI_WCHAR, wchar_t),
+    T(MPI_SHORT, short),
+    T(MPI_UNSIGNED_SHORT, unsigned short),
+    T(MPI_INT, int),
+    T(MPI_UNSIGNED, unsigned),
+    T(MPI_LONG, long),
+    T(MPI_UNSIGNED_LONG, unsigned long),
+    T(MPI_LONG_LONG_INT, long long),
+    T(MPI_LONG_LONG, long long),
+    T(MPI_UNSIGNED_LONG_LONG, unsigned long long),
+    T(MPI_FLOAT, float),
+    T(MPI_DOUBLE, double),
+    T(MPI_INT8_T, int8_t),
+    T(MPI_INT16_T, int16_t),
+    T(MPI_INT32_T, int32_t),
+    T(MPI_INT64_T, int64_t),
+    T(MPI_UINT8_T, uint8_t),
+    T(MPI_UINT16_T, uint16_t),
+    T(MPI_UINT32_T, uint32_t),
+    T(MPI_UINT64_T, uint64_t),
+    T(MPI_C_BOOL, bool),
+    T(MPI_C_FLOAT_COMPLEX, float _Complex),
+    T(MPI_C_DOUBLE_COMPLEX, double _Complex),
+    T(MPI_AINT, MPI_Aint),
+    T(MPI_OFFSET, MPI_Offset),
+    T(MPI_COUNT, MPI_Count),
+    T(MPI_PACKED, char),
+    T(MPI_2INT, int[2]),
     /* long double: 10 data bytes in 16 on x86-64; sent whole */
     T(MPI_LONG_DOUBLE, long double),
-    /* pairs: the wire carries value and int, the memory the struct with its padding */
+/* pairs: the wire carries value and int, the memory the struct with its padding */
 #define P(_t, _s, _v)                                                                              \
-    {_t, #_t, sizeof(_v) + sizeof(int), sizeof(struct _s), offsetof(struct _s, i)}
-    P(MPI_FLOAT_INT, float_int, float), P(MPI_DOUBLE_INT, double_int, double),
-    P(MPI_LONG_INT, long_int, long), P(MPI_SHORT_INT, short_int, short),
+    { _t, #_t, sizeof(_v) + sizeof(int), sizeof(struct _s), offsetof(struct _s, i) }
+    P(MPI_FLOAT_INT, float_int, float),
+    P(MPI_DOUBLE_INT, double_int, double),
+    P(MPI_LONG_INT, long_int, long),
+    P(MPI_SHORT_INT, short_int, short),
 };
 #define NTYPES (int)(sizeof(types) / sizeof(types[0]))
 #define COUNT 5

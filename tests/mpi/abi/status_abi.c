@@ -40,8 +40,8 @@ int main(int argc, char **argv) {
         sbuf[i] = rank * 1000 + i;
     memset(&st, 0x5a, sizeof(st));
     st.MPI_ERROR = 4242;
-    MPI_Sendrecv(sbuf, 37, MPI_INT, peer, 12, rbuf, 100, MPI_INT, from, MPI_ANY_TAG,
-                 MPI_COMM_WORLD, &st);
+    MPI_Sendrecv(sbuf, 37, MPI_INT, peer, 12, rbuf, 100, MPI_INT, from, MPI_ANY_TAG, MPI_COMM_WORLD,
+                 &st);
     CHECK(st.MPI_SOURCE == from && st.MPI_TAG == 12, "status fields: source %d tag %d",
           st.MPI_SOURCE, st.MPI_TAG);
     CHECK(st.MPI_ERROR == 4242, "MPI_ERROR changed by a successful call: %d", st.MPI_ERROR);

@@ -28,16 +28,26 @@ static int rank, nprocs, errs;
 
 static const char *class_name(int c) {
     switch (c) {
-    case MPI_SUCCESS: return "MPI_SUCCESS";
-    case MPI_ERR_BUFFER: return "MPI_ERR_BUFFER";
-    case MPI_ERR_COUNT: return "MPI_ERR_COUNT";
-    case MPI_ERR_TYPE: return "MPI_ERR_TYPE";
-    case MPI_ERR_TAG: return "MPI_ERR_TAG";
-    case MPI_ERR_COMM: return "MPI_ERR_COMM";
-    case MPI_ERR_RANK: return "MPI_ERR_RANK";
-    case MPI_ERR_REQUEST: return "MPI_ERR_REQUEST";
-    case MPI_ERR_ARG: return "MPI_ERR_ARG";
-    default: return "another class";
+    case MPI_SUCCESS:
+        return "MPI_SUCCESS";
+    case MPI_ERR_BUFFER:
+        return "MPI_ERR_BUFFER";
+    case MPI_ERR_COUNT:
+        return "MPI_ERR_COUNT";
+    case MPI_ERR_TYPE:
+        return "MPI_ERR_TYPE";
+    case MPI_ERR_TAG:
+        return "MPI_ERR_TAG";
+    case MPI_ERR_COMM:
+        return "MPI_ERR_COMM";
+    case MPI_ERR_RANK:
+        return "MPI_ERR_RANK";
+    case MPI_ERR_REQUEST:
+        return "MPI_ERR_REQUEST";
+    case MPI_ERR_ARG:
+        return "MPI_ERR_ARG";
+    default:
+        return "another class";
     }
 }
 
@@ -51,8 +61,8 @@ static void expect(int line, int err, int want, const char *call, const char *ar
     }
     int e1 = MPI_Error_class(err, &cls);
     int e2 = MPI_Error_string(err, msg, &len);
-    CHECK(e1 == MPI_SUCCESS && e2 == MPI_SUCCESS, "line %d: Error_class/string of %d failed",
-          line, err);
+    CHECK(e1 == MPI_SUCCESS && e2 == MPI_SUCCESS, "line %d: Error_class/string of %d failed", line,
+          err);
     CHECK(cls == want, "line %d: %s: class %d (%s), want %s; message: %s", line, call, cls,
           class_name(cls), class_name(want), msg);
     CHECK(len == (int)strlen(msg) && len > 0 && len < MPI_MAX_ERROR_STRING,
@@ -60,7 +70,8 @@ static void expect(int line, int err, int want, const char *call, const char *ar
     snprintf(me, sizeof(me), "rank %d", rank);
     CHECK(strstr(msg, call) && strstr(msg, arg) && strstr(msg, me),
           "line %d: the message does not name the call (%s), the argument (%s) and the rank "
-          "(%s): \"%s\"", line, call, arg, me, msg);
+          "(%s): \"%s\"",
+          line, call, arg, me, msg);
 }
 #define EXPECT(_err, _class, _call, _arg) expect(__LINE__, _err, _class, _call, _arg)
 
@@ -99,8 +110,8 @@ int main(int argc, char **argv) {
            "destination");
     EXPECT(MPI_Send(buf, 1, MPI_INT, -5, 0, MPI_COMM_WORLD), MPI_ERR_RANK, "MPI_Send",
            "destination");
-    EXPECT(MPI_Ssend(buf, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD), MPI_ERR_RANK,
-           "MPI_Ssend", "destination");
+    EXPECT(MPI_Ssend(buf, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD), MPI_ERR_RANK, "MPI_Ssend",
+           "destination");
     EXPECT(MPI_Isend(buf, 1, MPI_INT, nprocs + 7, 0, MPI_COMM_WORLD, &req), MPI_ERR_RANK,
            "MPI_Isend", "destination");
     EXPECT(MPI_Recv(buf, 1, MPI_INT, nprocs, 0, MPI_COMM_WORLD, &st), MPI_ERR_RANK, "MPI_Recv",
@@ -110,12 +121,10 @@ int main(int argc, char **argv) {
     EXPECT(MPI_Probe(nprocs, 0, MPI_COMM_WORLD, &st), MPI_ERR_RANK, "MPI_Probe", "source");
     EXPECT(MPI_Send_init(buf, 1, MPI_INT, nprocs, 0, MPI_COMM_WORLD, &req), MPI_ERR_RANK,
            "MPI_Send_init", "destination");
-    EXPECT(MPI_Recv(buf, 1, MPI_INT, 1, 0, MPI_COMM_SELF, &st), MPI_ERR_RANK, "MPI_Recv",
-           "source");
+    EXPECT(MPI_Recv(buf, 1, MPI_INT, 1, 0, MPI_COMM_SELF, &st), MPI_ERR_RANK, "MPI_Recv", "source");
 
     /* counts */
-    EXPECT(MPI_Send(buf, -1, MPI_INT, peer, 0, MPI_COMM_WORLD), MPI_ERR_COUNT, "MPI_Send",
-           "count");
+    EXPECT(MPI_Send(buf, -1, MPI_INT, peer, 0, MPI_COMM_WORLD), MPI_ERR_COUNT, "MPI_Send", "count");
     EXPECT(MPI_Recv(buf, -3, MPI_INT, peer, 0, MPI_COMM_WORLD, &st), MPI_ERR_COUNT, "MPI_Recv",
            "count");
     EXPECT(MPI_Irecv(buf, INT_MIN, MPI_INT, peer, 0, MPI_COMM_WORLD, &req), MPI_ERR_COUNT,
@@ -129,8 +138,8 @@ int main(int argc, char **argv) {
     EXPECT(MPI_Send(buf, 1, MPI_INT, peer, -1, MPI_COMM_WORLD), MPI_ERR_TAG, "MPI_Send", "tag");
     EXPECT(MPI_Send(buf, 1, MPI_INT, peer, MPI_ANY_TAG, MPI_COMM_WORLD), MPI_ERR_TAG, "MPI_Send",
            "tag");
-    EXPECT(MPI_Isend(buf, 1, MPI_INT, peer, -100, MPI_COMM_WORLD, &req), MPI_ERR_TAG,
-           "MPI_Isend", "tag");
+    EXPECT(MPI_Isend(buf, 1, MPI_INT, peer, -100, MPI_COMM_WORLD, &req), MPI_ERR_TAG, "MPI_Isend",
+           "tag");
     EXPECT(MPI_Recv(buf, 1, MPI_INT, peer, -2, MPI_COMM_WORLD, &st), MPI_ERR_TAG, "MPI_Recv",
            "tag");
     EXPECT(MPI_Iprobe(peer, -5, MPI_COMM_WORLD, &flag, &st), MPI_ERR_TAG, "MPI_Iprobe", "tag");
@@ -143,8 +152,8 @@ int main(int argc, char **argv) {
         if (flag && tag_ub && *tag_ub < INT_MAX) {
             EXPECT(MPI_Send(buf, 1, MPI_INT, peer, *tag_ub + 1, MPI_COMM_WORLD), MPI_ERR_TAG,
                    "MPI_Send", "tag");
-            EXPECT(MPI_Irecv(buf, 1, MPI_INT, peer, *tag_ub + 1, MPI_COMM_WORLD, &req),
-                   MPI_ERR_TAG, "MPI_Irecv", "tag");
+            EXPECT(MPI_Irecv(buf, 1, MPI_INT, peer, *tag_ub + 1, MPI_COMM_WORLD, &req), MPI_ERR_TAG,
+                   "MPI_Irecv", "tag");
         }
         /* the largest valid tag works (to oneself) */
         if (flag && tag_ub) {
@@ -161,10 +170,10 @@ int main(int argc, char **argv) {
     /* buffers */
     EXPECT(MPI_Send(NULL, 3, MPI_INT, peer, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER, "MPI_Send",
            "buffer");
-    EXPECT(MPI_Recv(NULL, 1, MPI_DOUBLE, peer, 0, MPI_COMM_WORLD, &st), MPI_ERR_BUFFER,
-           "MPI_Recv", "buffer");
-    EXPECT(MPI_Isend(NULL, 1, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &req), MPI_ERR_BUFFER,
-           "MPI_Isend", "buffer");
+    EXPECT(MPI_Recv(NULL, 1, MPI_DOUBLE, peer, 0, MPI_COMM_WORLD, &st), MPI_ERR_BUFFER, "MPI_Recv",
+           "buffer");
+    EXPECT(MPI_Isend(NULL, 1, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &req), MPI_ERR_BUFFER, "MPI_Isend",
+           "buffer");
     EXPECT(MPI_Sendrecv(NULL, 2, MPI_INT, peer, 0, buf, 2, MPI_INT, peer, 0, MPI_COMM_WORLD, &st),
            MPI_ERR_BUFFER, "MPI_Sendrecv", "buffer");
 
@@ -178,8 +187,7 @@ int main(int argc, char **argv) {
     EXPECT(MPI_Sendrecv(buf, 1, MPI_INT, peer, 0, buf, 1, MPI_DATATYPE_NULL, peer, 0,
                         MPI_COMM_WORLD, &st),
            MPI_ERR_TYPE, "MPI_Sendrecv", "datatype");
-    EXPECT(MPI_Get_count(&st, MPI_DATATYPE_NULL, &flag), MPI_ERR_TYPE, "MPI_Get_count",
-           "datatype");
+    EXPECT(MPI_Get_count(&st, MPI_DATATYPE_NULL, &flag), MPI_ERR_TYPE, "MPI_Get_count", "datatype");
 
     /* requests */
     req = bad_req;
@@ -189,8 +197,7 @@ int main(int argc, char **argv) {
     EXPECT(MPI_Cancel(&req), MPI_ERR_REQUEST, "MPI_Cancel", "request");
     {
         MPI_Request arr[3] = {MPI_REQUEST_NULL, bad_req, MPI_REQUEST_NULL};
-        EXPECT(MPI_Waitall(3, arr, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST, "MPI_Waitall",
-               "request");
+        EXPECT(MPI_Waitall(3, arr, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST, "MPI_Waitall", "request");
         EXPECT(MPI_Testany(3, arr, &flag, &flag, &st), MPI_ERR_REQUEST, "MPI_Testany", "request");
     }
     req = MPI_REQUEST_NULL;
@@ -210,8 +217,8 @@ int main(int argc, char **argv) {
            "status");
     EXPECT(MPI_Get_count(MPI_STATUS_IGNORE, MPI_INT, &flag), MPI_ERR_ARG, "MPI_Get_count",
            "status");
-    EXPECT(MPI_Status_set_cancelled(MPI_STATUS_IGNORE, 1), MPI_ERR_ARG,
-           "MPI_Status_set_cancelled", "status");
+    EXPECT(MPI_Status_set_cancelled(MPI_STATUS_IGNORE, 1), MPI_ERR_ARG, "MPI_Status_set_cancelled",
+           "status");
     msg = (MPI_Message)bad_req;
     EXPECT(MPI_Mrecv(buf, 1, MPI_INT, &msg, &st), MPI_ERR_REQUEST, "MPI_Mrecv", "message");
 

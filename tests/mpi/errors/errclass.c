@@ -24,21 +24,64 @@ static int rank, nprocs, errs;
     } while (0)
 
 static const int classes[] = {
-    MPI_SUCCESS,        MPI_ERR_BUFFER,    MPI_ERR_COUNT,       MPI_ERR_TYPE,
-    MPI_ERR_TAG,        MPI_ERR_COMM,      MPI_ERR_RANK,        MPI_ERR_REQUEST,
-    MPI_ERR_ROOT,       MPI_ERR_GROUP,     MPI_ERR_OP,          MPI_ERR_TOPOLOGY,
-    MPI_ERR_DIMS,       MPI_ERR_ARG,       MPI_ERR_UNKNOWN,     MPI_ERR_TRUNCATE,
-    MPI_ERR_OTHER,      MPI_ERR_INTERN,    MPI_ERR_IN_STATUS,   MPI_ERR_PENDING,
-    MPI_ERR_KEYVAL,     MPI_ERR_NO_MEM,    MPI_ERR_BASE,        MPI_ERR_INFO_KEY,
-    MPI_ERR_INFO_VALUE, MPI_ERR_INFO_NOKEY, MPI_ERR_SPAWN,      MPI_ERR_PORT,
-    MPI_ERR_SERVICE,    MPI_ERR_NAME,      MPI_ERR_WIN,         MPI_ERR_SIZE,
-    MPI_ERR_DISP,       MPI_ERR_INFO,      MPI_ERR_LOCKTYPE,    MPI_ERR_ASSERT,
-    MPI_ERR_RMA_CONFLICT, MPI_ERR_RMA_SYNC, MPI_ERR_RMA_RANGE,  MPI_ERR_RMA_ATTACH,
-    MPI_ERR_RMA_SHARED, MPI_ERR_RMA_FLAVOR, MPI_ERR_FILE,       MPI_ERR_NOT_SAME,
-    MPI_ERR_AMODE,      MPI_ERR_UNSUPPORTED_DATAREP, MPI_ERR_UNSUPPORTED_OPERATION,
-    MPI_ERR_NO_SUCH_FILE, MPI_ERR_FILE_EXISTS, MPI_ERR_BAD_FILE, MPI_ERR_ACCESS,
-    MPI_ERR_NO_SPACE,   MPI_ERR_QUOTA,     MPI_ERR_READ_ONLY,   MPI_ERR_FILE_IN_USE,
-    MPI_ERR_DUP_DATAREP, MPI_ERR_CONVERSION, MPI_ERR_IO,
+    MPI_SUCCESS,
+    MPI_ERR_BUFFER,
+    MPI_ERR_COUNT,
+    MPI_ERR_TYPE,
+    MPI_ERR_TAG,
+    MPI_ERR_COMM,
+    MPI_ERR_RANK,
+    MPI_ERR_REQUEST,
+    MPI_ERR_ROOT,
+    MPI_ERR_GROUP,
+    MPI_ERR_OP,
+    MPI_ERR_TOPOLOGY,
+    MPI_ERR_DIMS,
+    MPI_ERR_ARG,
+    MPI_ERR_UNKNOWN,
+    MPI_ERR_TRUNCATE,
+    MPI_ERR_OTHER,
+    MPI_ERR_INTERN,
+    MPI_ERR_IN_STATUS,
+    MPI_ERR_PENDING,
+    MPI_ERR_KEYVAL,
+    MPI_ERR_NO_MEM,
+    MPI_ERR_BASE,
+    MPI_ERR_INFO_KEY,
+    MPI_ERR_INFO_VALUE,
+    MPI_ERR_INFO_NOKEY,
+    MPI_ERR_SPAWN,
+    MPI_ERR_PORT,
+    MPI_ERR_SERVICE,
+    MPI_ERR_NAME,
+    MPI_ERR_WIN,
+    MPI_ERR_SIZE,
+    MPI_ERR_DISP,
+    MPI_ERR_INFO,
+    MPI_ERR_LOCKTYPE,
+    MPI_ERR_ASSERT,
+    MPI_ERR_RMA_CONFLICT,
+    MPI_ERR_RMA_SYNC,
+    MPI_ERR_RMA_RANGE,
+    MPI_ERR_RMA_ATTACH,
+    MPI_ERR_RMA_SHARED,
+    MPI_ERR_RMA_FLAVOR,
+    MPI_ERR_FILE,
+    MPI_ERR_NOT_SAME,
+    MPI_ERR_AMODE,
+    MPI_ERR_UNSUPPORTED_DATAREP,
+    MPI_ERR_UNSUPPORTED_OPERATION,
+    MPI_ERR_NO_SUCH_FILE,
+    MPI_ERR_FILE_EXISTS,
+    MPI_ERR_BAD_FILE,
+    MPI_ERR_ACCESS,
+    MPI_ERR_NO_SPACE,
+    MPI_ERR_QUOTA,
+    MPI_ERR_READ_ONLY,
+    MPI_ERR_FILE_IN_USE,
+    MPI_ERR_DUP_DATAREP,
+    MPI_ERR_CONVERSION,
+    MPI_ERR_IO,
 };
 #define NCLASSES (int)(sizeof(classes) / sizeof(classes[0]))
 
@@ -121,8 +164,8 @@ int main(int argc, char **argv) {
           code1);
     MPI_Add_error_code(cls1, &code2);
     MPI_Add_error_code(MPI_ERR_TAG, &code3);
-    CHECK(code2 != code1 && code3 != code1 && code3 != code2, "codes %d %d %d not distinct",
-          code1, code2, code3);
+    CHECK(code2 != code1 && code3 != code1 && code3 != code2, "codes %d %d %d not distinct", code1,
+          code2, code3);
     class_is(code1, cls1, "added code");
     class_is(code2, cls1, "second added code");
     class_is(code3, MPI_ERR_TAG, "code added to MPI_ERR_TAG");
@@ -152,8 +195,8 @@ int main(int argc, char **argv) {
         if (flag && last)
             CHECK(*last >= cls1 && *last >= cls2 && *last >= code1 && *last >= code2 &&
                       *last >= code3,
-                  "MPI_LASTUSEDCODE %d is below an added code (%d %d %d %d %d)", *last, cls1,
-                  cls2, code1, code2, code3);
+                  "MPI_LASTUSEDCODE %d is below an added code (%d %d %d %d %d)", *last, cls1, cls2,
+                  code1, code2, code3);
     }
 
     /* misuse */

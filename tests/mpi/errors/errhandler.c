@@ -146,8 +146,7 @@ int main(int argc, char **argv) {
     err = MPI_Comm_set_errhandler(MPI_COMM_WORLD, (MPI_Errhandler)0x0badbad0);
     CHECK(err != MPI_SUCCESS, "set_errhandler with an invalid handler succeeded");
     err = MPI_Comm_set_errhandler(MPI_COMM_NULL, MPI_ERRORS_RETURN);
-    CHECK(class_of(err) == MPI_ERR_COMM, "set_errhandler(MPI_COMM_NULL): class %d",
-          class_of(err));
+    CHECK(class_of(err) == MPI_ERR_COMM, "set_errhandler(MPI_COMM_NULL): class %d", class_of(err));
 
     if (rank == 0) {
         for (int i = 1; i < nprocs; i++) {

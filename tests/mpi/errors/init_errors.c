@@ -30,16 +30,14 @@ int main(int argc, char **argv) {
     MPI_Finalized(&flag);
     CHECK(flag == 0, "MPI_Finalized before MPI_Init: %d", flag);
     err = MPI_Get_version(&v, &sv);
-    CHECK(err == MPI_SUCCESS && v >= 3, "MPI_Get_version before MPI_Init: %d (%d.%d)", err, v,
-          sv);
+    CHECK(err == MPI_SUCCESS && v >= 3, "MPI_Get_version before MPI_Init: %d (%d.%d)", err, v, sv);
     err = MPI_Get_library_version(lib, &len);
     CHECK(err == MPI_SUCCESS && len > 0, "MPI_Get_library_version before MPI_Init: %d", err);
 
     err = MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    CHECK(err == MPI_SUCCESS && provided >= MPI_THREAD_SINGLE &&
-              provided <= MPI_THREAD_SERIALIZED,
+    CHECK(err == MPI_SUCCESS && provided >= MPI_THREAD_SINGLE && provided <= MPI_THREAD_SERIALIZED,
           "MPI_Init_thread(SERIALIZED): err %d provided %d", err, provided);
     int q = -1;
     MPI_Query_thread(&q);

@@ -35,8 +35,8 @@ static void fill(unsigned char *b, size_t n, int seed) {
 static void check_data(const unsigned char *b, size_t n, int seed, const char *what) {
     for (size_t i = 0; i < n; i++) {
         if (b[i] != pat(i, seed)) {
-            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i,
-                  b[i], pat(i, seed));
+            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i, b[i],
+                  pat(i, seed));
             return;
         }
     }
@@ -128,8 +128,7 @@ int main(int argc, char **argv) {
         MPI_Cancel(&req);
         MPI_Wait(&req, &st);
         MPI_Test_cancelled(&st, &c);
-        CHECK(!c && x == 23 && st.MPI_TAG == 3, "cancel after completion: cancelled %d x %d", c,
-              x);
+        CHECK(!c && x == 23 && st.MPI_TAG == 3, "cancel after completion: cancelled %d x %d", c, x);
     }
     /* persistent receive: cancel one activation, the next still works */
     {
@@ -200,8 +199,10 @@ int main(int argc, char **argv) {
                         MPI_Test_cancelled(&st, &c);
                         got = !c;
                     }
-                    CHECK(!got, "%s: the sender was told it was cancelled, but the receiver "
-                          "got it", what);
+                    CHECK(!got,
+                          "%s: the sender was told it was cancelled, but the receiver "
+                          "got it",
+                          what);
                 } else {
                     if (!got)
                         MPI_Wait(&rreq, &st);

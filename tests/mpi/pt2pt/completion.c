@@ -35,8 +35,8 @@ static void fill(unsigned char *b, size_t n, int seed) {
 static void check_data(const unsigned char *b, size_t n, int seed, const char *what) {
     for (size_t i = 0; i < n; i++) {
         if (b[i] != pat(i, seed)) {
-            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i,
-                  b[i], pat(i, seed));
+            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i, b[i],
+                  pat(i, seed));
             return;
         }
     }
@@ -79,8 +79,8 @@ static void check_empty(const MPI_Status *st, const char *what) {
     MPI_Test_cancelled(st, &cancelled);
     CHECK(st->MPI_SOURCE == MPI_ANY_SOURCE && st->MPI_TAG == MPI_ANY_TAG && count == 0 &&
               !cancelled,
-          "%s: not an empty status (source %d tag %d count %d cancelled %d)", what,
-          st->MPI_SOURCE, st->MPI_TAG, count, cancelled);
+          "%s: not an empty status (source %d tag %d count %d cancelled %d)", what, st->MPI_SOURCE,
+          st->MPI_TAG, count, cancelled);
 }
 
 /* message i: size and content */
@@ -165,8 +165,7 @@ int main(int argc, char **argv) {
     flag = 0;
     index = 0;
     MPI_Testany(3, nulls, &index, &flag, &st);
-    CHECK(flag && index == MPI_UNDEFINED, "Testany(nothing active): flag %d index %d", flag,
-          index);
+    CHECK(flag && index == MPI_UNDEFINED, "Testany(nothing active): flag %d index %d", flag, index);
     outcount = 0;
     MPI_Waitsome(3, nulls, &outcount, indices, sts);
     CHECK(outcount == MPI_UNDEFINED, "Waitsome(nothing active): outcount %d", outcount);
@@ -236,8 +235,8 @@ int main(int argc, char **argv) {
             flag = 1;
             index = 0;
             MPI_Testany(2 * N + 1, reqs, &index, &flag, &st);
-            CHECK(!flag && index == MPI_UNDEFINED, "Testany before sending: flag %d index %d",
-                  flag, index);
+            CHECK(!flag && index == MPI_UNDEFINED, "Testany before sending: flag %d index %d", flag,
+                  index);
             go_and_send(bufs);
             for (int k = 0; k < N; k++) {
                 if (variant) {

@@ -109,8 +109,7 @@ int main(int argc, char **argv) {
                           "reverse order, tag %d: got tag %d count %d from %d", i, st.MPI_TAG,
                           count, from);
                     CHECK(src == MPI_ANY_SOURCE || from == r, "asked for %d, got %d", r, from);
-                    CHECK(!bad(m, from, i), "reverse order: message %d from %d corrupted", i,
-                          from);
+                    CHECK(!bad(m, from, i), "reverse order: message %d from %d corrupted", i, from);
                 }
             }
         } else {
@@ -121,8 +120,7 @@ int main(int argc, char **argv) {
                     MPI_Recv(m, 10000, MPI_INT, r, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
                     MPI_Get_count(&st, MPI_INT, &count);
                     CHECK(count == msg_ints(i) && !bad(m, r, i),
-                          "send order from %d: message %d has %d ints or wrong data", r, i,
-                          count);
+                          "send order from %d: message %d has %d ints or wrong data", r, i, count);
                     if (count != msg_ints(i))
                         break;
                 }

@@ -143,21 +143,29 @@ int main(int argc, char **argv) {
     req = start(&g[0], 5);
     MPI_Request keep = req;
     MPI_Request_free(&req);
-    CHECK(req == MPI_REQUEST_NULL && g[0].frees == 0, "Request_free of an incomplete "
-          "generalized request: frees %d", g[0].frees);
+    CHECK(req == MPI_REQUEST_NULL && g[0].frees == 0,
+          "Request_free of an incomplete "
+          "generalized request: frees %d",
+          g[0].frees);
     MPI_Grequest_complete(keep);
-    CHECK(g[0].frees == 1 && g[0].queries == 0, "after Grequest_complete of a freed request: "
-          "frees %d queries %d", g[0].frees, g[0].queries);
+    CHECK(g[0].frees == 1 && g[0].queries == 0,
+          "after Grequest_complete of a freed request: "
+          "frees %d queries %d",
+          g[0].frees, g[0].queries);
 
     /* cancel: complete=0 before, complete=1 after Grequest_complete */
     req = start(&g[0], 6);
     MPI_Cancel(&req);
-    CHECK(g[0].cancels == 1 && g[0].cancel_complete == 0, "cancel before completion: calls %d "
-          "complete %d", g[0].cancels, g[0].cancel_complete);
+    CHECK(g[0].cancels == 1 && g[0].cancel_complete == 0,
+          "cancel before completion: calls %d "
+          "complete %d",
+          g[0].cancels, g[0].cancel_complete);
     MPI_Grequest_complete(req);
     MPI_Cancel(&req);
-    CHECK(g[0].cancels == 2 && g[0].cancel_complete == 1, "cancel after completion: calls %d "
-          "complete %d", g[0].cancels, g[0].cancel_complete);
+    CHECK(g[0].cancels == 2 && g[0].cancel_complete == 1,
+          "cancel after completion: calls %d "
+          "complete %d",
+          g[0].cancels, g[0].cancel_complete);
     MPI_Wait(&req, &st);
     check_greq_status(&st, 6, "Wait after cancel");
     CHECK(g[0].frees == 1, "free after cancel: %d", g[0].frees);

@@ -34,8 +34,8 @@ static void fill(unsigned char *b, size_t n, int seed) {
 static void check_data(const unsigned char *b, size_t n, int seed, const char *what) {
     for (size_t i = 0; i < n; i++) {
         if (b[i] != pat(i, seed)) {
-            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i,
-                  b[i], pat(i, seed));
+            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i, b[i],
+                  pat(i, seed));
             return;
         }
     }

@@ -35,8 +35,8 @@ static void fill(unsigned char *b, size_t n, int seed) {
 static void check_data(const unsigned char *b, size_t n, int seed, const char *what) {
     for (size_t i = 0; i < n; i++) {
         if (b[i] != pat(i, seed)) {
-            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i,
-                  b[i], pat(i, seed));
+            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i, b[i],
+                  pat(i, seed));
             return;
         }
     }
@@ -140,10 +140,18 @@ int main(int argc, char **argv) {
                 snprintf(what, sizeof(what), "%s of %d bytes", names[mode], n);
                 if (rank == 0) {
                     switch (mode) {
-                    case P_SEND: MPI_Send_init(buf, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &req); break;
-                    case P_BSEND: MPI_Bsend_init(buf, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &req); break;
-                    case P_SSEND: MPI_Ssend_init(buf, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &req); break;
-                    case P_RSEND: MPI_Rsend_init(buf, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &req); break;
+                    case P_SEND:
+                        MPI_Send_init(buf, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &req);
+                        break;
+                    case P_BSEND:
+                        MPI_Bsend_init(buf, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &req);
+                        break;
+                    case P_SSEND:
+                        MPI_Ssend_init(buf, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &req);
+                        break;
+                    case P_RSEND:
+                        MPI_Rsend_init(buf, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &req);
+                        break;
                     }
                     for (int it = 0; it < ITERS; it++) {
                         fill(buf, (size_t)n, tag * ITERS + it); /* new data each time */

@@ -113,14 +113,14 @@ int main(int argc, char **argv) {
                        MPI_COMM_WORLD, &st);
     CHECK(err == MPI_SUCCESS, "Sendrecv: %d", err);
     check_pn(&st, "Sendrecv");
-    err = MPI_Sendrecv(v, 4, MPI_INT, rank, 2, r, 4, MPI_INT, MPI_PROC_NULL, 2, MPI_COMM_WORLD,
-                       &st);
+    err =
+        MPI_Sendrecv(v, 4, MPI_INT, rank, 2, r, 4, MPI_INT, MPI_PROC_NULL, 2, MPI_COMM_WORLD, &st);
     check_pn(&st, "Sendrecv from MPI_PROC_NULL, to self");
     err = MPI_Recv(r, 4, MPI_INT, rank, 2, MPI_COMM_WORLD, &st);
     CHECK(err == MPI_SUCCESS && r[3] == 4, "the message Sendrecv sent to self: %d", r[3]);
     MPI_Isend(v, 4, MPI_INT, rank, 3, MPI_COMM_WORLD, &req);
-    err = MPI_Sendrecv(v, 4, MPI_INT, MPI_PROC_NULL, 3, r, 4, MPI_INT, rank, 3, MPI_COMM_WORLD,
-                       &st);
+    err =
+        MPI_Sendrecv(v, 4, MPI_INT, MPI_PROC_NULL, 3, r, 4, MPI_INT, rank, 3, MPI_COMM_WORLD, &st);
     CHECK(err == MPI_SUCCESS && st.MPI_SOURCE == rank && r[3] == 4,
           "Sendrecv to MPI_PROC_NULL, from self: err %d source %d r[3] %d", err, st.MPI_SOURCE,
           r[3]);

@@ -33,8 +33,8 @@ static void fill(unsigned char *b, size_t n, int seed) {
 static void check_data(const unsigned char *b, size_t n, int seed, const char *what) {
     for (size_t i = 0; i < n; i++) {
         if (b[i] != pat(i, seed)) {
-            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i,
-                  b[i], pat(i, seed));
+            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i, b[i],
+                  pat(i, seed));
             return;
         }
     }
@@ -69,22 +69,38 @@ static int finish(void) {
 }
 
 enum { M_SEND, M_SSEND, M_RSEND, M_BSEND, M_ISEND, M_ISSEND, M_IRSEND, M_IBSEND, M_COUNT };
-static const char *const mode_names[M_COUNT] = {"MPI_Send",  "MPI_Ssend",  "MPI_Rsend",
-                                                "MPI_Bsend", "MPI_Isend",  "MPI_Issend",
+static const char *const mode_names[M_COUNT] = {"MPI_Send",   "MPI_Ssend", "MPI_Rsend",
+                                                "MPI_Bsend",  "MPI_Isend", "MPI_Issend",
                                                 "MPI_Irsend", "MPI_Ibsend"};
 
 static void do_send(int mode, const void *buf, int n, int dest, int tag) {
     MPI_Request req = MPI_REQUEST_NULL;
     int err = MPI_SUCCESS;
     switch (mode) {
-    case M_SEND: err = MPI_Send(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD); break;
-    case M_SSEND: err = MPI_Ssend(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD); break;
-    case M_RSEND: err = MPI_Rsend(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD); break;
-    case M_BSEND: err = MPI_Bsend(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD); break;
-    case M_ISEND: err = MPI_Isend(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &req); break;
-    case M_ISSEND: err = MPI_Issend(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &req); break;
-    case M_IRSEND: err = MPI_Irsend(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &req); break;
-    case M_IBSEND: err = MPI_Ibsend(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &req); break;
+    case M_SEND:
+        err = MPI_Send(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD);
+        break;
+    case M_SSEND:
+        err = MPI_Ssend(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD);
+        break;
+    case M_RSEND:
+        err = MPI_Rsend(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD);
+        break;
+    case M_BSEND:
+        err = MPI_Bsend(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD);
+        break;
+    case M_ISEND:
+        err = MPI_Isend(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &req);
+        break;
+    case M_ISSEND:
+        err = MPI_Issend(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &req);
+        break;
+    case M_IRSEND:
+        err = MPI_Irsend(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &req);
+        break;
+    case M_IBSEND:
+        err = MPI_Ibsend(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &req);
+        break;
     }
     CHECK(err == MPI_SUCCESS, "%s of %d bytes returned %d", mode_names[mode], n, err);
     if (mode >= M_ISEND) {

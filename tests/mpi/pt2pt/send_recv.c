@@ -34,8 +34,8 @@ static void fill(unsigned char *b, size_t n, int seed) {
 static void check_data(const unsigned char *b, size_t n, int seed, const char *what) {
     for (size_t i = 0; i < n; i++) {
         if (b[i] != pat(i, seed)) {
-            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i,
-                  b[i], pat(i, seed));
+            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i, b[i],
+                  pat(i, seed));
             return;
         }
     }
@@ -69,8 +69,8 @@ static int finish(void) {
     return errs ? 1 : 0;
 }
 
-static const size_t sizes[] = {0,     1,     8,     24,    215,   216,    217,    456,
-                               457,   8151,  8152,  8153,  8160,  8200,   16328,  16329,
+static const size_t sizes[] = {0,     1,     8,     24,    215,   216,     217,    456,
+                               457,   8151,  8152,  8153,  8160,  8200,    16328,  16329,
                                32767, 32768, 32769, 65536, 99999, 1 << 20, 3 << 20};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
@@ -104,8 +104,7 @@ int main(int argc, char **argv) {
             check_status(&st, peer, tag, n, what);
             check_data(buf, n, (int)k, what);
             for (int i = 0; i < 64; i++)
-                CHECK(buf[n + i] == 0xee, "%s: byte %zu past the message was written", what,
-                      n + i);
+                CHECK(buf[n + i] == 0xee, "%s: byte %zu past the message was written", what, n + i);
         }
         /* unexpected: the envelope is here before the receive is posted */
         snprintf(what, sizeof(what), "unexpected %zu", n);

@@ -33,8 +33,8 @@ static void fill(unsigned char *b, size_t n, int seed) {
 static void check_data(const unsigned char *b, size_t n, int seed, const char *what) {
     for (size_t i = 0; i < n; i++) {
         if (b[i] != pat(i, seed)) {
-            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i,
-                  b[i], pat(i, seed));
+            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i, b[i],
+                  pat(i, seed));
             return;
         }
     }
@@ -99,8 +99,7 @@ int main(int argc, char **argv) {
 
         snprintf(what, sizeof(what), "Sendrecv_replace of %d bytes", n);
         fill(rbuf, (size_t)n, rank * 100 + k + 50);
-        MPI_Sendrecv_replace(rbuf, n, MPI_BYTE, right, 100 + k, left, 100 + k, MPI_COMM_WORLD,
-                             &st);
+        MPI_Sendrecv_replace(rbuf, n, MPI_BYTE, right, 100 + k, left, 100 + k, MPI_COMM_WORLD, &st);
         check_status(&st, left, 100 + k, (size_t)n, what);
         check_data(rbuf, (size_t)n, left * 100 + k + 50, what);
     }
@@ -108,8 +107,8 @@ int main(int argc, char **argv) {
     static const int npairs[] = {0, 1, 700, 5000, 70000};
     for (int k = 0; k < 5; k++) {
         int n = npairs[k];
-        double_int_t *s = malloc((size_t)(n + 1) * sizeof(*s)), *r = malloc((size_t)(n + 1) *
-                                                                             sizeof(*r));
+        double_int_t *s = malloc((size_t)(n + 1) * sizeof(*s)),
+                     *r = malloc((size_t)(n + 1) * sizeof(*r));
         for (int i = 0; i < n; i++) {
             s[i].v = rank + i * 0.25;
             s[i].i = rank * 1000000 + i;

@@ -3,9 +3,10 @@
  * Synchronous mode completes only once the receive has matched. Rank 0 starts an
  * MPI_Issend that rank 1 cannot have matched yet (rank 1 first waits for a "go" on
  * another tag), checks with MPI_Test for a while that it does not complete, then
- * sends the go and waits. Also: a blocking MPI_Ssend lasts at least as long as
- * the receiver delays its receive; MPI_Issend to oneself completes only after the
- * receive; MPI_Request_get_status agrees with MPI_Test. Eager and rendezvous sizes.
+ * sends the go and waits. Also: a blocking MPI_Ssend does not return while the
+ * receiver delays its receive (the receiver watches for the sender's "returned"
+ * message meanwhile); MPI_Issend to oneself completes only after the receive;
+ * MPI_Request_get_status agrees with MPI_Test. Eager and rendezvous sizes.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -36,8 +37,8 @@ static void fill(unsigned char *b, size_t n, int seed) {
 static void check_data(const unsigned char *b, size_t n, int seed, const char *what) {
     for (size_t i = 0; i < n; i++) {
         if (b[i] != pat(i, seed)) {
-            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i,
-                  b[i], pat(i, seed));
+            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i, b[i],
+                  pat(i, seed));
             return;
         }
     }
@@ -126,23 +127,28 @@ int main(int argc, char **argv) {
             check_data(buf, (size_t)n, k, what);
         }
 
-        /* blocking Ssend: the receiver sleeps before receiving */
+        /* blocking Ssend: the receiver delays its receive, then looks whether the
+         * sender has already reported that its Ssend returned (it must not have) */
         snprintf(what, sizeof(what), "Ssend of %d bytes", n);
         if (rank == 0) {
             MPI_Recv(NULL, 0, MPI_BYTE, 1, 2000 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            double t0 = MPI_Wtime();
             fill(buf, (size_t)n, k + 7);
             MPI_Ssend(buf, n, MPI_BYTE, 1, 3000 + k, MPI_COMM_WORLD);
-            double dt = MPI_Wtime() - t0;
-            CHECK(dt >= (DELAY_MS - 5) * 1e-3, "%s returned after %.1f ms, before the receive "
-                  "was posted (%d ms later)", what, dt * 1e3, DELAY_MS);
+            MPI_Send(NULL, 0, MPI_BYTE, 1, 4000 + k, MPI_COMM_WORLD); /* returned */
         } else if (rank == 1) {
+            int early = 0;
             MPI_Send(NULL, 0, MPI_BYTE, 0, 2000 + k, MPI_COMM_WORLD);
-            sleep_ms(DELAY_MS);
+            double t0 = MPI_Wtime();
+            while (!early && MPI_Wtime() - t0 < DELAY_MS * 1e-3) {
+                MPI_Iprobe(0, 4000 + k, MPI_COMM_WORLD, &early, MPI_STATUS_IGNORE);
+                sleep_ms(1);
+            }
+            CHECK(!early, "%s returned before the receive was posted", what);
             memset(buf, 0, (size_t)n);
             MPI_Recv(buf, n, MPI_BYTE, 0, 3000 + k, MPI_COMM_WORLD, &st);
             check_status(&st, 0, 3000 + k, (size_t)n, what);
             check_data(buf, (size_t)n, k + 7, what);
+            MPI_Recv(NULL, 0, MPI_BYTE, 0, 4000 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
     }
 

@@ -94,8 +94,8 @@ int main(int argc, char **argv) {
     {
         double_int_t s[3] = {{1.5, 1}, {2.5, 2}, {3.5, 3}}, r[3];
         memset(r, 0, sizeof(r));
-        MPI_Sendrecv(s, 3, MPI_DOUBLE_INT, rank, 3, r, 3, MPI_DOUBLE_INT, rank, 3,
-                     MPI_COMM_WORLD, &st);
+        MPI_Sendrecv(s, 3, MPI_DOUBLE_INT, rank, 3, r, 3, MPI_DOUBLE_INT, rank, 3, MPI_COMM_WORLD,
+                     &st);
         MPI_Get_count(&st, MPI_DOUBLE_INT, &count);
         CHECK(count == 3, "Get_count(MPI_DOUBLE_INT) %d", count);
         MPI_Get_elements(&st, MPI_DOUBLE_INT, &count);
@@ -138,8 +138,7 @@ int main(int argc, char **argv) {
         CHECK(count == MPI_UNDEFINED, "3Gi bytes: Get_elements %d, want MPI_UNDEFINED", count);
         MPI_Status_set_elements_x(&st, MPI_DOUBLE, (MPI_Count)1 << 32);
         MPI_Get_elements_x(&st, MPI_DOUBLE, &xcount);
-        CHECK(xcount == (MPI_Count)1 << 32, "set_elements_x(4Gi doubles): %lld",
-              (long long)xcount);
+        CHECK(xcount == (MPI_Count)1 << 32, "set_elements_x(4Gi doubles): %lld", (long long)xcount);
         MPI_Status_set_elements(&st, MPI_INT, 0);
         MPI_Get_count(&st, MPI_INT, &count);
         CHECK(count == 0, "set_elements(0): Get_count %d", count);

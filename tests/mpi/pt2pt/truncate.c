@@ -39,8 +39,8 @@ static void fill(unsigned char *b, size_t n, int seed) {
 static void check_data(const unsigned char *b, size_t n, int seed, const char *what) {
     for (size_t i = 0; i < n; i++) {
         if (b[i] != pat(i, seed)) {
-            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i,
-                  b[i], pat(i, seed));
+            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i, b[i],
+                  pat(i, seed));
             return;
         }
     }
@@ -75,9 +75,17 @@ static int finish(void) {
 }
 
 /* message size, receive buffer size */
-static const int cases[][2] = {{1, 0},         {100, 50},       {300, 217},     {8153, 8152},
-                               {20000, 10000}, {32768, 32767},  {32769, 100},   {40000, 32769},
-                               {100000, 50000}, {1 << 20, 8192}, {1 << 20, (1 << 20) - 1}};
+static const int cases[][2] = {{1, 0},
+                               {100, 50},
+                               {300, 217},
+                               {8153, 8152},
+                               {20000, 10000},
+                               {32768, 32767},
+                               {32769, 100},
+                               {40000, 32769},
+                               {100000, 50000},
+                               {1 << 20, 8192},
+                               {1 << 20, (1 << 20) - 1}};
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 #define GUARD 64
 
@@ -179,8 +187,8 @@ int main(int argc, char **argv) {
                     MPI_Error_class(sts[1].MPI_ERROR, &cls);
                     CHECK(cls == MPI_ERR_TRUNCATE, "%s: status MPI_ERROR class %d", what, cls);
                     CHECK(sts[0].MPI_ERROR == MPI_SUCCESS && sts[2].MPI_ERROR == MPI_SUCCESS,
-                          "%s: the other statuses have MPI_ERROR %d and %d", what,
-                          sts[0].MPI_ERROR, sts[2].MPI_ERROR);
+                          "%s: the other statuses have MPI_ERROR %d and %d", what, sts[0].MPI_ERROR,
+                          sts[2].MPI_ERROR);
                 }
                 st = sts[1];
                 break;

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Allreduce. Recursive doubling (small messages, any op): with p = 2^k + rem,
+ * the first 2 * rem ranks fold in pairs (the odd one keeps lower-op-higher),
+ * 2^k ranks exchange and combine in log p rounds, the folded ranks get the
+ * result back. New ranks keep the old order and the lower partner's data is
+ * always the left operand, so non-commutative ops reduce in rank order.
+ * Ring (large messages, commutative ops): ring reduce-scatter then ring
+ * allgather in the receive buffer, 2 (p-1)/p n bytes sent per rank.
+ */
+#include "select.h"
+
+void tdm_coll_allreduce_recdbl(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                               tdm_dtype_t *dt, tdm_op_t *op) {
+    int p, r = tdm_sched_rank(s, &p);
+    const void *src = sbuf == TDM_COLL_IN_PLACE ? rbuf : sbuf;
+    void *acc = tdm_sched_tmp_items(s, count, dt), *b = tdm_sched_tmp_items(s, count, dt);
+    if (!acc || !b)
+        return;
+    tdm_sched_copy(s, src, count, dt, acc, count, dt);
+    int pof2 = 1;
+    while (pof2 * 2 <= p)
+        pof2 *= 2;
+    int rem = p - pof2, newrank;
+    if (r < 2 * rem) {
+        if (r % 2 == 0) {
+            tdm_sched_send(s, acc, count, dt, r + 1, 0);
+            newrank = -1;
+        } else {
+            tdm_sched_recv(s, b, count, dt, r - 1, 0);
+            tdm_sched_round(s);
+            tdm_sched_reduce(s, b, acc, count, dt, op);
+            newrank = r / 2;
+        }
+    } else {
+        newrank = r - rem;
+    }
+    tdm_sched_round(s);
+    if (newrank >= 0) {
+        for (int mask = 1; mask < pof2; mask <<= 1) {
+            int nd = newrank ^ mask;
+            int dst = nd < rem ? nd * 2 + 1 : nd + rem;
+            tdm_sched_recv(s, b, count, dt, dst, 0);
+            tdm_sched_send(s, acc, count, dt, dst, 0);
+            tdm_sched_round(s);
+            if (dst < r || op->commute) {
+                tdm_sched_reduce(s, b, acc, count, dt, op);
+            } else {
+                tdm_sched_reduce(s, acc, b, count, dt, op);
+                void *t = acc;
+                acc = b;
+                b = t;
+            }
+        }
+    }
+    if (r < 2 * rem) {
+        if (r % 2)
+            tdm_sched_send(s, acc, count, dt, r - 1, 0);
+        else
+            tdm_sched_recv(s, rbuf, count, dt, r + 1, 0);
+    }
+    if (!(r < 2 * rem && r % 2 == 0))
+        tdm_sched_copy(s, acc, count, dt, rbuf, count, dt);
+    tdm_sched_round(s);
+}
+
+void tdm_coll_allreduce_ring(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                             tdm_dtype_t *dt, tdm_op_t *op) {
+    int p, r = tdm_sched_rank(s, &p);
+    void *rt = tdm_sched_tmp_items(s, tdm_coll_blk_len(count, p, 0), dt);
+    if (!rt)
+        return;
+    if (sbuf != TDM_COLL_IN_PLACE)
+        tdm_sched_copy(s, sbuf, count, dt, rbuf, count, dt);
+    int right = (r + 1) % p, left = (r - 1 + p) % p;
+    for (int i = 0; i < p - 1; i++) {
+        int sb = (r - i + p) % p, rb = (r - i - 1 + p) % p;
+        tdm_sched_recv(s, rt, tdm_coll_blk_len(count, p, rb), dt, left, 0);
+        tdm_sched_send(s, tdm_coll_at(rbuf, tdm_coll_blk_start(count, p, sb), dt),
+                       tdm_coll_blk_len(count, p, sb), dt, right, 0);
+        tdm_sched_round(s);
+        tdm_sched_reduce(s, rt, tdm_coll_at(rbuf, tdm_coll_blk_start(count, p, rb), dt),
+                         tdm_coll_blk_len(count, p, rb), dt, op);
+    }
+    /* rank j holds block (j + 1) % p; pass the blocks around the ring */
+    for (int i = 0; i < p - 1; i++) {
+        int sb = (r + 1 - i + p) % p, rb = (r - i + p) % p;
+        tdm_sched_recv(s, tdm_coll_at(rbuf, tdm_coll_blk_start(count, p, rb), dt),
+                       tdm_coll_blk_len(count, p, rb), dt, left, 0);
+        tdm_sched_send(s, tdm_coll_at(rbuf, tdm_coll_blk_start(count, p, sb), dt),
+                       tdm_coll_blk_len(count, p, sb), dt, right, 0);
+        tdm_sched_round(s);
+    }
+}
+
+int tdm_coll_allreduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op,
+                       tdm_comm_t *comm, tdm_req_t **req_p) {
+    tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
+    if (!s)
+        return TDM_ERR_NOMEM;
+    if (tdm_coll_choose(TDM_COLL_ALLREDUCE, count * dt->size, comm->size, op->commute) ==
+        TDM_ALLREDUCE_RING)
+        tdm_coll_allreduce_ring(s, sbuf, rbuf, count, dt, op);
+    else
+        tdm_coll_allreduce_recdbl(s, sbuf, rbuf, count, dt, op);
+    return tdm_sched_run(s, req_p);
+}

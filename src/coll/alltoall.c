@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Alltoall, Alltoallv and Alltoallw as one exchange of per-peer (address,
+ * count, type). Linear posts every exchange in one round (small blocks: the
+ * latencies overlap); pairwise takes one peer per round, sending to r + i and
+ * receiving from r - i, so at most one large transfer per rank is in flight.
+ * MPI_IN_PLACE: the receive buffer's memory span is copied first and used as
+ * the send buffer.
+ */
+#include "select.h"
+
+#include <stdlib.h>
+
+typedef struct blk {
+    char *addr;
+    size_t count;
+    tdm_dtype_t *dt;
+} blk_t;
+
+static void fill(blk_t *b, int p, const void *buf, const int *counts, const int *displs,
+                 tdm_dtype_t *const *dts, size_t count, tdm_dtype_t *dt) {
+    for (int i = 0; i < p; i++) {
+        b[i].dt = dts ? dts[i] : dt;
+        b[i].count = counts ? (size_t)counts[i] : count;
+        ptrdiff_t off;
+        if (dts)
+            off = displs[i]; /* Alltoallw: bytes */
+        else
+            off =
+                (ptrdiff_t)(displs ? (size_t)displs[i] : (size_t)i * count) * tdm_dtype_extent(dt);
+        b[i].addr = (char *)buf + off;
+    }
+}
+
+int tdm_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                       tdm_dtype_t *const *sdts, size_t scount, tdm_dtype_t *sdt, void *rbuf,
+                       const int *rcounts, const int *rdispls, tdm_dtype_t *const *rdts,
+                       size_t rcount, tdm_dtype_t *rdt, tdm_comm_t *comm, tdm_req_t **req_p) {
+    tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
+    if (!s)
+        return TDM_ERR_NOMEM;
+    int p = comm->size, r = comm->rank;
+    blk_t *sb = tdm_sched_tmp(s, 2 * (size_t)p * sizeof(blk_t)), *rb = sb + p;
+    if (!sb)
+        return tdm_sched_run(s, req_p);
+    fill(rb, p, rbuf, rcounts, rdispls, rdts, rcount, rdt);
+    size_t maxbytes = 0;
+    if (sbuf == TDM_COLL_IN_PLACE) {
+        /* the span of memory the receive blocks cover */
+        char *lo = NULL, *hi = NULL;
+        for (int i = 0; i < p; i++) {
+            if (!rb[i].count || !rb[i].dt->size)
+                continue;
+            char *a = rb[i].addr + rb[i].dt->true_lb;
+            char *z = rb[i].addr + (ptrdiff_t)(rb[i].count - 1) * tdm_dtype_extent(rb[i].dt) +
+                      rb[i].dt->true_ub;
+            lo = !lo || a < lo ? a : lo;
+            hi = !hi || z > hi ? z : hi;
+        }
+        char *copy = tdm_sched_tmp(s, lo ? (size_t)(hi - lo) : 0);
+        if (!copy)
+            return tdm_sched_run(s, req_p);
+        if (lo)
+            tdm_sched_copy(s, lo, (size_t)(hi - lo), tdm_coll_byte_type(), copy, (size_t)(hi - lo),
+                           tdm_coll_byte_type());
+        for (int i = 0; i < p; i++) {
+            sb[i] = rb[i];
+            if (lo)
+                sb[i].addr = copy + (rb[i].addr - lo);
+        }
+    } else {
+        fill(sb, p, sbuf, scounts, sdispls, sdts, scount, sdt);
+    }
+    for (int i = 0; i < p; i++)
+        maxbytes = TDM_MAX(maxbytes, sb[i].count * sb[i].dt->size);
+    tdm_sched_copy(s, sb[r].addr, sb[r].count, sb[r].dt, rb[r].addr, rb[r].count, rb[r].dt);
+    bool pairwise = tdm_coll_choose(TDM_COLL_ALLTOALL, maxbytes, p, true) == TDM_ALLTOALL_PAIRWISE;
+    for (int i = 1; i < p; i++) {
+        int to = (r + i) % p, from = (r - i + p) % p;
+        tdm_sched_recv(s, rb[from].addr, rb[from].count, rb[from].dt, from, 0);
+        tdm_sched_send(s, sb[to].addr, sb[to].count, sb[to].dt, to, 0);
+        if (pairwise)
+            tdm_sched_round(s);
+    }
+    return tdm_sched_run(s, req_p);
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Collectives over Tandem's point-to-point engine, as the bindings see them.
+ *
+ * Every collective is built as a schedule (sched.c): a list of rounds, each a
+ * set of p2p sends/receives and local copy/reduce steps that all complete
+ * before the next round starts. A blocking collective builds the schedule,
+ * runs it and waits (its receives are posted as blocking ones and its sends
+ * in blocking mode, except sends a root posts ahead to many peers, so the
+ * rendezvous selection sees the call types MPI_Bcast/MPI_Scatter would have);
+ * a non-blocking one returns a TDM_REQ_OTHER request that completes when the
+ * last round does, advanced from the completion hooks of its p2p requests.
+ *
+ * Messages go on the collective context (comm->ctx + 1) with a tag >= 0 taken
+ * from a per-communicator sequence number, so consecutive collectives on one
+ * communicator never match each other's messages.
+ *
+ * Algorithms are chosen in one place (select.c) by size and message bytes,
+ * overridable per collective with TANDEM_<COLL>_ALGORITHM.
+ *
+ * Arguments are checked by the bindings; the builders here assume them valid.
+ * Buffers follow MPI conventions; `in_place` flags stand for MPI_IN_PLACE.
+ */
+#ifndef TDM_COLL_H
+#define TDM_COLL_H
+
+#include "../comm/comm.h"
+#include "../dtype/dtype.h"
+#include "../p2p/p2p.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* MPI_IN_PLACE: the same value as in mpi.h (bindings pass it through) */
+#define TDM_COLL_IN_PLACE ((void *)-1)
+
+/* ---- reduction operations (op.c) ---- */
+
+typedef struct tdm_op {
+    int handle;
+    int refs;        /* user handle + operations in flight */
+    uint8_t commute; /* commutative */
+    uint8_t predefined;
+    uint8_t large; /* user function takes MPI_Count *len (MPI_Op_create_c) */
+    uint8_t freed; /* MPI_Op_free was called */
+    int code;      /* predefined: 1..14 (low bits of the handle) */
+    void *fn;      /* user function */
+} tdm_op_t;
+
+/* Predefined op codes (the low byte of their MPICH handles). */
+enum {
+    TDM_OP_MAX = 1,
+    TDM_OP_MIN,
+    TDM_OP_SUM,
+    TDM_OP_PROD,
+    TDM_OP_LAND,
+    TDM_OP_BAND,
+    TDM_OP_LOR,
+    TDM_OP_BOR,
+    TDM_OP_LXOR,
+    TDM_OP_BXOR,
+    TDM_OP_MINLOC,
+    TDM_OP_MAXLOC,
+    TDM_OP_REPLACE,
+    TDM_OP_NO_OP,
+    TDM_OP_LAST = TDM_OP_NO_OP
+};
+
+/* The op a handle names, or NULL. */
+tdm_op_t *tdm_op_get(int handle);
+/* New user op with one reference; handle 0x98000000|index. NULL on ENOMEM. */
+tdm_op_t *tdm_op_create(void *fn, int commute, int large);
+/* Drop the user's reference. */
+void tdm_op_free(tdm_op_t *op);
+void tdm_op_retain(tdm_op_t *op);
+void tdm_op_release(tdm_op_t *op);
+/* Can `op` reduce data of type dt (predefined ops: dt made of one basic type
+ * the op is defined on)? User ops accept every type. */
+bool tdm_op_valid_for(const tdm_op_t *op, const tdm_dtype_t *dt);
+/* inout[i] = in[i] op inout[i] for `count` items of dt laid out as in a user
+ * buffer (both buffers). */
+void tdm_op_apply(const tdm_op_t *op, const void *in, void *inout, size_t count, tdm_dtype_t *dt);
+const char *tdm_op_name(const tdm_op_t *op);
+
+/* ---- collectives (each file of coll/ builds one family) ---- */
+
+typedef struct tdm_sched tdm_sched_t;
+
+/* Result of starting a collective: 0 or an internal tdm_rc_t. With req_p NULL
+ * the call blocks until done; otherwise *req_p receives a TDM_REQ_OTHER
+ * request that completes with the collective. */
+#define TDM_COLL_ARGS tdm_comm_t *comm, tdm_req_t **req_p
+
+int tdm_coll_barrier(TDM_COLL_ARGS);
+int tdm_coll_bcast(void *buf, size_t count, tdm_dtype_t *dt, int root, TDM_COLL_ARGS);
+int tdm_coll_reduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op,
+                    int root, TDM_COLL_ARGS);
+int tdm_coll_allreduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op,
+                       TDM_COLL_ARGS);
+/* Gather/Scatter: rcounts/displs NULL for the fixed-count forms (rcount used). */
+int tdm_coll_gatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
+                     const int *rcounts, const int *displs, size_t rcount, tdm_dtype_t *rdt,
+                     int root, TDM_COLL_ARGS);
+int tdm_coll_scatterv(const void *sbuf, const int *scounts, const int *displs, size_t scount,
+                      tdm_dtype_t *sdt, void *rbuf, size_t rcount, tdm_dtype_t *rdt, int root,
+                      TDM_COLL_ARGS);
+int tdm_coll_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
+                        const int *rcounts, const int *displs, size_t rcount, tdm_dtype_t *rdt,
+                        TDM_COLL_ARGS);
+/* Alltoall(v/w): counts/displs NULL for the fixed form; sdts/rdts non-NULL for
+ * Alltoallw (displacements then in bytes). */
+int tdm_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                       tdm_dtype_t *const *sdts, size_t scount, tdm_dtype_t *sdt, void *rbuf,
+                       const int *rcounts, const int *rdispls, tdm_dtype_t *const *rdts,
+                       size_t rcount, tdm_dtype_t *rdt, TDM_COLL_ARGS);
+/* Reduce_scatter: rcounts NULL for the _block form (rcount each). */
+int tdm_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, size_t rcount,
+                            tdm_dtype_t *dt, tdm_op_t *op, TDM_COLL_ARGS);
+int tdm_coll_scan(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op,
+                  bool exclusive, TDM_COLL_ARGS);
+
+/* The communicator's next collective tag (tags >= 0 on ctx + 1). */
+int tdm_coll_next_tag(tdm_comm_t *comm);
+
+#endif

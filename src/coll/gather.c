@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Gather(v) and Scatter(v), linear: the root posts a non-blocking receive
+ * (send) for every other rank at once and the others make one blocking call,
+ * so the rendezvous selection sees Irecv x Send (RPUT: each sender writes into
+ * the root's buffer in parallel) and Isend x Recv (RGET: each receiver reads).
+ */
+#include "select.h"
+
+static size_t disp_of(const int *displs, size_t fixed, int i) {
+    return displs ? (size_t)displs[i] : (size_t)i * fixed;
+}
+
+int tdm_coll_gatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
+                     const int *rcounts, const int *displs, size_t rcount, tdm_dtype_t *rdt,
+                     int root, tdm_comm_t *comm, tdm_req_t **req_p) {
+    tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
+    if (!s)
+        return TDM_ERR_NOMEM;
+    int p = comm->size, r = comm->rank;
+    if (r == root) {
+        for (int i = 0; i < p; i++) {
+            size_t n = rcounts ? (size_t)rcounts[i] : rcount;
+            void *at = tdm_coll_at(rbuf, disp_of(displs, rcount, i), rdt);
+            if (i != r)
+                tdm_sched_recv(s, at, n, rdt, i, TDM_SCHED_AHEAD);
+            else if (sbuf != TDM_COLL_IN_PLACE)
+                tdm_sched_copy(s, sbuf, scount, sdt, at, n, rdt);
+        }
+    } else {
+        tdm_sched_send(s, sbuf, scount, sdt, root, 0);
+    }
+    return tdm_sched_run(s, req_p);
+}
+
+void tdm_coll_scatterv_linear(tdm_sched_t *s, const void *sbuf, const int *scounts,
+                              const int *displs, size_t scount, tdm_dtype_t *sdt, void *rbuf,
+                              size_t rcount, tdm_dtype_t *rdt, int root) {
+    int p, r = tdm_sched_rank(s, &p);
+    if (r == root) {
+        for (int i = 0; i < p; i++) {
+            size_t n = scounts ? (size_t)scounts[i] : scount;
+            const void *at = tdm_coll_at(sbuf, disp_of(displs, scount, i), sdt);
+            if (i != r)
+                tdm_sched_send(s, at, n, sdt, i, TDM_SCHED_AHEAD);
+            else if (rbuf != TDM_COLL_IN_PLACE)
+                tdm_sched_copy(s, at, n, sdt, rbuf, rcount, rdt);
+        }
+    } else {
+        tdm_sched_recv(s, rbuf, rcount, rdt, root, 0);
+    }
+    tdm_sched_round(s);
+}
+
+int tdm_coll_scatterv(const void *sbuf, const int *scounts, const int *displs, size_t scount,
+                      tdm_dtype_t *sdt, void *rbuf, size_t rcount, tdm_dtype_t *rdt, int root,
+                      tdm_comm_t *comm, tdm_req_t **req_p) {
+    tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
+    if (!s)
+        return TDM_ERR_NOMEM;
+    tdm_coll_scatterv_linear(s, sbuf, scounts, displs, scount, sdt, rbuf, rcount, rdt, root);
+    return tdm_sched_run(s, req_p);
+}

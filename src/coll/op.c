@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Reduction operations: the predefined ops on every type MPI-4.1 §6.9.2 allows,
+ * and user ops (MPI_Op_create / _c).
+ *
+ * Predefined ops work on the packed stream of the basic type a datatype is made
+ * of: `count` items of a derived type of MPI_INT are count * nelems ints. When
+ * the type is contiguous the user buffer is that stream; otherwise both buffers
+ * are packed, reduced and the result unpacked. A value+index pair (MPI_DOUBLE_INT)
+ * is one element: the value at offset 0, the int right after it (no padding in
+ * the packed stream), read and written with memcpy as it is unaligned there.
+ */
+#include "coll.h"
+
+#include "../base/log.h"
+#include "mpi.h"
+
+#include <complex.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(long) == 8, "MPI_LONG reduced as a 64-bit integer");
+_Static_assert(sizeof(MPI_Aint) == 8 && sizeof(MPI_Offset) == 8 && sizeof(MPI_Count) == 8,
+               "address-sized integers reduced as 64-bit integers");
+
+/* How the elements of a basic type are reduced. */
+typedef enum {
+    K_NONE = 0,
+    K_I8,
+    K_U8,
+    K_I16,
+    K_U16,
+    K_I32,
+    K_U32,
+    K_I64,
+    K_U64, /* C and Fortran integers */
+    K_F32,
+    K_F64,
+    K_LD,   /* floating point */
+    K_BOOL, /* C _Bool, C++ bool */
+    K_FLOG, /* Fortran LOGICAL (4-byte int) */
+    K_BYTE,
+    K_CF,
+    K_CD,
+    K_CLD, /* complex */
+    K_P_FI,
+    K_P_DI,
+    K_P_LI,
+    K_P_II,
+    K_P_SI,
+    K_P_LDI,
+    K_P_FF,
+    K_P_DD, /* MINLOC/MAXLOC pairs */
+} kind_t;
+
+static kind_t kind_of(int h) {
+    switch (h) {
+    case MPI_CHAR:
+    case MPI_SIGNED_CHAR:
+    case MPI_INT8_T:
+    case MPI_INTEGER1:
+        return K_I8;
+    case MPI_UNSIGNED_CHAR:
+    case MPI_UINT8_T:
+        return K_U8;
+    case MPI_SHORT:
+    case MPI_INT16_T:
+    case MPI_INTEGER2:
+        return K_I16;
+    case MPI_UNSIGNED_SHORT:
+    case MPI_UINT16_T:
+        return K_U16;
+    case MPI_INT:
+    case MPI_INT32_T:
+    case MPI_INTEGER:
+    case MPI_INTEGER4:
+        return K_I32;
+    case MPI_UNSIGNED:
+    case MPI_UINT32_T:
+        return K_U32;
+    case MPI_LONG:
+    case MPI_LONG_LONG_INT:
+    case MPI_INT64_T:
+    case MPI_INTEGER8:
+    case MPI_AINT:
+    case MPI_OFFSET:
+    case MPI_COUNT:
+        return K_I64;
+    case MPI_UNSIGNED_LONG:
+    case MPI_UNSIGNED_LONG_LONG:
+    case MPI_UINT64_T:
+        return K_U64;
+    case MPI_FLOAT:
+    case MPI_REAL:
+    case MPI_REAL4:
+        return K_F32;
+    case MPI_DOUBLE:
+    case MPI_DOUBLE_PRECISION:
+    case MPI_REAL8:
+        return K_F64;
+    case MPI_LONG_DOUBLE:
+        return K_LD;
+    case MPI_C_BOOL:
+    case MPI_CXX_BOOL:
+        return K_BOOL;
+    case MPI_LOGICAL:
+        return K_FLOG;
+    case MPI_BYTE:
+        return K_BYTE;
+    case MPI_C_FLOAT_COMPLEX:
+    case MPI_COMPLEX:
+    case MPI_COMPLEX8:
+    case MPI_CXX_FLOAT_COMPLEX:
+        return K_CF;
+    case MPI_C_DOUBLE_COMPLEX:
+    case MPI_DOUBLE_COMPLEX:
+    case MPI_COMPLEX16:
+    case MPI_CXX_DOUBLE_COMPLEX:
+        return K_CD;
+    case MPI_C_LONG_DOUBLE_COMPLEX:
+    case MPI_CXX_LONG_DOUBLE_COMPLEX:
+        return K_CLD;
+    case MPI_FLOAT_INT:
+        return K_P_FI;
+    case MPI_DOUBLE_INT:
+        return K_P_DI;
+    case MPI_LONG_INT:
+        return K_P_LI;
+    case MPI_2INT:
+    case MPI_2INTEGER:
+        return K_P_II;
+    case MPI_SHORT_INT:
+        return K_P_SI;
+    case MPI_LONG_DOUBLE_INT:
+        return K_P_LDI;
+    case MPI_2REAL:
+        return K_P_FF;
+    case MPI_2DOUBLE_PRECISION:
+        return K_P_DD;
+    default:
+        return K_NONE;
+    }
+}
+
+#define LOOP(_T, _expr)                                                                            \
+    do {                                                                                           \
+        const _T *a_ = in;                                                                         \
+        _T *b_ = inout;                                                                            \
+        for (size_t i_ = 0; i_ < n; i_++) {                                                        \
+            _T x = a_[i_], y = b_[i_];                                                             \
+            b_[i_] = (_expr);                                                                      \
+        }                                                                                          \
+    } while (0)
+
+/* Signed sums and products wrap through the unsigned type (no UB on overflow). */
+#define INT_OPS(_T, _UT)                                                                           \
+    switch (code) {                                                                                \
+    case TDM_OP_MAX:                                                                               \
+        LOOP(_T, x > y ? x : y);                                                                   \
+        return true;                                                                               \
+    case TDM_OP_MIN:                                                                               \
+        LOOP(_T, x < y ? x : y);                                                                   \
+        return true;                                                                               \
+    case TDM_OP_SUM:                                                                               \
+        LOOP(_T, (_T)((_UT)x + (_UT)y));                                                           \
+        return true;                                                                               \
+    case TDM_OP_PROD:                                                                              \
+        LOOP(_T, (_T)((_UT)x * (_UT)y));                                                           \
+        return true;                                                                               \
+    case TDM_OP_LAND:                                                                              \
+        LOOP(_T, (_T)(x && y));                                                                    \
+        return true;                                                                               \
+    case TDM_OP_LOR:                                                                               \
+        LOOP(_T, (_T)(x || y));                                                                    \
+        return true;                                                                               \
+    case TDM_OP_LXOR:                                                                              \
+        LOOP(_T, (_T)(!x != !y));                                                                  \
+        return true;                                                                               \
+    case TDM_OP_BAND:                                                                              \
+        LOOP(_T, (_T)(x & y));                                                                     \
+        return true;                                                                               \
+    case TDM_OP_BOR:                                                                               \
+        LOOP(_T, (_T)(x | y));                                                                     \
+        return true;                                                                               \
+    case TDM_OP_BXOR:                                                                              \
+        LOOP(_T, (_T)(x ^ y));                                                                     \
+        return true;                                                                               \
+    default:                                                                                       \
+        return false;                                                                              \
+    }
+
+#define FLOAT_OPS(_T)                                                                              \
+    switch (code) {                                                                                \
+    case TDM_OP_MAX:                                                                               \
+        LOOP(_T, x > y ? x : y);                                                                   \
+        return true;                                                                               \
+    case TDM_OP_MIN:                                                                               \
+        LOOP(_T, x < y ? x : y);                                                                   \
+        return true;                                                                               \
+    case TDM_OP_SUM:                                                                               \
+        LOOP(_T, x + y);                                                                           \
+        return true;                                                                               \
+    case TDM_OP_PROD:                                                                              \
+        LOOP(_T, x *y);                                                                            \
+        return true;                                                                               \
+    default:                                                                                       \
+        return false;                                                                              \
+    }
+
+#define LOGICAL_OPS(_T)                                                                            \
+    switch (code) {                                                                                \
+    case TDM_OP_LAND:                                                                              \
+        LOOP(_T, (_T)(x && y));                                                                    \
+        return true;                                                                               \
+    case TDM_OP_LOR:                                                                               \
+        LOOP(_T, (_T)(x || y));                                                                    \
+        return true;                                                                               \
+    case TDM_OP_LXOR:                                                                              \
+        LOOP(_T, (_T)(!x != !y));                                                                  \
+        return true;                                                                               \
+    default:                                                                                       \
+        return false;                                                                              \
+    }
+
+#define COMPLEX_OPS(_T)                                                                            \
+    switch (code) {                                                                                \
+    case TDM_OP_SUM:                                                                               \
+        LOOP(_T, x + y);                                                                           \
+        return true;                                                                               \
+    case TDM_OP_PROD:                                                                              \
+        LOOP(_T, x *y);                                                                            \
+        return true;                                                                               \
+    default:                                                                                       \
+        return false;                                                                              \
+    }
+
+/* MINLOC/MAXLOC on packed {V value; int index} pairs (MPI-4.1 §6.9.4: ties keep
+ * the smaller index). */
+#define PAIR_OPS(_V, _I)                                                                           \
+    do {                                                                                           \
+        if (code != TDM_OP_MINLOC && code != TDM_OP_MAXLOC)                                        \
+            return false;                                                                          \
+        const size_t esz_ = sizeof(_V) + sizeof(_I);                                               \
+        const char *a_ = in;                                                                       \
+        char *b_ = inout;                                                                          \
+        for (size_t i_ = 0; i_ < n; i_++, a_ += esz_, b_ += esz_) {                                \
+            _V av, bv;                                                                             \
+            _I ai, bi;                                                                             \
+            memcpy(&av, a_, sizeof(_V));                                                           \
+            memcpy(&bv, b_, sizeof(_V));                                                           \
+            memcpy(&ai, a_ + sizeof(_V), sizeof(_I));                                              \
+            memcpy(&bi, b_ + sizeof(_V), sizeof(_I));                                              \
+            bool take = code == TDM_OP_MINLOC ? av < bv : av > bv;                                 \
+            if (take || (av == bv && ai < bi)) {                                                   \
+                if (take)                                                                          \
+                    memcpy(b_, &av, sizeof(_V));                                                   \
+                memcpy(b_ + sizeof(_V), &ai, sizeof(_I));                                          \
+            }                                                                                      \
+        }                                                                                          \
+        return true;                                                                               \
+    } while (0)
+
+/* inout = in op inout on n packed elements; false if op is not defined on kind
+ * (n = 0 asks only that). */
+static bool reduce_packed(int code, kind_t k, const void *in, void *inout, size_t n) {
+    switch (k) {
+    case K_I8:
+        INT_OPS(int8_t, uint8_t)
+    case K_U8:
+        INT_OPS(uint8_t, uint8_t)
+    case K_I16:
+        INT_OPS(int16_t, uint16_t)
+    case K_U16:
+        INT_OPS(uint16_t, uint16_t)
+    case K_I32:
+        INT_OPS(int32_t, uint32_t)
+    case K_U32:
+        INT_OPS(uint32_t, uint32_t)
+    case K_I64:
+        INT_OPS(int64_t, uint64_t)
+    case K_U64:
+        INT_OPS(uint64_t, uint64_t)
+    case K_F32:
+        FLOAT_OPS(float)
+    case K_F64:
+        FLOAT_OPS(double)
+    case K_LD:
+        FLOAT_OPS(long double)
+    case K_BOOL:
+        LOGICAL_OPS(_Bool)
+    case K_FLOG:
+        LOGICAL_OPS(int32_t)
+    case K_BYTE:
+        switch (code) {
+        case TDM_OP_BAND:
+            LOOP(uint8_t, (uint8_t)(x & y));
+            return true;
+        case TDM_OP_BOR:
+            LOOP(uint8_t, (uint8_t)(x | y));
+            return true;
+        case TDM_OP_BXOR:
+            LOOP(uint8_t, (uint8_t)(x ^ y));
+            return true;
+        default:
+            return false;
+        }
+    case K_CF:
+        COMPLEX_OPS(float _Complex)
+    case K_CD:
+        COMPLEX_OPS(double _Complex)
+    case K_CLD:
+        COMPLEX_OPS(long double _Complex)
+    case K_P_FI:
+        PAIR_OPS(float, int);
+    case K_P_DI:
+        PAIR_OPS(double, int);
+    case K_P_LI:
+        PAIR_OPS(long, int);
+    case K_P_II:
+        PAIR_OPS(int, int);
+    case K_P_SI:
+        PAIR_OPS(short, int);
+    case K_P_LDI:
+        PAIR_OPS(long double, int);
+    /* Fortran 2REAL / 2DOUBLE_PRECISION: the index is stored as a real */
+    case K_P_FF:
+        PAIR_OPS(float, float);
+    case K_P_DD:
+        PAIR_OPS(double, double);
+    case K_NONE:
+        return false;
+    }
+    return false;
+}
+
+/* ---- op objects ---- */
+
+#define OP_USER_BASE 0x98000000u
+#define OP_PREDEF_BASE 0x58000000u
+
+static tdm_op_t predef[TDM_OP_LAST + 1];
+static tdm_op_t **user_ops;
+static size_t user_cap;
+
+static const char *const predef_names[TDM_OP_LAST + 1] = {
+    "MPI_OP_NULL", "MPI_MAX",    "MPI_MIN",    "MPI_SUM",     "MPI_PROD",
+    "MPI_LAND",    "MPI_BAND",   "MPI_LOR",    "MPI_BOR",     "MPI_LXOR",
+    "MPI_BXOR",    "MPI_MINLOC", "MPI_MAXLOC", "MPI_REPLACE", "MPI_NO_OP"};
+
+tdm_op_t *tdm_op_get(int handle) {
+    unsigned h = (unsigned)handle;
+    if ((h & 0xffffff00u) == OP_PREDEF_BASE) {
+        unsigned code = h & 0xff;
+        if (code < 1 || code > TDM_OP_LAST)
+            return NULL;
+        tdm_op_t *op = &predef[code];
+        if (!op->predefined) {
+            op->handle = handle;
+            op->refs = 1;
+            op->commute = 1;
+            op->predefined = 1;
+            op->code = (int)code;
+        }
+        return op;
+    }
+    if ((h & 0xfc000000u) == OP_USER_BASE) {
+        size_t i = h & 0x03ffffffu;
+        if (i < user_cap && user_ops[i] && !user_ops[i]->freed)
+            return user_ops[i];
+    }
+    return NULL;
+}
+
+const char *tdm_op_name(const tdm_op_t *op) {
+    return op->predefined ? predef_names[op->code] : "user-defined op";
+}
+
+tdm_op_t *tdm_op_create(void *fn, int commute, int large) {
+    size_t i;
+    for (i = 0; i < user_cap && user_ops[i]; i++)
+        ;
+    if (i == user_cap) {
+        size_t ncap = user_cap ? 2 * user_cap : 16;
+        tdm_op_t **n = realloc(user_ops, ncap * sizeof(*n));
+        if (!n)
+            return NULL;
+        memset(n + user_cap, 0, (ncap - user_cap) * sizeof(*n));
+        user_ops = n;
+        user_cap = ncap;
+    }
+    tdm_op_t *op = calloc(1, sizeof(*op));
+    if (!op)
+        return NULL;
+    op->handle = (int)(OP_USER_BASE | (unsigned)i);
+    op->refs = 1;
+    op->commute = commute != 0;
+    op->large = large != 0;
+    op->fn = fn;
+    user_ops[i] = op;
+    return op;
+}
+
+void tdm_op_retain(tdm_op_t *op) {
+    if (!op->predefined)
+        op->refs++;
+}
+
+void tdm_op_release(tdm_op_t *op) {
+    if (op->predefined || --op->refs > 0)
+        return;
+    user_ops[(unsigned)op->handle & 0x03ffffffu] = NULL;
+    free(op);
+}
+
+void tdm_op_free(tdm_op_t *op) {
+    op->freed = 1;
+    tdm_op_release(op);
+}
+
+bool tdm_op_valid_for(const tdm_op_t *op, const tdm_dtype_t *dt) {
+    if (!op->predefined)
+        return true;
+    if (op->code == TDM_OP_REPLACE || op->code == TDM_OP_NO_OP)
+        return false; /* one-sided accumulate only */
+    if (dt->size == 0)
+        return true; /* nothing to reduce (e.g. an empty struct) */
+    return dt->basic && reduce_packed(op->code, kind_of(dt->basic), NULL, NULL, 0);
+}
+
+typedef void(user_fn_t)(void *, void *, int *, int *);
+typedef void(user_fn_c_t)(void *, void *, MPI_Count *, int *);
+
+void tdm_op_apply(const tdm_op_t *op, const void *in, void *inout, size_t count, tdm_dtype_t *dt) {
+    if (count == 0 || dt->size == 0)
+        return;
+    if (!op->predefined) {
+        int h = dt->handle;
+        if (op->large) {
+            MPI_Count len = (MPI_Count)count;
+            ((user_fn_c_t *)op->fn)((void *)in, inout, &len, &h);
+            return;
+        }
+        ptrdiff_t ext = tdm_dtype_extent(dt);
+        while (count > 0) {
+            int len = count > INT_MAX ? INT_MAX : (int)count;
+            ((user_fn_t *)op->fn)((void *)in, inout, &len, &h);
+            in = (const char *)in + (ptrdiff_t)len * ext;
+            inout = (char *)inout + (ptrdiff_t)len * ext;
+            count -= (size_t)len;
+        }
+        return;
+    }
+    if (op->code == TDM_OP_NO_OP)
+        return;
+    size_t bytes = count * dt->size;
+    if (op->code == TDM_OP_REPLACE) {
+        void *t = malloc(bytes);
+        if (!t) {
+            tdm_error(COLL, "out of memory for a %zu-byte reduction buffer", bytes);
+            abort();
+        }
+        tdm_dtype_pack(in, count, dt, 0, t, bytes);
+        tdm_dtype_unpack(inout, count, dt, 0, t, bytes);
+        free(t);
+        return;
+    }
+    size_t n = bytes / dt->basic_size;
+    kind_t k = kind_of(dt->basic);
+    if (dt->contig) {
+        reduce_packed(op->code, k, (const char *)in + dt->true_lb, (char *)inout + dt->true_lb, n);
+        return;
+    }
+    char *a = malloc(2 * bytes);
+    if (!a) {
+        tdm_error(COLL, "out of memory for 2 x %zu-byte reduction buffers", bytes);
+        abort();
+    }
+    tdm_dtype_pack(in, count, dt, 0, a, bytes);
+    tdm_dtype_pack(inout, count, dt, 0, a + bytes, bytes);
+    reduce_packed(op->code, k, a, a + bytes, n);
+    tdm_dtype_unpack(inout, count, dt, 0, a + bytes, bytes);
+    free(a);
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Reduce. Binomial tree: a rank receives its children's partial results and
+ * combines them with its own, then sends up. For a non-commutative op the tree
+ * is rooted at rank 0 in rank order, where a child's subtree always holds
+ * higher ranks than its parent's part, so acc = acc op child keeps rank order;
+ * rank 0 then forwards the result to the root. For large messages with a
+ * commutative op: ring reduce-scatter (each rank ends with one fully reduced
+ * block, moving about n bytes in all) and a gather of the blocks at the root.
+ */
+#include "select.h"
+
+void tdm_coll_reduce_binomial(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                              tdm_dtype_t *dt, tdm_op_t *op, int root) {
+    int p, r = tdm_sched_rank(s, &p);
+    bool commute = op->commute;
+    const void *acc = sbuf == TDM_COLL_IN_PLACE ? rbuf : sbuf;
+    int vr = commute ? (r - root + p) % p : r;
+    int base = commute ? root : 0;
+    void *spare = NULL, *owned = NULL;
+    for (int mask = 1; mask < p; mask <<= 1) {
+        if (vr & mask) {
+            tdm_sched_send(s, acc, count, dt, ((vr & ~mask) + base) % p, 0);
+            tdm_sched_round(s);
+            break;
+        }
+        int child = vr | mask;
+        if (child < p) {
+            void *b = spare ? spare : tdm_sched_tmp_items(s, count, dt);
+            if (!b)
+                return;
+            tdm_sched_recv(s, b, count, dt, (child + base) % p, 0);
+            tdm_sched_round(s);
+            tdm_sched_reduce(s, acc, b, count, dt, op);
+            spare = owned;
+            acc = owned = b;
+        }
+    }
+    if (vr == 0) {
+        if (r == root) {
+            if (acc != rbuf)
+                tdm_sched_copy(s, acc, count, dt, rbuf, count, dt);
+        } else {
+            tdm_sched_send(s, acc, count, dt, root, 0);
+        }
+    } else if (r == root) {
+        tdm_sched_recv(s, rbuf, count, dt, 0, 0);
+    }
+    tdm_sched_round(s);
+}
+
+void tdm_coll_reduce_scatter_gather(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                                    tdm_dtype_t *dt, tdm_op_t *op, int root) {
+    int p, r = tdm_sched_rank(s, &p);
+    const void *src = sbuf == TDM_COLL_IN_PLACE ? rbuf : sbuf;
+    char *work = tdm_sched_tmp_items(s, count, dt);
+    void *rt = tdm_sched_tmp_items(s, tdm_coll_blk_len(count, p, 0), dt);
+    if (!work || !rt)
+        return;
+    tdm_sched_copy(s, src, count, dt, work, count, dt);
+    int right = (r + 1) % p, left = (r - 1 + p) % p;
+    for (int i = 0; i < p - 1; i++) {
+        int sb = (r - i + p) % p, rb = (r - i - 1 + p) % p;
+        tdm_sched_recv(s, rt, tdm_coll_blk_len(count, p, rb), dt, left, 0);
+        tdm_sched_send(s, tdm_coll_at(work, tdm_coll_blk_start(count, p, sb), dt),
+                       tdm_coll_blk_len(count, p, sb), dt, right, 0);
+        tdm_sched_round(s);
+        tdm_sched_reduce(s, rt, tdm_coll_at(work, tdm_coll_blk_start(count, p, rb), dt),
+                         tdm_coll_blk_len(count, p, rb), dt, op);
+    }
+    /* rank j now holds block (j + 1) % p */
+    if (r == root) {
+        for (int j = 0; j < p; j++) {
+            int b = (j + 1) % p;
+            size_t st = tdm_coll_blk_start(count, p, b), len = tdm_coll_blk_len(count, p, b);
+            if (j == r)
+                tdm_sched_copy(s, tdm_coll_at(work, st, dt), len, dt, tdm_coll_at(rbuf, st, dt),
+                               len, dt);
+            else
+                tdm_sched_recv(s, tdm_coll_at(rbuf, st, dt), len, dt, j, TDM_SCHED_AHEAD);
+        }
+    } else {
+        int b = (r + 1) % p;
+        tdm_sched_send(s, tdm_coll_at(work, tdm_coll_blk_start(count, p, b), dt),
+                       tdm_coll_blk_len(count, p, b), dt, root, 0);
+    }
+    tdm_sched_round(s);
+}
+
+int tdm_coll_reduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op,
+                    int root, tdm_comm_t *comm, tdm_req_t **req_p) {
+    tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
+    if (!s)
+        return TDM_ERR_NOMEM;
+    if (tdm_coll_choose(TDM_COLL_REDUCE, count * dt->size, comm->size, op->commute) ==
+        TDM_REDUCE_SCATTER_GATHER)
+        tdm_coll_reduce_scatter_gather(s, sbuf, rbuf, count, dt, op, root);
+    else
+        tdm_coll_reduce_binomial(s, sbuf, rbuf, count, dt, op, root);
+    return tdm_sched_run(s, req_p);
+}

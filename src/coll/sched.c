@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The schedule engine (sched.h). A round's sends and receives are posted
+ * together; each one that does not complete at once gets the completion hook
+ * below and is marked user_freed, so the engine releases it right after the
+ * hook (the path MPI_Request_free takes). The hook runs inside progress and
+ * starts the next round from there: posting never calls progress, so no hook
+ * ever runs inside advance().
+ */
+#include "sched.h"
+
+#include "../base/log.h"
+#include "mpi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { STEP_SEND, STEP_RECV, STEP_COPY, STEP_REDUCE, STEP_ROUND } step_kind_t;
+
+typedef struct step {
+    uint8_t kind;
+    uint8_t flags;
+    int peer;
+    const void *sbuf;
+    void *rbuf;
+    size_t scount, rcount;
+    tdm_dtype_t *sdt, *rdt;
+    tdm_op_t *op;
+} step_t;
+
+struct tdm_sched {
+    tdm_comm_t *comm;
+    int tag;
+    bool blocking;
+    bool done;
+    int error; /* tdm_rc_t */
+    int pending;
+    step_t *steps;
+    size_t n, cap, cur;
+    void **tmps;
+    size_t ntmps, tmpcap;
+    tdm_req_t *ureq;
+};
+
+/* ---- per-communicator state: the collective sequence number ---- */
+
+typedef struct coll_state {
+    uint32_t seq;
+} coll_state_t;
+
+static void (*prev_destroy_hook)(tdm_comm_t *c);
+
+static void coll_destroy(tdm_comm_t *c) {
+    free(c->coll);
+    c->coll = NULL;
+    if (prev_destroy_hook)
+        prev_destroy_hook(c);
+}
+
+int tdm_coll_next_tag(tdm_comm_t *comm) {
+    if (!comm->coll) {
+        if (tdm_comm_destroy_hook != coll_destroy) {
+            prev_destroy_hook = tdm_comm_destroy_hook;
+            tdm_comm_destroy_hook = coll_destroy;
+        }
+        comm->coll = calloc(1, sizeof(coll_state_t));
+        if (!comm->coll)
+            return -1;
+    }
+    coll_state_t *st = comm->coll;
+    return (int)(st->seq++ & 0x3fffffffu);
+}
+
+tdm_dtype_t *tdm_coll_byte_type(void) {
+    return tdm_dtype_get(MPI_BYTE);
+}
+
+/* ---- building ---- */
+
+int tdm_sched_rank(const tdm_sched_t *s, int *size_p) {
+    *size_p = s->comm->size;
+    return s->comm->rank;
+}
+
+tdm_sched_t *tdm_sched_new(tdm_comm_t *comm, bool blocking) {
+    tdm_sched_t *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->comm = comm;
+    s->blocking = blocking;
+    s->tag = tdm_coll_next_tag(comm);
+    if (s->tag < 0)
+        s->error = TDM_ERR_NOMEM;
+    tdm_comm_retain(comm);
+    return s;
+}
+
+void *tdm_sched_tmp(tdm_sched_t *s, size_t bytes) {
+    if (s->ntmps == s->tmpcap) {
+        size_t ncap = s->tmpcap ? 2 * s->tmpcap : 8;
+        void **n = realloc(s->tmps, ncap * sizeof(*n));
+        if (!n) {
+            s->error = TDM_ERR_NOMEM;
+            return NULL;
+        }
+        s->tmps = n;
+        s->tmpcap = ncap;
+    }
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        tdm_error(COLL, "out of memory for a %zu-byte collective buffer", bytes);
+        s->error = TDM_ERR_NOMEM;
+        return NULL;
+    }
+    s->tmps[s->ntmps++] = p;
+    return p;
+}
+
+void *tdm_sched_tmp_items(tdm_sched_t *s, size_t count, tdm_dtype_t *dt) {
+    size_t span =
+        count ? (count - 1) * (size_t)tdm_dtype_extent(dt) + (size_t)(dt->true_ub - dt->true_lb)
+              : 0;
+    char *p = tdm_sched_tmp(s, span);
+    return p ? p - dt->true_lb : NULL;
+}
+
+static step_t *add(tdm_sched_t *s, step_kind_t kind) {
+    if (s->n == s->cap) {
+        size_t ncap = s->cap ? 2 * s->cap : 16;
+        step_t *n = realloc(s->steps, ncap * sizeof(*n));
+        if (!n) {
+            s->error = TDM_ERR_NOMEM;
+            return NULL;
+        }
+        s->steps = n;
+        s->cap = ncap;
+    }
+    step_t *st = &s->steps[s->n++];
+    memset(st, 0, sizeof(*st));
+    st->kind = (uint8_t)kind;
+    return st;
+}
+
+void tdm_sched_send(tdm_sched_t *s, const void *buf, size_t count, tdm_dtype_t *dt, int peer,
+                    int flags) {
+    step_t *st = add(s, STEP_SEND);
+    if (!st)
+        return;
+    st->sbuf = buf;
+    st->scount = count;
+    st->sdt = dt;
+    st->peer = peer;
+    st->flags = (uint8_t)flags;
+    tdm_dtype_retain(dt);
+}
+
+void tdm_sched_recv(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt, int peer, int flags) {
+    step_t *st = add(s, STEP_RECV);
+    if (!st)
+        return;
+    st->rbuf = buf;
+    st->rcount = count;
+    st->rdt = dt;
+    st->peer = peer;
+    st->flags = (uint8_t)flags;
+    tdm_dtype_retain(dt);
+}
+
+void tdm_sched_copy(tdm_sched_t *s, const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
+                    size_t rcount, tdm_dtype_t *rdt) {
+    step_t *st = add(s, STEP_COPY);
+    if (!st)
+        return;
+    st->sbuf = sbuf;
+    st->scount = scount;
+    st->sdt = sdt;
+    st->rbuf = rbuf;
+    st->rcount = rcount;
+    st->rdt = rdt;
+    tdm_dtype_retain(sdt);
+    tdm_dtype_retain(rdt);
+}
+
+void tdm_sched_reduce(tdm_sched_t *s, const void *in, void *inout, size_t count, tdm_dtype_t *dt,
+                      tdm_op_t *op) {
+    step_t *st = add(s, STEP_REDUCE);
+    if (!st)
+        return;
+    st->sbuf = in;
+    st->rbuf = inout;
+    st->scount = count;
+    st->sdt = dt;
+    st->op = op;
+    tdm_dtype_retain(dt);
+    tdm_op_retain(op);
+}
+
+void tdm_sched_round(tdm_sched_t *s) {
+    if (s->n && s->steps[s->n - 1].kind == STEP_ROUND)
+        return;
+    add(s, STEP_ROUND);
+}
+
+void tdm_sched_free(tdm_sched_t *s) {
+    for (size_t i = 0; i < s->n; i++) {
+        step_t *st = &s->steps[i];
+        if (st->sdt)
+            tdm_dtype_release(st->sdt);
+        if (st->rdt)
+            tdm_dtype_release(st->rdt);
+        if (st->op)
+            tdm_op_release(st->op);
+    }
+    for (size_t i = 0; i < s->ntmps; i++)
+        free(s->tmps[i]);
+    free(s->tmps);
+    free(s->steps);
+    tdm_comm_release(s->comm);
+    free(s);
+}
+
+/* ---- running ---- */
+
+static void copy_data(const step_t *st) {
+    size_t sb = st->scount * st->sdt->size, rb = st->rcount * st->rdt->size;
+    size_t bytes = TDM_MIN(sb, rb);
+    if (!bytes)
+        return;
+    if (st->sdt->contig && st->rdt->contig) {
+        memmove((char *)st->rbuf + st->rdt->true_lb, (const char *)st->sbuf + st->sdt->true_lb,
+                bytes);
+        return;
+    }
+    char chunk[16384];
+    for (size_t off = 0; off < bytes; off += sizeof(chunk)) {
+        size_t len = TDM_MIN(sizeof(chunk), bytes - off);
+        tdm_dtype_pack(st->sbuf, st->scount, st->sdt, off, chunk, len);
+        tdm_dtype_unpack(st->rbuf, st->rcount, st->rdt, off, chunk, len);
+    }
+}
+
+static void advance(tdm_sched_t *s);
+
+static void note_status(tdm_sched_t *s, const tdm_req_t *r) {
+    if (r->status.error != TDM_OK && s->error == TDM_OK)
+        s->error = r->status.error;
+}
+
+static void on_p2p_complete(tdm_req_t *r) {
+    tdm_sched_t *s = r->cb_arg;
+    note_status(s, r);
+    if (--s->pending == 0)
+        advance(s);
+}
+
+static void finish(tdm_sched_t *s) {
+    s->done = true;
+    tdm_req_t *u = s->ureq;
+    if (!u)
+        return; /* the blocking caller frees it */
+    u->status.error = s->error;
+    tdm_sched_free(s);
+    tdm_p2p_complete(u);
+}
+
+static void post(tdm_sched_t *s, step_t *st) {
+    tdm_comm_t *c = s->comm;
+    bool ahead = !s->blocking || (st->flags & TDM_SCHED_AHEAD);
+    int world = tdm_comm_world_rank(c, st->peer);
+    tdm_req_t *r = NULL;
+    tdm_rc_t rc;
+    if (st->kind == STEP_SEND)
+        rc = tdm_p2p_isend(st->sbuf, st->scount, st->sdt, world, c->rank, s->tag, c->ctx + 1,
+                           ahead ? TDM_MODE_STD : TDM_MODE_STD | TDM_MODE_BLOCKING, c, true, &r);
+    else
+        rc = tdm_p2p_irecv_ex(st->rbuf, st->rcount, st->rdt, st->peer, world, s->tag, c->ctx + 1, c,
+                              !ahead, &r);
+    if (rc != TDM_OK || !r) {
+        tdm_error(COLL, "cannot %s %zu bytes %s rank %d",
+                  st->kind == STEP_SEND ? "send" : "receive",
+                  st->kind == STEP_SEND ? st->scount * st->sdt->size : st->rcount * st->rdt->size,
+                  st->kind == STEP_SEND ? "to" : "from", st->peer);
+        if (s->error == TDM_OK)
+            s->error = rc != TDM_OK ? rc : TDM_ERR_INTERN;
+        return;
+    }
+    if (r->done) {
+        note_status(s, r);
+        tdm_p2p_release(r);
+        return;
+    }
+    r->on_complete = on_p2p_complete;
+    r->cb_arg = s;
+    r->user_freed = 1;
+    s->pending++;
+}
+
+static void advance(tdm_sched_t *s) {
+    while (s->cur < s->n) {
+        step_t *st = &s->steps[s->cur++];
+        switch ((step_kind_t)st->kind) {
+        case STEP_SEND:
+        case STEP_RECV:
+            post(s, st);
+            break;
+        case STEP_COPY:
+            copy_data(st);
+            break;
+        case STEP_REDUCE:
+            tdm_op_apply(st->op, st->sbuf, st->rbuf, st->scount, st->sdt);
+            break;
+        case STEP_ROUND:
+            if (s->pending)
+                return;
+            break;
+        }
+    }
+    if (s->pending == 0 && !s->done)
+        finish(s);
+}
+
+static bool sched_done(void *arg) {
+    return ((tdm_sched_t *)arg)->done;
+}
+
+int tdm_sched_run(tdm_sched_t *s, tdm_req_t **req_p) {
+    if (s->error != TDM_OK) {
+        int rc = s->error;
+        tdm_sched_free(s);
+        return rc;
+    }
+    if (req_p) {
+        tdm_req_t *u = tdm_req_alloc(TDM_REQ_OTHER);
+        if (!u) {
+            tdm_sched_free(s);
+            return TDM_ERR_NOMEM;
+        }
+        tdm_req_set_comm(u, s->comm);
+        u->status.source = TDM_ANY_SOURCE;
+        u->status.tag = TDM_ANY_TAG;
+        u->status.error = TDM_OK;
+        u->status.bytes = 0;
+        s->ureq = u;
+        *req_p = u;
+        advance(s);
+        return TDM_OK;
+    }
+    advance(s);
+    if (!s->done)
+        tdm_p2p_wait_until(sched_done, s);
+    int rc = s->error;
+    tdm_sched_free(s);
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Schedules: what every collective algorithm builds (see coll.h).
+ *
+ * A builder appends steps; tdm_sched_round() closes a round: the steps after
+ * it start only when every send and receive before it completed. Local steps
+ * (copy, reduce) run in order when reached. Buffers handed to steps must stay
+ * valid until the schedule ends; temporaries from tdm_sched_tmp*() are freed
+ * with the schedule. The schedule retains every datatype and op it names.
+ */
+#ifndef TDM_COLL_SCHED_H
+#define TDM_COLL_SCHED_H
+
+#include "coll.h"
+
+/* Step flag: a send/receive the caller would post ahead without waiting on it
+ * (a root's fan-out): always started as a non-blocking call, so the rendezvous
+ * selection sees Isend/Irecv at that side. */
+#define TDM_SCHED_AHEAD 1
+
+tdm_sched_t *tdm_sched_new(tdm_comm_t *comm, bool blocking);
+/* Temporary of `bytes`; NULL (and the schedule fails with NOMEM) on ENOMEM. */
+void *tdm_sched_tmp(tdm_sched_t *s, size_t bytes);
+/* Temporary for `count` items of dt, addressed like a user buffer (true_lb applied). */
+void *tdm_sched_tmp_items(tdm_sched_t *s, size_t count, tdm_dtype_t *dt);
+void tdm_sched_send(tdm_sched_t *s, const void *buf, size_t count, tdm_dtype_t *dt, int peer,
+                    int flags);
+void tdm_sched_recv(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt, int peer, int flags);
+/* Local copy of the data of (sbuf, scount, sdt) into (rbuf, rcount, rdt). */
+void tdm_sched_copy(tdm_sched_t *s, const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
+                    size_t rcount, tdm_dtype_t *rdt);
+/* inout = in op inout. */
+void tdm_sched_reduce(tdm_sched_t *s, const void *in, void *inout, size_t count, tdm_dtype_t *dt,
+                      tdm_op_t *op);
+void tdm_sched_round(tdm_sched_t *s);
+/* Start the schedule (which it then owns). req_p NULL: wait for it and free it.
+ * Returns TDM_OK or the first error (a failed build, truncation...). */
+int tdm_sched_run(tdm_sched_t *s, tdm_req_t **req_p);
+/* The caller's rank in the schedule's communicator; its size into *size_p. */
+int tdm_sched_rank(const tdm_sched_t *s, int *size_p);
+/* Discard a schedule that was never run. */
+void tdm_sched_free(tdm_sched_t *s);
+
+/* Helpers for algorithms. */
+static inline void *tdm_coll_at(const void *buf, size_t items, const tdm_dtype_t *dt) {
+    return (char *)buf + (ptrdiff_t)items * tdm_dtype_extent(dt);
+}
+/* Block i of `count` items split in n near-equal blocks: start and length. */
+static inline size_t tdm_coll_blk_start(size_t count, int n, int i) {
+    size_t q = count / (size_t)n, r = count % (size_t)n;
+    return (size_t)i * q + ((size_t)i < r ? (size_t)i : r);
+}
+static inline size_t tdm_coll_blk_len(size_t count, int n, int i) {
+    return count / (size_t)n + ((size_t)i < count % (size_t)n ? 1 : 0);
+}
+tdm_dtype_t *tdm_coll_byte_type(void);
+
+#endif

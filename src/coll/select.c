@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Algorithm choice for every collective: TANDEM_<COLL>_ALGORITHM when set,
+ * otherwise by message size against TANDEM_<COLL>_LARGE. The large-message
+ * algorithms of the reductions combine blocks in ring order, so they are used
+ * for commutative ops only (a forced one falls back, logged at debug level).
+ */
+#include "select.h"
+
+#include "../base/log.h"
+#include "../base/params.h"
+
+#include <string.h>
+
+typedef struct coll_choice {
+    const char *name;     /* for log messages */
+    tdm_param_id_t algo;  /* TANDEM_<COLL>_ALGORITHM */
+    tdm_param_id_t large; /* TANDEM_<COLL>_LARGE */
+    const char *algos[2]; /* names of algorithm 0 and 1 */
+    bool large_needs_commute;
+    int large_min_size; /* the large algorithm only pays from this many ranks */
+} coll_choice_t;
+
+static const coll_choice_t choices[TDM_COLL_NKINDS] = {
+    [TDM_COLL_BCAST] = {"bcast",
+                        TDM_PARAM_BCAST_ALGORITHM,
+                        TDM_PARAM_BCAST_LARGE,
+                        {"binomial", "scatter_ring"},
+                        false,
+                        3},
+    [TDM_COLL_REDUCE] = {"reduce",
+                         TDM_PARAM_REDUCE_ALGORITHM,
+                         TDM_PARAM_REDUCE_LARGE,
+                         {"binomial", "scatter_gather"},
+                         true,
+                         3},
+    [TDM_COLL_ALLREDUCE] = {"allreduce",
+                            TDM_PARAM_ALLREDUCE_ALGORITHM,
+                            TDM_PARAM_ALLREDUCE_LARGE,
+                            {"recursive_doubling", "ring"},
+                            true,
+                            3},
+    [TDM_COLL_ALLGATHER] = {"allgather",
+                            TDM_PARAM_ALLGATHER_ALGORITHM,
+                            TDM_PARAM_ALLGATHER_LARGE,
+                            {"bruck", "ring"},
+                            false,
+                            2},
+    [TDM_COLL_ALLTOALL] = {"alltoall",
+                           TDM_PARAM_ALLTOALL_ALGORITHM,
+                           TDM_PARAM_ALLTOALL_LARGE,
+                           {"linear", "pairwise"},
+                           false,
+                           2},
+};
+
+int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute) {
+    const coll_choice_t *c = &choices[kind];
+    const char *forced = tdm_param_vals[c->algo].s;
+    int algo = -1;
+    if (forced && *forced && strcmp(forced, "auto") != 0) {
+        for (int i = 0; i < 2; i++)
+            if (strcmp(forced, c->algos[i]) == 0)
+                algo = i;
+        if (algo < 0) {
+            static bool warned[TDM_COLL_NKINDS];
+            if (!warned[kind])
+                tdm_warn(COLL, "unknown %s algorithm '%s' (known: auto, %s, %s); using auto",
+                         c->name, forced, c->algos[0], c->algos[1]);
+            warned[kind] = true;
+        }
+    }
+    if (algo < 0)
+        algo = bytes >= (size_t)tdm_param_vals[c->large].i && comm_size >= c->large_min_size;
+    if (algo == 1 && c->large_needs_commute && !commute) {
+        tdm_debug(COLL, "%s: %s needs a commutative op; using %s", c->name, c->algos[1],
+                  c->algos[0]);
+        algo = 0;
+    }
+    return algo;
+}

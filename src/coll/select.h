@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The one place that picks a collective's algorithm (select.c), and the
+ * algorithms it picks from. Each algorithm appends its steps to a schedule.
+ */
+#ifndef TDM_COLL_SELECT_H
+#define TDM_COLL_SELECT_H
+
+#include "sched.h"
+
+typedef enum {
+    TDM_COLL_BCAST,
+    TDM_COLL_REDUCE,
+    TDM_COLL_ALLREDUCE,
+    TDM_COLL_ALLGATHER,
+    TDM_COLL_ALLTOALL,
+    TDM_COLL_NKINDS
+} tdm_coll_kind_t;
+
+/* Algorithm ids: 0 is each collective's small-message algorithm, 1 its large one. */
+enum {
+    TDM_BCAST_BINOMIAL = 0,
+    TDM_BCAST_SCATTER_RING = 1,
+    TDM_REDUCE_BINOMIAL = 0,
+    TDM_REDUCE_SCATTER_GATHER = 1,
+    TDM_ALLREDUCE_RECDBL = 0,
+    TDM_ALLREDUCE_RING = 1,
+    TDM_ALLGATHER_BRUCK = 0,
+    TDM_ALLGATHER_RING = 1,
+    TDM_ALLTOALL_LINEAR = 0,
+    TDM_ALLTOALL_PAIRWISE = 1,
+};
+
+/* bytes: the whole buffer (bcast, reduce, allreduce) or one rank's block
+ * (allgather, alltoall). `commute`: the op is commutative (reductions). */
+int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute);
+
+/* ---- algorithms (one family per file) ---- */
+void tdm_coll_bcast_binomial(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt, int root);
+void tdm_coll_bcast_scatter_ring(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt,
+                                 int root);
+/* rbuf significant at root only; sbuf may be TDM_COLL_IN_PLACE at root. */
+void tdm_coll_reduce_binomial(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                              tdm_dtype_t *dt, tdm_op_t *op, int root);
+void tdm_coll_reduce_scatter_gather(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                                    tdm_dtype_t *dt, tdm_op_t *op, int root);
+void tdm_coll_allreduce_recdbl(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                               tdm_dtype_t *dt, tdm_op_t *op);
+void tdm_coll_allreduce_ring(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                             tdm_dtype_t *dt, tdm_op_t *op);
+void tdm_coll_scatterv_linear(tdm_sched_t *s, const void *sbuf, const int *scounts,
+                              const int *displs, size_t scount, tdm_dtype_t *sdt, void *rbuf,
+                              size_t rcount, tdm_dtype_t *rdt, int root);
+
+#endif
