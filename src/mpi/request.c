@@ -219,7 +219,7 @@ static int finish_all(int count, MPI_Request reqs[], MPI_Status statuses[], cons
     return any_err ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
-int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses) {
     TDM_CHECK_INIT("MPI_Waitall");
     int err = check_array("MPI_Waitall", count, array_of_requests);
     if (err)
@@ -231,7 +231,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
 TDM_WEAK(MPI_Waitall)
 
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
-                 MPI_Status array_of_statuses[]) {
+                 MPI_Status *array_of_statuses) {
     TDM_CHECK_INIT("MPI_Testall");
     int err = check_array("MPI_Testall", count, array_of_requests);
     if (err)
@@ -340,7 +340,7 @@ static int some_common(int incount, MPI_Request reqs[], int *outcount, int indic
 }
 
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status array_of_statuses[]) {
+                  int array_of_indices[], MPI_Status *array_of_statuses) {
     TDM_CHECK_INIT("MPI_Waitsome");
     int err = check_array("MPI_Waitsome", incount, array_of_requests);
     if (err)
@@ -356,7 +356,7 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
 TDM_WEAK(MPI_Waitsome)
 
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status array_of_statuses[]) {
+                  int array_of_indices[], MPI_Status *array_of_statuses) {
     TDM_CHECK_INIT("MPI_Testsome");
     int err = check_array("MPI_Testsome", incount, array_of_requests);
     if (err)

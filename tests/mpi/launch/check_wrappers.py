@@ -161,6 +161,32 @@ def check_mpicxx(c):
         raise Failure(f"C++ program: exit {p.returncode}\n{p.stdout}{p.stderr}")
 
 
+STRICT_C = r"""
+#include <mpi.h>
+int waits(MPI_Request *r, int *idx, int *flag) {
+    int n = 0;
+    n += MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    n += MPI_Testall(2, r, flag, MPI_STATUSES_IGNORE);
+    n += MPI_Waitsome(2, r, idx, idx + 1, MPI_STATUSES_IGNORE);
+    n += MPI_Testsome(2, r, idx, idx + 1, MPI_STATUSES_IGNORE);
+    n += MPI_Wait(r, MPI_STATUS_IGNORE);
+    return n;
+}
+"""
+
+
+def check_strict_warnings(c):
+    """Our mpi.h must not make users' -Wall -Werror builds fail (MPICH's header warns on
+    MPI_STATUSES_IGNORE under gcc 12's -Wstringop-overflow; ours must not)."""
+    src = os.path.join(c.tmp, "strict.c")
+    with open(src, "w") as f:
+        f.write(STRICT_C)
+    for cc in ("gcc", "clang"):
+        if shutil.which(cc):
+            sh([c.mpicc, f"-cc={cc}", "-O2", "-Wall", "-Wextra", "-Werror", "-c", "-o",
+                os.path.join(c.tmp, f"strict_{cc}.o"), src], env=clean_env())
+
+
 def check_pkg_config(c):
     if not shutil.which("pkg-config"):
         raise Failure("pkg-config is not installed (scripts/install-deps.sh installs it)")
@@ -228,6 +254,7 @@ CHECKS = [
     ("compiler-choice", check_compiler_choice),
     ("mpicc-build-run", check_mpicc_build_run),
     ("mpicxx", check_mpicxx),
+    ("strict-warnings", check_strict_warnings),
     ("pkg-config", check_pkg_config),
     ("findmpi", check_findmpi),
     ("mpich-abi", check_mpich_abi),
