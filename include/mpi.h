@@ -17,6 +17,8 @@
  * encodes MPICH's object kind in bits 26..29 and "built-in" in bits 30..31;
  * built-in datatypes also carry their size in bits 8..15.
  */
+/* The handle tables are laid out in columns, as in MPICH's header. */
+/* clang-format off */
 #ifndef MPI_INCLUDED
 #define MPI_INCLUDED
 
@@ -3064,4 +3066,5 @@ int PMPIX_Query_ze_support(void);
 }
 #endif
 
+/* clang-format on */
 #endif /* MPI_INCLUDED */

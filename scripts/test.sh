@@ -4,7 +4,7 @@
 #   1. scripts/build.sh: gcc build with -Werror, installed into build/install
 #   2. a clang build with -Werror in build-clang (compile only: warnings of both compilers)
 #   3. ctest on build: unit, MPI testlists, ABI, launcher and wrapper checks
-#   4. clang-format: reported; a failure once enforce_format=1 (when the tree is formatted)
+#   4. clang-format --check of every .c/.h (STYLE.md: CI fails on unformatted code)
 # Ends with the line "N passed, N failed, N skipped" and exits non-zero on any failure.
 #
 # Parallelism: every MPI test claims as many ctest processors as it has ranks, so
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 jobs=$(nproc 2>/dev/null || echo 2)
 extra_failed=0
-enforce_format=0
+enforce_format=1
 
 if ! scripts/build.sh; then
     echo "test: the gcc build failed"

@@ -13,9 +13,9 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: tandem_info [--all] [--tunables-md] [--version]\n"
-                "  (no option)    version and every user/tuner tunable with its current value\n"
-                "  --all          also the developer and launcher variables\n"
-                "  --tunables-md  the tunables reference in markdown (docs/tunables.md)\n");
+               "  (no option)    version and every user/tuner tunable with its current value\n"
+               "  --all          also the developer and launcher variables\n"
+               "  --tunables-md  the tunables reference in markdown (docs/tunables.md)\n");
 }
 
 static void print_md(void) {
@@ -67,8 +67,8 @@ int main(int argc, char **argv) {
         char name[64], val[64];
         snprintf(name, sizeof(name), "TANDEM_%s", d->name);
         tdm_param_format((tdm_param_id_t)i, val, sizeof(val));
-        printf("%-28s %-7s %-12s %-12s %-11s %s\n", name, tdm_param_type_name(d->type),
-               d->defval, val, tdm_param_src_name(tdm_param_srcs[i]), d->desc);
+        printf("%-28s %-7s %-12s %-12s %-11s %s\n", name, tdm_param_type_name(d->type), d->defval,
+               val, tdm_param_src_name(tdm_param_srcs[i]), d->desc);
     }
     return 0;
 }

@@ -15,9 +15,18 @@ typedef enum {
     TDM_LOG_TRACE,
 } tdm_log_level_t;
 
-#define TDM_LOG_COMPONENTS(_X)                                                                     \
-    _X(BASE, "base") _X(BOOT, "boot") _X(SHM, "shm") _X(CMA, "cma") _X(P2P, "p2p")                \
-        _X(DTYPE, "dtype") _X(COMM, "comm") _X(COLL, "coll") _X(MPI, "mpi")
+/* clang-format off */
+#define TDM_LOG_COMPONENTS(_X) \
+    _X(BASE, "base")           \
+    _X(BOOT, "boot")           \
+    _X(SHM, "shm")             \
+    _X(CMA, "cma")             \
+    _X(P2P, "p2p")             \
+    _X(DTYPE, "dtype")         \
+    _X(COMM, "comm")           \
+    _X(COLL, "coll")           \
+    _X(MPI, "mpi")
+/* clang-format on */
 
 typedef enum {
 #define TDM_LOG_COMP_ENUM(_id, _name) TDM_LOG_COMP_##_id,

@@ -12,8 +12,8 @@ extern char **environ;
 
 const tdm_param_desc_t tdm_param_descs[TDM_PARAM_COUNT] = {
 #define TDM_PARAM(_name, _type, _def, _scope, _verb, _desc)                                        \
-    [TDM_PARAM_##_name] = {#_name,           TDM_PTYPE_##_type, _def, TDM_PSCOPE_##_scope,        \
-                           TDM_PVERB_##_verb, _desc},
+    [TDM_PARAM_##                                                                                  \
+        _name] = {#_name, TDM_PTYPE_##_type, _def, TDM_PSCOPE_##_scope, TDM_PVERB_##_verb, _desc},
 #include "params.def"
 #undef TDM_PARAM
 };
@@ -51,10 +51,23 @@ int tdm_param_parse(tdm_ptype_t type, const char *text, tdm_param_val_t *val_p) 
             return -1;
         unsigned long long mul = 1;
         switch (*end) {
-        case 'k': case 'K': mul = 1ull << 10; end++; break;
-        case 'm': case 'M': mul = 1ull << 20; end++; break;
-        case 'g': case 'G': mul = 1ull << 30; end++; break;
-        default: break;
+        case 'k':
+        case 'K':
+            mul = 1ull << 10;
+            end++;
+            break;
+        case 'm':
+        case 'M':
+            mul = 1ull << 20;
+            end++;
+            break;
+        case 'g':
+        case 'G':
+            mul = 1ull << 30;
+            end++;
+            break;
+        default:
+            break;
         }
         if (*end == 'b' || *end == 'B')
             end++;

@@ -31,7 +31,7 @@ typedef struct tdm_param_desc {
 } tdm_param_desc_t;
 
 typedef union tdm_param_val {
-    long long i; /* BOOL, INT, SIZE */
+    long long i;   /* BOOL, INT, SIZE */
     const char *s; /* STRING (owned by the table) */
 } tdm_param_val_t;
 

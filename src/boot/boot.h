@@ -32,9 +32,9 @@ typedef struct tdm_boot_info {
     int size;
     int local_rank;
     int local_size;
-    int shm_fd;          /* memfd holding the node segment, owned by the process */
-    int ctl_fd;          /* -1 for a singleton */
-    int oversubscribed;  /* wait by yielding/blocking, never by spinning */
+    int shm_fd;         /* memfd holding the node segment, owned by the process */
+    int ctl_fd;         /* -1 for a singleton */
+    int oversubscribed; /* wait by yielding/blocking, never by spinning */
     char jobid[64];
 } tdm_boot_info_t;
 

@@ -103,8 +103,8 @@ _Noreturn void tdm_mpi_abort_job(int code, const char *why);
         if (TDM_UNLIKELY(((_rank) < 0 || (_rank) >= (_comm)->size) && (_rank) != MPI_PROC_NULL &&  \
                          !((_any_ok) && (_rank) == MPI_ANY_SOURCE)))                               \
             return tdm_mpi_err(_comm, MPI_ERR_RANK, _fn,                                           \
-                               "invalid %s rank %d (communicator of size %d)", _what, (int)(_rank), \
-                               (_comm)->size);                                                     \
+                               "invalid %s rank %d (communicator of size %d)", _what,              \
+                               (int)(_rank), (_comm)->size);                                       \
     } while (0)
 
 #define TDM_CHECK_TAG(_fn, _comm, _tag, _any_ok)                                                   \
@@ -112,7 +112,7 @@ _Noreturn void tdm_mpi_abort_job(int code, const char *why);
         if (TDM_UNLIKELY(((_tag) < 0 || (_tag) > TDM_TAG_UB) &&                                    \
                          !((_any_ok) && (_tag) == MPI_ANY_TAG)))                                   \
             return tdm_mpi_err(_comm, MPI_ERR_TAG, _fn, "invalid tag %d (valid: 0..%d%s)",         \
-                               (int)(_tag), TDM_TAG_UB, (_any_ok) ? " or MPI_ANY_TAG" : "");      \
+                               (int)(_tag), TDM_TAG_UB, (_any_ok) ? " or MPI_ANY_TAG" : "");       \
     } while (0)
 
 #define TDM_TAG_UB 0x7fffffff

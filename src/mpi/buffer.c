@@ -79,9 +79,9 @@ int tdm_mpi_bsend_start(const void *buf, int count, tdm_dtype_t *dt, int dst_wor
     char *data = battached + blk->off + MPI_BSEND_OVERHEAD;
     tdm_dtype_pack(buf, (size_t)count, dt, 0, data, bytes);
     tdm_req_t *s;
-    tdm_rc_t rc = tdm_p2p_isend(data, bytes, tdm_dtype_get(MPI_BYTE), dst_world, self_rank, tag,
-                                comm->ctx, TDM_MODE_BUFFERED | (blocking ? TDM_MODE_BLOCKING : 0),
-                                comm, true, &s);
+    tdm_rc_t rc =
+        tdm_p2p_isend(data, bytes, tdm_dtype_get(MPI_BYTE), dst_world, self_rank, tag, comm->ctx,
+                      TDM_MODE_BUFFERED | (blocking ? TDM_MODE_BLOCKING : 0), comm, true, &s);
     if (rc != TDM_OK) {
         bblock_free(blk);
         return tdm_mpi_err(comm, tdm_mpi_class_of(rc), fn, "cannot send %zu bytes", bytes);

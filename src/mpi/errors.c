@@ -134,7 +134,7 @@ static unsigned last_seq;
 
 /* ---- user classes and codes ---- */
 typedef struct {
-    int errclass;  /* for a class: itself */
+    int errclass; /* for a class: itself */
     char *text;
 } dyn_t;
 static dyn_t *dyn;
@@ -159,13 +159,20 @@ static int make_code(int errclass, const char *msg) {
 
 int tdm_mpi_class_of(tdm_rc_t rc) {
     switch (rc) {
-    case TDM_OK: return MPI_SUCCESS;
-    case TDM_ERR_NOMEM: return MPI_ERR_NO_MEM;
-    case TDM_ERR_TRUNCATE: return MPI_ERR_TRUNCATE;
-    case TDM_ERR_BUFFER: return MPI_ERR_BUFFER;
-    case TDM_ERR_PENDING: return MPI_ERR_PENDING;
-    case TDM_ERR_INTERN: return MPI_ERR_INTERN;
-    default: return MPI_ERR_OTHER;
+    case TDM_OK:
+        return MPI_SUCCESS;
+    case TDM_ERR_NOMEM:
+        return MPI_ERR_NO_MEM;
+    case TDM_ERR_TRUNCATE:
+        return MPI_ERR_TRUNCATE;
+    case TDM_ERR_BUFFER:
+        return MPI_ERR_BUFFER;
+    case TDM_ERR_PENDING:
+        return MPI_ERR_PENDING;
+    case TDM_ERR_INTERN:
+        return MPI_ERR_INTERN;
+    default:
+        return MPI_ERR_OTHER;
     }
 }
 
@@ -326,9 +333,10 @@ TDM_WEAK(MPI_Add_error_class)
 
 int PMPI_Add_error_code(int errorclass, int *errorcode) {
     TDM_CHECK_INIT("MPI_Add_error_code");
-    int valid = (errorclass & DYN_BIT)
-                    ? ((errorclass & ~DYN_BIT) < ndyn && dyn[errorclass & ~DYN_BIT].errclass == errorclass)
-                    : (errorclass >= 0 && errorclass < 128 && class_text(errorclass) != NULL);
+    int valid =
+        (errorclass & DYN_BIT)
+            ? ((errorclass & ~DYN_BIT) < ndyn && dyn[errorclass & ~DYN_BIT].errclass == errorclass)
+            : (errorclass >= 0 && errorclass < 128 && class_text(errorclass) != NULL);
     if (!valid)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Add_error_code", "invalid error class %d",
                            errorclass);

@@ -78,8 +78,8 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
     if (!provided)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Init_thread", "provided is NULL");
     if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Init_thread",
-                           "invalid thread level required=%d", required);
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Init_thread", "invalid thread level required=%d",
+                           required);
     return init_common("MPI_Init_thread", required, provided);
 }
 TDM_WEAK(MPI_Init_thread)
@@ -223,8 +223,8 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
         return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Alloc_mem", "baseptr is NULL");
     void *p = NULL;
     if (posix_memalign(&p, 64, size ? (size_t)size : 1) != 0)
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem",
-                           "cannot allocate %ld bytes", (long)size);
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "cannot allocate %ld bytes",
+                           (long)size);
     *(void **)baseptr = p;
     return MPI_SUCCESS;
 }

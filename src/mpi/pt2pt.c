@@ -21,8 +21,8 @@ static tdm_req_t *procnull_req(tdm_comm_t *c) {
     return r;
 }
 
-static int send_common(const char *fn, const void *buf, int count, MPI_Datatype datatype,
-                       int dest, int tag, MPI_Comm comm, uint8_t mode, MPI_Request *request) {
+static int send_common(const char *fn, const void *buf, int count, MPI_Datatype datatype, int dest,
+                       int tag, MPI_Comm comm, uint8_t mode, MPI_Request *request) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
     bool blocking = (mode & TDM_MODE_BLOCKING) != 0;
@@ -179,8 +179,8 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
             return tdm_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Irecv", "out of memory for a request");
     } else {
         int src_world = source == MPI_ANY_SOURCE ? -1 : tdm_comm_world_rank(c, source);
-        tdm_rc_t rc = tdm_p2p_irecv_ex(buf, (size_t)count, dt, source, src_world, tag, c->ctx, c,
-                                       false, &r);
+        tdm_rc_t rc =
+            tdm_p2p_irecv_ex(buf, (size_t)count, dt, source, src_world, tag, c->ctx, c, false, &r);
         if (rc != TDM_OK)
             return tdm_mpi_err(c, tdm_mpi_class_of(rc), "MPI_Irecv", "cannot post the receive");
     }
@@ -219,9 +219,9 @@ static int sendrecv_common(const char *fn, const void *sendbuf, int sendcount,
     return err ? err : rerr;
 }
 
-int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                  int recvtag, MPI_Comm comm, MPI_Status *status) {
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status *status) {
     return sendrecv_common("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
                            recvcount, recvtype, source, recvtag, comm, status);
 }
@@ -231,8 +231,8 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
                           int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
-    int err = recv_checks("MPI_Sendrecv_replace", buf, count, datatype, source, recvtag, comm, &c,
-                          &dt);
+    int err =
+        recv_checks("MPI_Sendrecv_replace", buf, count, datatype, source, recvtag, comm, &c, &dt);
     if (err)
         return err;
     TDM_CHECK_RANK("MPI_Sendrecv_replace", c, dest, "destination", false);
@@ -487,10 +487,9 @@ SEND_INIT_FN(Ssend_init, TDM_MODE_SYNC)
 SEND_INIT_FN(Rsend_init, TDM_MODE_READY)
 SEND_INIT_FN(Bsend_init, TDM_MODE_BUFFERED)
 
-int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                   MPI_Comm comm, MPI_Request *request) {
-    return persistent_init("MPI_Recv_init", 0, buf, count, datatype, source, tag, comm, 0,
-                           request);
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request *request) {
+    return persistent_init("MPI_Recv_init", 0, buf, count, datatype, source, tag, comm, 0, request);
 }
 TDM_WEAK(MPI_Recv_init)
 
@@ -509,8 +508,7 @@ static int start_one(MPI_Request *request, const char *fn) {
         err = send_common(fn, p->buf, (int)p->count, p->dt->handle, p->peer, p->tag, c->handle,
                           p->mode, &inner);
     else
-        err = PMPI_Irecv(p->buf, (int)p->count, p->dt->handle, p->peer, p->tag, c->handle,
-                         &inner);
+        err = PMPI_Irecv(p->buf, (int)p->count, p->dt->handle, p->peer, p->tag, c->handle, &inner);
     if (err)
         return err;
     p->inner = tdm_mpi_req_get(inner);

@@ -129,7 +129,8 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     int err;
     TDM_CHECK_INIT("MPI_Test");
     if (!request || !flag)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Test", "%s is NULL", request ? "flag" : "request");
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Test", "%s is NULL",
+                           request ? "flag" : "request");
     tdm_req_t *r = get_req(*request, "MPI_Test", &err);
     if (err)
         return err;
@@ -291,7 +292,8 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fl
     if (err)
         return err;
     if (!index || !flag)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Testany", "%s is NULL", index ? "flag" : "index");
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Testany", "%s is NULL",
+                           index ? "flag" : "index");
     int active, i = first_complete(count, array_of_requests, &active);
     if (i < 0 && active) {
         tdm_p2p_progress();
@@ -545,8 +547,8 @@ int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Co
         return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Status_set_elements_x", "status is NULL");
     TDM_GET_DTYPE("MPI_Status_set_elements_x", NULL, datatype, dt);
     if (count < 0)
-        return tdm_mpi_err(NULL, MPI_ERR_COUNT, "MPI_Status_set_elements_x",
-                           "invalid count %lld", (long long)count);
+        return tdm_mpi_err(NULL, MPI_ERR_COUNT, "MPI_Status_set_elements_x", "invalid count %lld",
+                           (long long)count);
     long long bytes = tdm_dtype_elements_bytes(dt, (size_t)count);
     if (bytes < 0)
         return tdm_mpi_err(NULL, MPI_ERR_TYPE, "MPI_Status_set_elements_x",
@@ -589,8 +591,7 @@ int PMPI_Grequest_complete(MPI_Request request) {
     tdm_req_t *r = tdm_mpi_req_get(request);
     if (!r || r->kind != TDM_REQ_GREQ || r->done)
         return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Grequest_complete",
-                           "not an incomplete generalized request (handle %#x)",
-                           (unsigned)request);
+                           "not an incomplete generalized request (handle %#x)", (unsigned)request);
     r->done = 1;
     if (r->user_freed) {
         ((greq_free_fn_t)r->greq_free)(r->greq_state);

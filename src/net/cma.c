@@ -92,7 +92,8 @@ ssize_t tdm_cma_copy(int peer, int pid, bool write, const struct iovec *local, i
         errno = EPERM; /* test hook: behave as if the kernel started refusing */
         rc = -1;
     } else if (write) {
-        rc = process_vm_writev(pid, local, (unsigned long)nlocal, remote, (unsigned long)nremote, 0);
+        rc =
+            process_vm_writev(pid, local, (unsigned long)nlocal, remote, (unsigned long)nremote, 0);
     } else {
         rc = process_vm_readv(pid, local, (unsigned long)nlocal, remote, (unsigned long)nremote, 0);
     }

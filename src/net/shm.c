@@ -143,8 +143,8 @@ void tdm_shm_barrier(void (*progress)(void)) {
         futex(&h->barrier_epoch, FUTEX_WAKE, INT_MAX, NULL);
         return;
     }
-    for (unsigned spins = 0;
-         atomic_load_explicit(&h->barrier_epoch, memory_order_acquire) == epoch; spins++) {
+    for (unsigned spins = 0; atomic_load_explicit(&h->barrier_epoch, memory_order_acquire) == epoch;
+         spins++) {
         if (progress)
             progress();
         if (spins < 64)

@@ -41,8 +41,8 @@ typedef struct tdm_shm_proc {
     uint64_t probe_addr; /* address of a word holding probe_val, for the CMA probe */
     uint64_t probe_val;
     unsigned char pad0[TDM_CACHELINE - 32];
-    _Atomic int64_t copies_pending;          /* COOP-load: copies this process must do */
-    _Atomic int64_t bytes_pending;           /* bytes of those copies */
+    _Atomic int64_t copies_pending; /* COOP-load: copies this process must do */
+    _Atomic int64_t bytes_pending;  /* bytes of those copies */
     unsigned char pad1[TDM_CACHELINE - 16];
 } tdm_shm_proc_t;
 
@@ -100,8 +100,9 @@ static inline size_t tdm_shm_body_size(void) {
 }
 
 static inline tdm_shm_cell_t *tdm_shm_cell(int src, int dst, uint64_t pos) {
-    return (tdm_shm_cell_t *)(tdm_shm.rings + ((size_t)src * (size_t)tdm_shm.nranks + (size_t)dst) *
-                                                  tdm_shm.ring_bytes +
+    return (tdm_shm_cell_t *)(tdm_shm.rings +
+                              ((size_t)src * (size_t)tdm_shm.nranks + (size_t)dst) *
+                                  tdm_shm.ring_bytes +
                               (size_t)(pos & tdm_shm.cell_mask) * tdm_shm.cell_size);
 }
 
@@ -141,7 +142,8 @@ static inline void tdm_shm_recv_release(int peer) {
     tdm_shm_cell_t *c = tdm_shm_cell(peer, tdm_shm.rank, pos);
     atomic_store_explicit(&c->seq, (uint32_t)((pos >> tdm_shm.lap_shift) + 1) << 1,
                           memory_order_release);
-    tdm_shm_pair_t *p = &tdm_shm.pairs[(size_t)peer * (size_t)tdm_shm.nranks + (size_t)tdm_shm.rank];
+    tdm_shm_pair_t *p =
+        &tdm_shm.pairs[(size_t)peer * (size_t)tdm_shm.nranks + (size_t)tdm_shm.rank];
     if (TDM_UNLIKELY(atomic_load_explicit(&p->producer_waiting, memory_order_relaxed)))
         tdm_shm_wake(peer);
 }

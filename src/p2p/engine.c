@@ -233,8 +233,8 @@ static void rx_rts(int peer, const tdm_pkt_rts_cma_t *h) {
     tdm_p2p.rx_count[peer]++;
     tdm_req_t *r = tdm_p2p_match_posted(h->env.ctx, h->env.src, h->env.tag);
     if (r) {
-        tdm_rts_info_t rts = {.sreq = h->env.sreq, .mode = h->env.mode, .pid = h->pid,
-                              .buf = h->buf};
+        tdm_rts_info_t rts = {
+            .sreq = h->env.sreq, .mode = h->env.mode, .pid = h->pid, .buf = h->buf};
         tdm_p2p_recv_set_envelope(r, h->env.src, h->env.tag, peer, h->env.size);
         tdm_p2p_rndv_matched(r, &rts);
         return;

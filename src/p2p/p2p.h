@@ -17,10 +17,10 @@
 typedef enum {
     TDM_OK = 0,
     TDM_ERR_NOMEM,
-    TDM_ERR_TRUNCATE,  /* message longer than the receive buffer */
-    TDM_ERR_BUFFER,    /* buffered send: attached buffer too small */
+    TDM_ERR_TRUNCATE, /* message longer than the receive buffer */
+    TDM_ERR_BUFFER,   /* buffered send: attached buffer too small */
     TDM_ERR_INTERN,
-    TDM_ERR_PENDING,   /* a request in a *all/some set is not complete */
+    TDM_ERR_PENDING, /* a request in a *all/some set is not complete */
     TDM_ERR_OTHER,
 } tdm_rc_t;
 
@@ -43,16 +43,16 @@ void tdm_p2p_finalize(void);
 
 /* Start a send. *req_p is set unless the send completed at once and
  * `want_req` is false (the blocking fast path), in which case it is NULL. */
-tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world,
-                       int self_rank, int tag, uint32_t ctx, uint8_t mode, void *comm,
-                       bool want_req, tdm_req_t **req_p);
+tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world, int self_rank,
+                       int tag, uint32_t ctx, uint8_t mode, void *comm, bool want_req,
+                       tdm_req_t **req_p);
 /* Start a receive (src may be TDM_ANY_SOURCE, tag TDM_ANY_TAG). */
 tdm_rc_t tdm_p2p_irecv(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
                        void *comm, tdm_req_t **req_p);
 /* The same, knowing the source's world rank (-1 for MPI_ANY_SOURCE) and whether
  * the caller blocks (MPI_Recv): this lets the receive announce itself (RTR). */
-tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world,
-                          int tag, uint32_t ctx, void *comm, bool blocking, tdm_req_t **req_p);
+tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
+                          uint32_t ctx, void *comm, bool blocking, tdm_req_t **req_p);
 /* Blocking receive: completes into *status; no request is left behind. */
 tdm_rc_t tdm_p2p_recv(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
                       uint32_t ctx, void *comm, tdm_status_t *status);

@@ -13,15 +13,15 @@
 struct tdm_unexp {
     tdm_list_t link;
     uint32_t ctx;
-    int src;            /* rank in the communicator */
+    int src; /* rank in the communicator */
     int tag;
     int src_world;
-    uint8_t type;       /* TDM_PKT_EAGER or TDM_PKT_RTS */
-    uint8_t flags;      /* TDM_PKTF_* */
+    uint8_t type;  /* TDM_PKT_EAGER or TDM_PKT_RTS */
+    uint8_t flags; /* TDM_PKTF_* */
     uint8_t mode;
-    uint32_t sreq;      /* sender's request id */
-    size_t size;        /* message size */
-    size_t received;    /* eager bytes arrived so far */
+    uint32_t sreq;   /* sender's request id */
+    size_t size;     /* message size */
+    size_t received; /* eager bytes arrived so far */
     unsigned char *data;
     tdm_req_t *claimed;   /* receive matched while the data was still arriving */
     tdm_req_t *self_sreq; /* self-send waiting for its match (synchronous mode) */
@@ -45,11 +45,11 @@ typedef struct tdm_p2p_state {
     tdm_list_t *txq;   /* per peer: items waiting for ring space, in order */
     int tx_busy;       /* number of peers with a non-empty txq */
     tdm_rx_cursor_t *rx;
-    tdm_list_t copyq;    /* requests with a CMA part to copy, served a chunk at a time */
+    tdm_list_t copyq; /* requests with a CMA part to copy, served a chunk at a time */
     size_t copy_chunk;
-    uint32_t *tx_count;  /* per peer: envelope packets sent (EAGER, RTS, RTR_FIN) */
-    uint32_t *rx_count;  /* per peer: envelope packets taken from its ring */
-    tdm_list_t *rtrq;    /* per peer: RTR announcements received, oldest first */
+    uint32_t *tx_count; /* per peer: envelope packets sent (EAGER, RTS, RTR_FIN) */
+    uint32_t *rx_count; /* per peer: envelope packets taken from its ring */
+    tdm_list_t *rtrq;   /* per peer: RTR announcements received, oldest first */
 } tdm_p2p_state_t;
 
 extern tdm_p2p_state_t tdm_p2p;

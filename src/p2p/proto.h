@@ -33,7 +33,7 @@ typedef enum {
 /* What the receiver knows of a matched RTS. */
 typedef struct tdm_rts_info {
     uint32_t sreq;
-    uint8_t mode;   /* tdm_send_mode_t | TDM_MODE_BLOCKING */
+    uint8_t mode; /* tdm_send_mode_t | TDM_MODE_BLOCKING */
     int32_t pid;
     tdm_rlayout_t buf;
 } tdm_rts_info_t;
@@ -56,27 +56,27 @@ extern const tdm_proto_t *const tdm_protos[TDM_PROTO_COUNT];
 
 /* Rendezvous state of a request (in req->proto_state). */
 typedef struct tdm_rndv {
-    tdm_layout_t remote;   /* the peer's buffer (CMA protocols) */
-    int32_t pid;           /* the peer's pid */
-    uint8_t part_done;     /* my CMA part (or its DATA replacement) is complete */
-    uint8_t fin_out;       /* the peer waits for my FIN once my part is done */
-    uint8_t peer_part;     /* I wait for the peer's FIN (it copies a part) */
-    uint8_t stream_own;    /* send: the current stream replaces my own CMA part */
-    uint8_t fin_in;        /* the peer's FIN arrived */
-    uint8_t via_data;      /* my part moves as DATA cells instead (fallback) */
-    uint8_t load_counted;  /* I hold one count in my copies_pending */
-    uint8_t rtr;           /* send: writing into an RTR-announced buffer */
-    uint8_t announced;     /* recv: an RTR announcement is outstanding */
-    uint8_t cancel_asked;  /* recv: RTR_CANCEL sent, waiting for the answer */
-    uint64_t cur, hi;      /* my CMA range: next byte, end */
-    uint64_t total;        /* bytes that move: min(message, receive buffer) */
-    uint64_t expect_data;  /* recv: bytes that come as DATA cells */
+    tdm_layout_t remote;  /* the peer's buffer (CMA protocols) */
+    int32_t pid;          /* the peer's pid */
+    uint8_t part_done;    /* my CMA part (or its DATA replacement) is complete */
+    uint8_t fin_out;      /* the peer waits for my FIN once my part is done */
+    uint8_t peer_part;    /* I wait for the peer's FIN (it copies a part) */
+    uint8_t stream_own;   /* send: the current stream replaces my own CMA part */
+    uint8_t fin_in;       /* the peer's FIN arrived */
+    uint8_t via_data;     /* my part moves as DATA cells instead (fallback) */
+    uint8_t load_counted; /* I hold one count in my copies_pending */
+    uint8_t rtr;          /* send: writing into an RTR-announced buffer */
+    uint8_t announced;    /* recv: an RTR announcement is outstanding */
+    uint8_t cancel_asked; /* recv: RTR_CANCEL sent, waiting for the answer */
+    uint64_t cur, hi;     /* my CMA range: next byte, end */
+    uint64_t total;       /* bytes that move: min(message, receive buffer) */
+    uint64_t expect_data; /* recv: bytes that come as DATA cells */
     uint64_t got_data;
-    uint64_t stream_off;   /* send: DATA cells still to write, [stream_off, stream_end) */
+    uint64_t stream_off; /* send: DATA cells still to write, [stream_off, stream_end) */
     uint64_t stream_end;
-    uint64_t own_off;      /* send: my own remainder waiting behind the current stream */
+    uint64_t own_off; /* send: my own remainder waiting behind the current stream */
     uint64_t own_end;
-    uint64_t pull_off;     /* send: a PULLed range waiting behind the current stream */
+    uint64_t pull_off; /* send: a PULLed range waiting behind the current stream */
     uint64_t pull_end;
 } tdm_rndv_t;
 _Static_assert(sizeof(tdm_rndv_t) <= sizeof(((tdm_req_t *)0)->proto_state),
@@ -88,10 +88,10 @@ static inline tdm_rndv_t *tdm_rndv(tdm_req_t *req) {
 
 /* select.c */
 typedef struct tdm_select_in {
-    uint8_t send_mode;  /* tdm_send_mode_t | TDM_MODE_BLOCKING */
+    uint8_t send_mode; /* tdm_send_mode_t | TDM_MODE_BLOCKING */
     int recv_blocking;
     uint64_t size;
-    int cma;            /* the pair may use CMA and both buffers are describable */
+    int cma;                      /* the pair may use CMA and both buffers are describable */
     int64_t load_send, load_recv; /* copies pending at each side */
 } tdm_select_in_t;
 

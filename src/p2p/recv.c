@@ -67,8 +67,8 @@ void tdm_p2p_recv_matched_unexp(tdm_req_t *r, tdm_unexp_t *ue) {
     tdm_p2p_complete(r);
 }
 
-static tdm_req_t *recv_new(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag,
-                           uint32_t ctx, void *comm) {
+static tdm_req_t *recv_new(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
+                           void *comm) {
     tdm_req_t *r = tdm_req_alloc(TDM_REQ_RECV);
     if (!r) {
         tdm_error(P2P, "out of memory for a receive request");
@@ -87,8 +87,8 @@ static tdm_req_t *recv_new(void *buf, size_t count, tdm_dtype_t *dt, int src, in
     return r;
 }
 
-tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world,
-                          int tag, uint32_t ctx, void *comm, bool blocking, tdm_req_t **req_p) {
+tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
+                          uint32_t ctx, void *comm, bool blocking, tdm_req_t **req_p) {
     tdm_req_t *r = recv_new(buf, count, dt, src, tag, ctx, comm);
     if (!r)
         return TDM_ERR_NOMEM;

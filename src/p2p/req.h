@@ -21,8 +21,8 @@ typedef enum {
     TDM_REQ_FREE = 0,
     TDM_REQ_SEND,
     TDM_REQ_RECV,
-    TDM_REQ_GREQ,   /* generalized request */
-    TDM_REQ_OTHER,  /* completes through `done` set by an upper layer (e.g. collectives) */
+    TDM_REQ_GREQ,  /* generalized request */
+    TDM_REQ_OTHER, /* completes through `done` set by an upper layer (e.g. collectives) */
 } tdm_req_kind_t;
 
 /* Send-side stages (one handler each in send.c / proto/). */
@@ -47,7 +47,7 @@ typedef enum {
 typedef struct tdm_status {
     int source;
     int tag;
-    int error;   /* internal error code, TDM_OK when fine (see p2p.h) */
+    int error; /* internal error code, TDM_OK when fine (see p2p.h) */
     int cancelled;
     size_t bytes; /* bytes received (or sent) */
 } tdm_status_t;
@@ -62,37 +62,37 @@ typedef struct tdm_txitem {
 struct tdm_unexp;
 
 typedef struct tdm_req {
-    tdm_txitem_t tx;       /* transmit queue link (sends) */
-    tdm_list_t link;       /* posted queue link (receives) */
+    tdm_txitem_t tx; /* transmit queue link (sends) */
+    tdm_list_t link; /* posted queue link (receives) */
     uint32_t id;
     uint8_t kind;
     uint8_t stage;
-    uint8_t mode;          /* tdm_send_mode_t | TDM_MODE_BLOCKING */
-    uint8_t proto;         /* rendezvous protocol chosen (tdm_proto_id_t) */
-    volatile int done;     /* set once when the operation completed */
-    uint8_t persistent;    /* created by *_init; survives completion */
-    uint8_t active;        /* persistent: started and not yet completed */
-    uint8_t user_freed;    /* MPI_Request_free while active: release on completion */
+    uint8_t mode;       /* tdm_send_mode_t | TDM_MODE_BLOCKING */
+    uint8_t proto;      /* rendezvous protocol chosen (tdm_proto_id_t) */
+    volatile int done;  /* set once when the operation completed */
+    uint8_t persistent; /* created by *_init; survives completion */
+    uint8_t active;     /* persistent: started and not yet completed */
+    uint8_t user_freed; /* MPI_Request_free while active: release on completion */
     uint8_t cancel_pending;
-    uint8_t hdr_done;      /* send: the first packet (EAGER or RTS) is in the ring */
-    uint8_t acked;         /* send: the receiver's ACK/CTS has arrived */
-    void *comm;            /* the upper layer's communicator (for error handlers) */
+    uint8_t hdr_done; /* send: the first packet (EAGER or RTS) is in the ring */
+    uint8_t acked;    /* send: the receiver's ACK/CTS has arrived */
+    void *comm;       /* the upper layer's communicator (for error handlers) */
     uint32_t ctx;
-    int peer;              /* comm rank of the peer (or ANY_SOURCE for receives) */
-    int peer_world;        /* world rank of the peer (sends), or of the matched sender */
-    int self_rank;         /* our rank in the communicator (sends) */
+    int peer;       /* comm rank of the peer (or ANY_SOURCE for receives) */
+    int peer_world; /* world rank of the peer (sends), or of the matched sender */
+    int self_rank;  /* our rank in the communicator (sends) */
     int tag;
     void *buf;
     size_t count;
     tdm_dtype_t *dt;
-    size_t bytes;          /* count * dt->size */
-    size_t offset;         /* bytes moved so far */
-    size_t msg_size;       /* receive: size of the matched message */
-    tdm_list_t copy_link;  /* in the copy queue while a CMA part is pending */
-    uint32_t remote_id;    /* the peer's request id in a rendezvous */
+    size_t bytes;         /* count * dt->size */
+    size_t offset;        /* bytes moved so far */
+    size_t msg_size;      /* receive: size of the matched message */
+    tdm_list_t copy_link; /* in the copy queue while a CMA part is pending */
+    uint32_t remote_id;   /* the peer's request id in a rendezvous */
     tdm_status_t status;
-    void *bsend_block;     /* buffered send: block in the attached buffer */
-    struct tdm_unexp *unexp; /* receive that claimed a message still arriving */
+    void *bsend_block;                     /* buffered send: block in the attached buffer */
+    struct tdm_unexp *unexp;               /* receive that claimed a message still arriving */
     void (*on_complete)(struct tdm_req *); /* upper-layer hook (collectives, bsend) */
     struct tdm_req *inner; /* persistent request: the operation of the current Start */
     void *cb_arg;

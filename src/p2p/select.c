@@ -108,8 +108,8 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
                (rts->buf.contig || rts->buf.nsegs > 0) && tdm_layout_describable(r->dt),
         .load_send = atomic_load_explicit(&tdm_shm.procs[r->peer_world].copies_pending,
                                           memory_order_relaxed),
-        .load_recv = atomic_load_explicit(&tdm_shm.procs[tdm_p2p.rank].copies_pending,
-                                          memory_order_relaxed),
+        .load_recv =
+            atomic_load_explicit(&tdm_shm.procs[tdm_p2p.rank].copies_pending, memory_order_relaxed),
     };
     tdm_proto_id_t p = tdm_p2p_select(&in);
     tdm_rndv_t *st = tdm_rndv(r);
@@ -140,17 +140,22 @@ void tdm_p2p_select_print(void *fp) {
         const char *name;
         uint8_t mode;
     } sends[] = {
-        {"Send", TDM_MODE_STD | TDM_MODE_BLOCKING},   {"Ssend", TDM_MODE_SYNC | TDM_MODE_BLOCKING},
-        {"Rsend", TDM_MODE_READY | TDM_MODE_BLOCKING}, {"Bsend", TDM_MODE_BUFFERED | TDM_MODE_BLOCKING},
-        {"Isend", TDM_MODE_STD},                       {"Issend", TDM_MODE_SYNC},
-        {"Irsend", TDM_MODE_READY},                    {"Ibsend", TDM_MODE_BUFFERED},
+        {"Send", TDM_MODE_STD | TDM_MODE_BLOCKING},
+        {"Ssend", TDM_MODE_SYNC | TDM_MODE_BLOCKING},
+        {"Rsend", TDM_MODE_READY | TDM_MODE_BLOCKING},
+        {"Bsend", TDM_MODE_BUFFERED | TDM_MODE_BLOCKING},
+        {"Isend", TDM_MODE_STD},
+        {"Issend", TDM_MODE_SYNC},
+        {"Irsend", TDM_MODE_READY},
+        {"Ibsend", TDM_MODE_BUFFERED},
     };
     char a[32], b[32], c[32];
     uint64_t eager = tdm_p2p.eager_limit;
     uint64_t lows[2] = {eager + 1, coop_min};
     int nranges = coop_min > eager + 1 ? 2 : 1;
-    fprintf(f, "tandem: protocol selection (TANDEM_RNDV_PROTOCOL=%s, eager limit %s, COOP from %s, "
-               "chunk %s)\n",
+    fprintf(f,
+            "tandem: protocol selection (TANDEM_RNDV_PROTOCOL=%s, eager limit %s, COOP from %s, "
+            "chunk %s)\n",
             forced == TDM_PROTO_AUTO ? "auto" : opt_names[forced], size_label(eager, a, sizeof(a)),
             size_label(coop_min, b, sizeof(b)), size_label(tdm_p2p.copy_chunk, c, sizeof(c)));
     fprintf(f, "  size 0..%s: eager through the rings (all call types)\n",
@@ -185,9 +190,10 @@ void tdm_p2p_select_print(void *fp) {
         }
     }
     if (forced == TDM_PROTO_RTR || forced == TDM_PROTO_AUTO)
-        fprintf(f, "  rtr: %s receives with a known source and tag announce their buffer; a send"
-                   " that can use the announcement writes into it with no RTS, the others get the"
-                   " table above\n",
+        fprintf(f,
+                "  rtr: %s receives with a known source and tag announce their buffer; a send"
+                " that can use the announcement writes into it with no RTS, the others get the"
+                " table above\n",
                 forced == TDM_PROTO_RTR ? "all" : "non-blocking (Irecv)");
     fprintf(f, "  (load:a/b/c = copies pending equal / sender busier / receiver busier;"
                " a pair without CMA uses pipeline)\n");
@@ -203,8 +209,7 @@ void tdm_p2p_stats_print(void) {
     snprintf(line + off, sizeof(line) - (size_t)off,
              "; copies %llu, bytes read %llu, bytes written %llu, cma fallbacks %llu, rtr "
              "announced %llu\n",
-             (unsigned long long)tdm_p2p_stats.copies,
-             (unsigned long long)tdm_p2p_stats.bytes_read,
+             (unsigned long long)tdm_p2p_stats.copies, (unsigned long long)tdm_p2p_stats.bytes_read,
              (unsigned long long)tdm_p2p_stats.bytes_written,
              (unsigned long long)tdm_p2p_stats.cma_fallbacks,
              (unsigned long long)tdm_p2p_stats.rtr_announced);

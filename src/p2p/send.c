@@ -152,9 +152,9 @@ static tdm_rc_t send_self(tdm_req_t *s) {
     return TDM_OK;
 }
 
-tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world,
-                       int self_rank, int tag, uint32_t ctx, uint8_t mode, void *comm,
-                       bool want_req, tdm_req_t **req_p) {
+tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world, int self_rank,
+                       int tag, uint32_t ctx, uint8_t mode, void *comm, bool want_req,
+                       tdm_req_t **req_p) {
     size_t bytes = count * dt->size;
     int sync = (mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC;
 

@@ -11,18 +11,18 @@
 #include <stdint.h>
 
 typedef enum {
-    TDM_PKT_EAGER = 1, /* envelope + first fragment of an eager message */
-    TDM_PKT_EAGER_CONT, /* next fragment of the eager message before it (same ring) */
-    TDM_PKT_RTS,       /* rendezvous request to send: envelope, size, how it was sent */
-    TDM_PKT_CTS,       /* receiver matched an RTS: protocol chosen, receive request id */
-    TDM_PKT_DATA,      /* rendezvous fragment through the ring (two-copy pipeline) */
-    TDM_PKT_FIN,       /* a side finished its part of a rendezvous copy */
-    TDM_PKT_ACK,       /* a synchronous-mode eager message was matched */
-    TDM_PKT_RTR,       /* receiver announces a posted receive buffer (RTR protocol) */
-    TDM_PKT_RTR_FIN,   /* sender wrote a message into an announced buffer: envelope + ids */
-    TDM_PKT_RTR_CANCEL, /* receiver asks to withdraw an announcement (MPI_Cancel) */
+    TDM_PKT_EAGER = 1,      /* envelope + first fragment of an eager message */
+    TDM_PKT_EAGER_CONT,     /* next fragment of the eager message before it (same ring) */
+    TDM_PKT_RTS,            /* rendezvous request to send: envelope, size, how it was sent */
+    TDM_PKT_CTS,            /* receiver matched an RTS: protocol chosen, receive request id */
+    TDM_PKT_DATA,           /* rendezvous fragment through the ring (two-copy pipeline) */
+    TDM_PKT_FIN,            /* a side finished its part of a rendezvous copy */
+    TDM_PKT_ACK,            /* a synchronous-mode eager message was matched */
+    TDM_PKT_RTR,            /* receiver announces a posted receive buffer (RTR protocol) */
+    TDM_PKT_RTR_FIN,        /* sender wrote a message into an announced buffer: envelope + ids */
+    TDM_PKT_RTR_CANCEL,     /* receiver asks to withdraw an announcement (MPI_Cancel) */
     TDM_PKT_RTR_CANCEL_ACK, /* sender's answer: withdrawn, or already used */
-    TDM_PKT_PULL,      /* a side whose CMA copy failed asks the peer to stream a range */
+    TDM_PKT_PULL,           /* a side whose CMA copy failed asks the peer to stream a range */
 } tdm_pkt_type_t;
 
 /* flags of EAGER and RTS */
@@ -42,12 +42,12 @@ typedef struct __attribute__((packed)) tdm_pkt_eager {
     uint8_t flags;
     uint8_t mode;
     uint8_t rsvd;
-    uint32_t ctx;   /* context id of the communicator */
-    int32_t src;    /* sender's rank in that communicator */
+    uint32_t ctx; /* context id of the communicator */
+    int32_t src;  /* sender's rank in that communicator */
     int32_t tag;
-    uint32_t sreq;  /* sender request id (0 unless it needs an answer) */
-    uint32_t frag;  /* payload bytes in this cell */
-    uint64_t size;  /* total message size in bytes */
+    uint32_t sreq; /* sender request id (0 unless it needs an answer) */
+    uint32_t frag; /* payload bytes in this cell */
+    uint64_t size; /* total message size in bytes */
 } tdm_pkt_eager_t;
 _Static_assert(sizeof(tdm_pkt_eager_t) == 32, "eager header is 32 bytes");
 
@@ -91,7 +91,6 @@ typedef struct __attribute__((packed)) tdm_pkt_ack {
 } tdm_pkt_ack_t;
 _Static_assert(sizeof(tdm_pkt_ack_t) == 8, "ack/fin header is 8 bytes");
 typedef tdm_pkt_ack_t tdm_pkt_fin_t;
-
 
 /*
  * A buffer as another process sees it, for CMA: `count` items of `extent`
@@ -138,7 +137,7 @@ typedef struct __attribute__((packed)) tdm_pkt_rtr {
     uint8_t type;
     uint8_t rsvd[3];
     uint32_t ctx;
-    int32_t src;       /* the sender's rank in the communicator (as posted) */
+    int32_t src; /* the sender's rank in the communicator (as posted) */
     int32_t tag;
     uint32_t rreq;
     uint32_t rx_count; /* envelope packets the receiver had taken from this sender */

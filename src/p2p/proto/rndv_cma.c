@@ -229,8 +229,8 @@ void tdm_rndv_split_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts, const td
     bool sender_copies = p != &tdm_proto_rget;
     st->total = total;
     st->pid = rts->pid;
-    st->fin_out = p != &tdm_proto_rput;  /* RGET, COOP: the sender waits for us */
-    st->peer_part = sender_copies;       /* RPUT, COOP: we wait for the sender */
+    st->fin_out = p != &tdm_proto_rput; /* RGET, COOP: the sender waits for us */
+    st->peer_part = sender_copies;      /* RPUT, COOP: we wait for the sender */
     /* COOP-load: count the copies at decision time, for both sides */
     if (split > 0) {
         load_add(tdm_p2p.rank, 1);
@@ -239,9 +239,7 @@ void tdm_rndv_split_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts, const td
     if (sender_copies && split < total)
         load_add(r->peer_world, 1);
     if (sender_copies) {
-        tdm_pkt_cts_cma_t cts = {.cts = {.type = TDM_PKT_CTS,
-                                                                                  .sreq = rts->sreq,
-                                         .rreq = r->id},
+        tdm_pkt_cts_cma_t cts = {.cts = {.type = TDM_PKT_CTS, .sreq = rts->sreq, .rreq = r->id},
                                  .pid = (int32_t)tdm_shm.procs[tdm_p2p.rank].pid,
                                  .split = split,
                                  .total = total};

@@ -14,12 +14,10 @@ static void pipeline_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts) {
     st->expect_data = st->total;
     st->hi = st->total;
     st->part_done = st->total == 0;
-    tdm_pkt_cts_cma_t cts = {.cts = {.type = TDM_PKT_CTS,
-                                     .proto = TDM_PROTO_PIPELINE,
-                                     .sreq = rts->sreq,
-                                     .rreq = r->id},
-                             .split = 0,
-                             .total = st->total};
+    tdm_pkt_cts_cma_t cts = {
+        .cts = {.type = TDM_PKT_CTS, .proto = TDM_PROTO_PIPELINE, .sreq = rts->sreq, .rreq = r->id},
+        .split = 0,
+        .total = st->total};
     tdm_p2p_send_ctrl(r->peer_world, &cts, sizeof(cts));
     tdm_rndv_try_complete(r);
 }

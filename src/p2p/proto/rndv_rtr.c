@@ -56,8 +56,8 @@ void tdm_rtr_maybe_announce(tdm_req_t *r) {
     if (forced != TDM_PROTO_RTR && (forced != TDM_PROTO_AUTO || (r->mode & TDM_MODE_BLOCKING)))
         return; /* auto: only receives that let the caller compute (Irecv) */
     if (r->peer == TDM_ANY_SOURCE || r->tag == TDM_ANY_TAG || src < 0 || src == tdm_p2p.rank ||
-        r->bytes <= tdm_p2p.eager_limit || !tdm_cma_usable(src) ||
-        !tdm_layout_describable(r->dt) || could_match_earlier(r))
+        r->bytes <= tdm_p2p.eager_limit || !tdm_cma_usable(src) || !tdm_layout_describable(r->dt) ||
+        could_match_earlier(r))
         return;
     tdm_pkt_rtr_t a = {.type = TDM_PKT_RTR,
                        .ctx = r->ctx,
@@ -100,8 +100,7 @@ bool tdm_rtr_try_send(tdm_req_t *s) {
         if (!use && e->a.ctx == s->ctx && e->a.src == s->self_rank && e->a.tag == s->tag)
             use = e;
     }
-    if (!use || s->bytes > use->a.bytes || !tdm_cma_usable(peer) ||
-        !tdm_layout_describable(s->dt))
+    if (!use || s->bytes > use->a.bytes || !tdm_cma_usable(peer) || !tdm_layout_describable(s->dt))
         return false;
     tdm_rndv_t *st = tdm_rndv(s);
     memset(st, 0, sizeof(*st));
