@@ -19,6 +19,9 @@
  * case / time of contig of the same bytes; 1.0 is the ideal).
  *
  *   dtype_bw [-s BYTES] [-i ITERS] [-r BATCHES]
+ * BYTES takes K and M suffixes. -T and -t (the time budget and MPI_T tags that
+ * bench/compare passes to every benchmark) are accepted and ignored: the
+ * iteration count is fixed so that all libraries run the same work.
  */
 #include <mpi.h>
 #include <math.h>
@@ -33,6 +36,16 @@ static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static size_t parse_size(const char *s) {
+    char *end;
+    size_t v = strtoull(s, &end, 0);
+    if (*end == 'K' || *end == 'k')
+        v <<= 10;
+    else if (*end == 'M' || *end == 'm')
+        v <<= 20;
+    return v;
 }
 
 static void fail(const char *msg) {
@@ -123,11 +136,13 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-s") && i + 1 < argc)
-            bytes = strtoull(argv[++i], NULL, 0);
+            bytes = parse_size(argv[++i]);
         else if (!strcmp(argv[i], "-i") && i + 1 < argc)
             iters = atol(argv[++i]);
         else if (!strcmp(argv[i], "-r") && i + 1 < argc)
             batches = atoi(argv[++i]);
+        else if ((!strcmp(argv[i], "-T") || !strcmp(argv[i], "-t")) && i + 1 < argc)
+            i++;
         else if (!strcmp(argv[i], "-h")) {
             if (rank == 0)
                 printf("usage: dtype_bw [-s BYTES] [-i ITERS] [-r BATCHES]\n");
@@ -178,7 +193,7 @@ int main(int argc, char **argv) {
         if (nl)
             *nl = '\0';
         printf("# dtype_bw: %zu bytes of doubles per message, ping-pong, %ld iterations x %d "
-               "batches, best batch\n# library: %s\n",
+               "batches, best batch\n# library=%s\n",
                n * 8, iters, batches, lib);
         printf("bench,param,size,metric,value\n");
     }
