@@ -33,6 +33,7 @@ struct tdm_unexp {
 typedef struct tdm_rx_cursor {
     tdm_req_t *req;
     tdm_unexp_t *ue;
+    tdm_rtr_history_t rtr; /* how the peer used this process's RTR announcements */
 } tdm_rx_cursor_t;
 
 typedef struct tdm_p2p_state {

@@ -86,7 +86,16 @@ static inline tdm_rndv_t *tdm_rndv(tdm_req_t *req) {
     return (tdm_rndv_t *)(void *)req->proto_state;
 }
 
+/* Count (+1) or uncount (-1) a copy this process owes in the node-shared
+ * copies_pending table that COOP-load reads (rndv_cma.c). */
+void tdm_rndv_load_add(int world_rank, int64_t delta);
+
 /* select.c */
+/* Per peer: RTR announcements made to it and how many it used (decayed). */
+typedef struct tdm_rtr_history {
+    uint32_t sent, used, skipped;
+} tdm_rtr_history_t;
+
 typedef struct tdm_select_in {
     uint8_t send_mode; /* tdm_send_mode_t | TDM_MODE_BLOCKING */
     int recv_blocking;
@@ -96,6 +105,16 @@ typedef struct tdm_select_in {
 } tdm_select_in_t;
 
 tdm_proto_id_t tdm_p2p_select(const tdm_select_in_t *in);
+/* A send found a usable RTR announcement (the receive was posted first, as an
+ * Irecv): may the sender write into it? Only `send_mode`, `load_send` and
+ * `load_recv` of `in` are read. */
+bool tdm_p2p_select_rtr(const tdm_select_in_t *in);
+/* May an Irecv be announced to its sender (RTR)? Decides from the peer's
+ * history and updates it. Announcements cost both sides a packet; a sender that
+ * keeps choosing the RTS path (Isend x Irecv under COOP-load) lets them go
+ * stale, so after 16 announcements of which fewer than a quarter were used, only
+ * one Irecv in 16 is announced, as a probe, until the peer uses them again. */
+bool tdm_p2p_select_announce(tdm_rtr_history_t *h);
 /* The protocol chosen by TANDEM_RNDV_PROTOCOL (TDM_PROTO_AUTO when "auto"). */
 tdm_proto_id_t tdm_p2p_select_forced(void);
 int tdm_p2p_select_init(void);

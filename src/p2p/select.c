@@ -14,6 +14,11 @@
  *          Bsend       RGET    RPUT
  *      COOP-load where they don't (Isend x Irecv): the side with fewer copies
  *      pending copies; COOP when they are equal;
+ *      An Irecv posted before its send announces its buffer (RTR); the sender
+ *      writes into it without an RTS where Table II has the sender copy
+ *      (Send, Ssend, Rsend, Bsend x Irecv: RPUT) and, for Isend x Irecv, only
+ *      when COOP-load would have the sender copy (it has fewer copies
+ *      pending); otherwise it sends an RTS and the receiver decides as above;
  *      COOP only from TANDEM_COOP_MIN up (below it, splitting costs more than
  *      it gains: one side copies, RGET, with the fewest control packets);
  *      COOP-chunked for every CMA copy longer than TANDEM_COPY_CHUNK.
@@ -97,6 +102,32 @@ tdm_proto_id_t tdm_p2p_select(const tdm_select_in_t *in) {
     if (p == TDM_PROTO_COOP && in->size < coop_min)
         p = TDM_PROTO_RGET;
     return p;
+}
+
+bool tdm_p2p_select_rtr(const tdm_select_in_t *in) {
+    if (forced == TDM_PROTO_RTR)
+        return true;
+    if (forced != TDM_PROTO_AUTO)
+        return false;
+    uint8_t mode = in->send_mode & (uint8_t)~TDM_MODE_BLOCKING;
+    if (mode == TDM_MODE_READY || mode == TDM_MODE_BUFFERED || (in->send_mode & TDM_MODE_BLOCKING))
+        return true; /* Table II: x Irecv gives RPUT; the announcement saves the RTS/CTS */
+    /* Isend x Irecv: COOP-load. Writing alone when the loads are equal would
+     * take COOP's half of the copy from the receiver (stencil copies per rank
+     * drifted 5% apart that way, and the time by 30%). */
+    return in->load_send < in->load_recv;
+}
+
+bool tdm_p2p_select_announce(tdm_rtr_history_t *h) {
+    if (forced == TDM_PROTO_RTR)
+        return true;
+    if (h->sent >= 16 && h->used * 4 < h->sent && (++h->skipped & 15) != 0)
+        return false;
+    if (++h->sent >= 64) { /* decay: recent behaviour counts */
+        h->sent /= 2;
+        h->used /= 2;
+    }
+    return true;
 }
 
 void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
@@ -189,12 +220,30 @@ void tdm_p2p_select_print(void *fp) {
             fprintf(f, "    %-8s %-16s %s\n", sends[i].name, cell[1], cell[0]);
         }
     }
-    if (forced == TDM_PROTO_RTR || forced == TDM_PROTO_AUTO)
+    if (forced == TDM_PROTO_RTR || forced == TDM_PROTO_AUTO) {
         fprintf(f,
-                "  rtr: %s receives with a known source and tag announce their buffer; a send"
-                " that can use the announcement writes into it with no RTS, the others get the"
-                " table above\n",
-                forced == TDM_PROTO_RTR ? "all" : "non-blocking (Irecv)");
+                "  rtr: %s receives with a known source and tag announce their buffer; the send"
+                " that finds one writes into it with no RTS (%s):\n   ",
+                forced == TDM_PROTO_RTR ? "all" : "non-blocking (Irecv)",
+                forced == TDM_PROTO_RTR ? "always"
+                                        : "to a peer that used under 1/4 of its last 16+ "
+                                          "announcements, 1 Irecv in 16");
+        for (size_t i = 0; i < sizeof(sends) / sizeof(sends[0]); i++) {
+            tdm_select_in_t in = {.send_mode = sends[i].mode};
+            int eq = tdm_p2p_select_rtr(&in);
+            in.load_send = 1;
+            int sbusy = tdm_p2p_select_rtr(&in);
+            in.load_send = 0;
+            in.load_recv = 1;
+            int rbusy = tdm_p2p_select_rtr(&in);
+            if (eq == sbusy && eq == rbusy)
+                fprintf(f, " %s %s", sends[i].name, eq ? "yes" : "no");
+            else
+                fprintf(f, " %s load:%s/%s/%s", sends[i].name, eq ? "yes" : "no",
+                        sbusy ? "yes" : "no", rbusy ? "yes" : "no");
+            fputc(i + 1 < sizeof(sends) / sizeof(sends[0]) ? ',' : '\n', f);
+        }
+    }
     fprintf(f, "  (load:a/b/c = copies pending equal / sender busier / receiver busier;"
                " a pair without CMA uses pipeline)\n");
 }

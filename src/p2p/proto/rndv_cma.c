@@ -19,7 +19,7 @@
 
 #include <string.h>
 
-static void load_add(int world_rank, int64_t delta) {
+void tdm_rndv_load_add(int world_rank, int64_t delta) {
     atomic_fetch_add_explicit(&tdm_shm.procs[world_rank].copies_pending, delta,
                               memory_order_relaxed);
 }
@@ -50,7 +50,7 @@ static void part_finished(tdm_req_t *req) {
     tdm_rndv_t *st = tdm_rndv(req);
     st->part_done = 1;
     if (st->load_counted) {
-        load_add(tdm_p2p.rank, -1);
+        tdm_rndv_load_add(tdm_p2p.rank, -1);
         st->load_counted = 0;
     }
     if (st->fin_out)
@@ -233,11 +233,11 @@ void tdm_rndv_split_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts, const td
     st->peer_part = sender_copies;      /* RPUT, COOP: we wait for the sender */
     /* COOP-load: count the copies at decision time, for both sides */
     if (split > 0) {
-        load_add(tdm_p2p.rank, 1);
+        tdm_rndv_load_add(tdm_p2p.rank, 1);
         st->load_counted = 1;
     }
     if (sender_copies && split < total)
-        load_add(r->peer_world, 1);
+        tdm_rndv_load_add(r->peer_world, 1);
     if (sender_copies) {
         tdm_pkt_cts_cma_t cts = {.cts = {.type = TDM_PKT_CTS, .sreq = rts->sreq, .rreq = r->id},
                                  .pid = (int32_t)tdm_shm.procs[tdm_p2p.rank].pid,

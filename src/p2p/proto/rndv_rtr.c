@@ -57,7 +57,7 @@ void tdm_rtr_maybe_announce(tdm_req_t *r) {
         return; /* auto: only receives that let the caller compute (Irecv) */
     if (r->peer == TDM_ANY_SOURCE || r->tag == TDM_ANY_TAG || src < 0 || src == tdm_p2p.rank ||
         r->bytes <= tdm_p2p.eager_limit || !tdm_cma_usable(src) || !tdm_layout_describable(r->dt) ||
-        could_match_earlier(r))
+        could_match_earlier(r) || !tdm_p2p_select_announce(&tdm_p2p.rx[src].rtr))
         return;
     tdm_pkt_rtr_t a = {.type = TDM_PKT_RTR,
                        .ctx = r->ctx,
@@ -102,12 +102,23 @@ bool tdm_rtr_try_send(tdm_req_t *s) {
     }
     if (!use || s->bytes > use->a.bytes || !tdm_cma_usable(peer) || !tdm_layout_describable(s->dt))
         return false;
+    tdm_select_in_t in = {
+        .send_mode = s->mode,
+        .load_send =
+            atomic_load_explicit(&tdm_shm.procs[tdm_p2p.rank].copies_pending, memory_order_relaxed),
+        .load_recv =
+            atomic_load_explicit(&tdm_shm.procs[peer].copies_pending, memory_order_relaxed),
+    };
+    if (!tdm_p2p_select_rtr(&in))
+        return false; /* the RTS path; the announcement goes stale with it */
     tdm_rndv_t *st = tdm_rndv(s);
     memset(st, 0, sizeof(*st));
     if (tdm_layout_remote(&st->remote, &use->a.buf, peer, use->a.pid) < 0)
         return false;
     st->pid = use->a.pid;
     st->rtr = 1;
+    tdm_rndv_load_add(tdm_p2p.rank, 1); /* the sender owes the whole copy */
+    st->load_counted = 1;
     st->cur = 0;
     st->hi = s->bytes;
     s->remote_id = use->a.rreq;
@@ -139,6 +150,10 @@ bool tdm_rtr_push(tdm_req_t *s) {
                 return false; /* stay at the head: later sends wait behind us */
             tdm_p2p_stats.copies++;
         }
+    }
+    if (st->load_counted) { /* the copy is over (done or failed over to DATA) */
+        tdm_rndv_load_add(tdm_p2p.rank, -1);
+        st->load_counted = 0;
     }
     tdm_pkt_rtr_fin_t *f = tdm_shm_send_reserve(s->peer_world);
     if (!f)
@@ -180,6 +195,7 @@ void tdm_rtr_on_fin(int peer, const tdm_pkt_rtr_fin_t *f) {
         abort();
     }
     tdm_list_remove(&r->link); /* the first match, by the announcement rule */
+    tdm_p2p.rx[peer].rtr.used++;
     tdm_p2p_recv_set_envelope(r, f->env.src, f->env.tag, peer, f->env.size);
     tdm_rndv_t *st = tdm_rndv(r);
     st->announced = 0;
