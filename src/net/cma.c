@@ -16,16 +16,24 @@ static long calls;
 
 static const char *mode_names[] = {"auto", "on", "off"};
 
+/* One warning per job, not per process: the first process to find CMA
+ * unusable prints it (the others log at info level). */
 static void warn_once(int peer, int err) {
     if (warned)
         return;
     warned = true;
+    if (atomic_exchange_explicit(&tdm_shm.hdr->cma_warned, 1, memory_order_relaxed)) {
+        tdm_info(CMA, "single-copy transfers (CMA) with rank %d are not permitted: %s", peer,
+                 strerror(err));
+        return;
+    }
     tdm_warn(CMA,
              "single-copy transfers (CMA) with rank %d are not permitted: %s; large messages "
              "use the slower two-copy pipeline. To enable CMA: allow ptrace between the "
              "job's processes (echo 0 > /proc/sys/kernel/yama/ptrace_scope, or run with "
              "CAP_SYS_PTRACE), or in a container allow process_vm_readv/writev in the "
-             "seccomp profile; TANDEM_CMA=off silences this",
+             "seccomp profile; TANDEM_CMA=off silences this (TANDEM_LOG=cma:info shows the "
+             "failing calls)",
              peer, strerror(err));
 }
 
@@ -75,13 +83,27 @@ void tdm_cma_fini(void) {
     usable = NULL;
 }
 
+static _Atomic uint32_t *pair_off(int from, int to) {
+    return &tdm_shm.pairs[(size_t)from * (size_t)tdm_shm.nranks + (size_t)to].cma_off;
+}
+
 bool tdm_cma_usable(int peer) {
-    return usable[peer];
+    if (!usable[peer])
+        return false;
+    /* the peer may have stopped (a call of its failed): then both sides stop, or
+     * each message would fail once more on this side before falling back */
+    if (atomic_load_explicit(pair_off(peer, tdm_shm.rank), memory_order_relaxed)) {
+        usable[peer] = false;
+        return false;
+    }
+    return true;
 }
 
 void tdm_cma_disable(int peer, int err) {
-    if (peer >= 0 && peer < nranks_cma)
+    if (peer >= 0 && peer < nranks_cma) {
         usable[peer] = false;
+        atomic_store_explicit(pair_off(tdm_shm.rank, peer), 1, memory_order_relaxed);
+    }
     warn_once(peer, err);
 }
 
@@ -100,10 +122,15 @@ ssize_t tdm_cma_copy(int peer, int pid, bool write, const struct iovec *local, i
     if (rc >= 0)
         return rc;
     int err = errno;
-    tdm_warn(CMA,
-             "process_vm_%sv with rank %d (pid %d) failed: %s; local iov[0]={%p,%zu} of %d, "
-             "remote iov[0]={%p,%zu} of %d",
-             write ? "write" : "read", peer, pid, strerror(err), local[0].iov_base,
-             local[0].iov_len, nlocal, remote[0].iov_base, remote[0].iov_len, nremote);
+    /* The job's one warning (warn_once) says why and what to do; the call itself
+     * is logged at info level the first time with each peer (copies already under
+     * way when the pair stops using CMA may fail too: debug level). */
+    tdm_log_level_t level =
+        peer >= 0 && peer < nranks_cma && usable[peer] ? TDM_LOG_INFO : TDM_LOG_DEBUG;
+    tdm_log(CMA, level,
+            "process_vm_%sv with rank %d (pid %d) failed: %s; local iov[0]={%p,%zu} of %d, "
+            "remote iov[0]={%p,%zu} of %d",
+            write ? "write" : "read", peer, pid, strerror(err), local[0].iov_base, local[0].iov_len,
+            nlocal, remote[0].iov_base, remote[0].iov_len, nremote);
     return -err;
 }

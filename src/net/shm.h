@@ -49,7 +49,9 @@ typedef struct tdm_shm_proc {
 /* Per ordered pair (producer -> consumer), one cache line. */
 typedef struct tdm_shm_pair {
     _Atomic uint32_t producer_waiting; /* producer found the ring full and may block */
-    unsigned char pad[TDM_CACHELINE - 4];
+    _Atomic uint32_t cma_off;          /* the first process of the pair stopped using CMA with the
+                                          second (cma.c): both sides read it, so the pair agrees */
+    unsigned char pad[TDM_CACHELINE - 8];
 } tdm_shm_pair_t;
 
 typedef struct tdm_shm_hdr {
@@ -60,7 +62,8 @@ typedef struct tdm_shm_hdr {
     uint32_t rsvd;
     _Atomic uint32_t barrier_count;
     _Atomic uint32_t barrier_epoch;
-    _Atomic uint32_t aborting; /* a rank is taking the job down */
+    _Atomic uint32_t aborting;   /* a rank is taking the job down */
+    _Atomic uint32_t cma_warned; /* the job's one CMA warning has been printed (cma.c) */
 } tdm_shm_hdr_t;
 
 typedef struct tdm_shm {
