@@ -51,7 +51,8 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg) {
     p->rx = calloc((size_t)p->size, sizeof(tdm_rx_cursor_t));
     p->tx_count = calloc((size_t)p->size, sizeof(uint32_t));
     p->rx_count = calloc((size_t)p->size, sizeof(uint32_t));
-    if (!p->txq || !p->rx || !p->rtrq || !p->tx_count || !p->rx_count) {
+    p->txlog = calloc((size_t)p->size * TDM_TXLOG, sizeof(tdm_txlog_ent_t));
+    if (!p->txq || !p->rx || !p->rtrq || !p->tx_count || !p->rx_count || !p->txlog) {
         tdm_error(P2P, "out of memory for %d peers", p->size);
         return -1;
     }
@@ -428,6 +429,8 @@ void tdm_p2p_finalize(void) {
     free(tdm_p2p.rx);
     free(tdm_p2p.tx_count);
     free(tdm_p2p.rx_count);
+    free(tdm_p2p.txlog);
+    tdm_p2p.txlog = NULL;
     tdm_p2p.txq = tdm_p2p.rtrq = NULL;
     tdm_p2p.rx = NULL;
     tdm_p2p.tx_count = tdm_p2p.rx_count = NULL;

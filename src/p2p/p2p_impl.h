@@ -36,6 +36,12 @@ typedef struct tdm_rx_cursor {
     tdm_rtr_history_t rtr; /* how the peer used this process's RTR announcements */
 } tdm_rx_cursor_t;
 
+#define TDM_TXLOG 16
+typedef struct tdm_txlog_ent {
+    uint32_t ctx;
+    int32_t tag;
+} tdm_txlog_ent_t;
+
 typedef struct tdm_p2p_state {
     int rank, size;
     int oversubscribed;
@@ -48,12 +54,23 @@ typedef struct tdm_p2p_state {
     tdm_rx_cursor_t *rx;
     tdm_list_t copyq; /* requests with a CMA part to copy, served a chunk at a time */
     size_t copy_chunk;
-    uint32_t *tx_count; /* per peer: envelope packets sent (EAGER, RTS, RTR_FIN) */
-    uint32_t *rx_count; /* per peer: envelope packets taken from its ring */
-    tdm_list_t *rtrq;   /* per peer: RTR announcements received, oldest first */
+    uint32_t *tx_count;     /* per peer: envelope packets sent (EAGER, RTS, RTR_FIN) */
+    tdm_txlog_ent_t *txlog; /* per peer, TDM_TXLOG entries: the (ctx, tag) of the last
+                               envelopes sent, at index tx_count % TDM_TXLOG (RTR rule) */
+    uint32_t *rx_count;     /* per peer: envelope packets taken from its ring */
+    tdm_list_t *rtrq;       /* per peer: RTR announcements received, oldest first */
 } tdm_p2p_state_t;
 
 extern tdm_p2p_state_t tdm_p2p;
+
+/* An envelope packet (EAGER, RTS, RTR_FIN) toward `peer` was written: count it
+ * and remember its matching key for the RTR ordering rule (rndv_rtr.c). */
+static inline void tdm_p2p_tx_envelope(int peer, uint32_t ctx, int32_t tag) {
+    uint32_t n = tdm_p2p.tx_count[peer]++;
+    tdm_txlog_ent_t *e = &tdm_p2p.txlog[(size_t)peer * TDM_TXLOG + (n % TDM_TXLOG)];
+    e->ctx = ctx;
+    e->tag = tag;
+}
 
 /* match.c */
 tdm_req_t *tdm_p2p_match_posted(uint32_t ctx, int src, int tag);

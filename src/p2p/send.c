@@ -36,7 +36,7 @@ static bool push_eager(tdm_req_t *s) {
         h->frag = (uint32_t)frag;
         tdm_dtype_pack(s->buf, s->count, s->dt, 0, h + 1, frag);
         tdm_shm_send_commit(peer);
-        tdm_p2p.tx_count[peer]++;
+        tdm_p2p_tx_envelope(peer, s->ctx, s->tag);
         s->hdr_done = 1;
         s->offset = frag;
     }
@@ -70,7 +70,7 @@ static bool push_rts(tdm_req_t *s) {
         memset(&h->buf, 0, sizeof(h->buf)); /* not addressable: the receiver picks pipeline */
     }
     tdm_shm_send_commit(s->peer_world);
-    tdm_p2p.tx_count[s->peer_world]++;
+    tdm_p2p_tx_envelope(s->peer_world, s->ctx, s->tag);
     s->hdr_done = 1;
     s->stage = TDM_SSTAGE_WAIT_CTS;
     return true;
@@ -180,7 +180,7 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
             else
                 tdm_dtype_pack(buf, count, dt, 0, h + 1, bytes);
             tdm_shm_send_commit(dst_world);
-            tdm_p2p.tx_count[dst_world]++;
+            tdm_p2p_tx_envelope(dst_world, ctx, tag);
             tdm_p2p_stats.eager_msgs++;
             *req_p = NULL;
             return TDM_OK;

@@ -13,9 +13,13 @@
  *     taken from S's ring when R was posted.
  * The sender uses the announcement for a send only when
  *   - nothing waits in its transmit queue toward the receiver, and
- *   - its tx_count (envelope packets it has written toward the receiver)
- *     equals rx_count: no message of S was in flight when R was posted, so the
- *     next message of S with tag T is R's, by non-overtaking;
+ *   - none of the envelope packets it wrote toward the receiver after the
+ *     first rx_count carried R's context and tag (the sender logs the keys of
+ *     its last TDM_TXLOG envelopes per peer; an older gap counts as stale): no
+ *     message of S that R could match was in flight when R was posted, so the
+ *     next message of S with tag T on that communicator is R's, by
+ *     non-overtaking (messages on other communicators or tags, e.g. the
+ *     barrier between MPI_Irecv and MPI_Rsend, do not spoil it);
  *   - the message fits R's buffer.
  * Any other envelope packet makes the announcements of that moment stale; the
  * sender drops them and R is matched by the ordinary path (RTS/eager). While
@@ -83,6 +87,22 @@ void tdm_rtr_on_announce(int peer, const tdm_pkt_rtr_t *a) {
     tdm_list_push_back(&tdm_p2p.rtrq[peer], &e->link);
 }
 
+/* Did an envelope that could match the announced receive leave after the
+ * receiver had taken rx_count envelopes from us? Only the same context and tag
+ * can (the announcement names both exactly); beyond the log's depth, assume so. */
+static bool stale(int peer, const tdm_pkt_rtr_t *a) {
+    uint32_t sent = tdm_p2p.tx_count[peer];
+    uint32_t gap = sent - a->rx_count;
+    if (gap > TDM_TXLOG)
+        return true;
+    for (uint32_t n = a->rx_count; n != sent; n++) {
+        const tdm_txlog_ent_t *e = &tdm_p2p.txlog[(size_t)peer * TDM_TXLOG + (n % TDM_TXLOG)];
+        if (e->ctx == a->ctx && e->tag == a->tag)
+            return true;
+    }
+    return false;
+}
+
 bool tdm_rtr_try_send(tdm_req_t *s) {
     int peer = s->peer_world;
     tdm_list_t *q = &tdm_p2p.rtrq[peer];
@@ -92,8 +112,8 @@ bool tdm_rtr_try_send(tdm_req_t *s) {
     tdm_list_t *it, *tmp;
     tdm_list_for_each_safe(it, tmp, q) {
         rtr_entry_t *e = TDM_CONTAINER_OF(it, rtr_entry_t, link);
-        if (e->a.rx_count != tdm_p2p.tx_count[peer]) {
-            tdm_list_remove(&e->link); /* stale: a message went out since it was posted */
+        if (stale(peer, &e->a)) {
+            tdm_list_remove(&e->link); /* a message that could match it went out first */
             free(e);
             continue;
         }
@@ -172,7 +192,7 @@ bool tdm_rtr_push(tdm_req_t *s) {
     f->rsvd = 0;
     f->written = st->cur;
     tdm_shm_send_commit(s->peer_world);
-    tdm_p2p.tx_count[s->peer_world]++;
+    tdm_p2p_tx_envelope(s->peer_world, s->ctx, s->tag);
     tdm_layout_clear(&st->remote);
     if (st->cur < st->hi) {
         /* CMA failed midway: stream the rest into the matched receive */

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One row of the rendezvous selection table at a time: rank 0 sends five
+ * 1 MiB messages to rank 1 with the call named by the argument, rank 1
+ * receives them with the other call named, and the data are checked. The
+ * testlist runs it with TANDEM_PROTO_STATS=1 and checks (lines=) that the
+ * protocol counters printed at finalize show the protocol Table II gives:
+ *
+ *   send-recv     Send  x Recv    COOP
+ *   send-irecv    Send  x Irecv   RPUT  (the receive is posted after Probe, so no RTR)
+ *   isend-recv    Isend x Recv    RGET
+ *   isend-irecv   Isend x Irecv   COOP  (equal loads)
+ *   bsend-recv    Bsend x Recv    RGET
+ *   rsend-irecv   Rsend x Irecv   RTR   (the receive is posted first: counted by the sender)
+ *
+ * Without the counters (any other environment) it is a plain data test.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N_MSGS 5
+#define BYTES (1 << 20)
+
+static int errs;
+
+static void fill(unsigned char *b, int k) {
+    for (int i = 0; i < BYTES; i++)
+        b[i] = (unsigned char)(i * 7 + k);
+}
+
+static void check(const unsigned char *b, int k) {
+    for (int i = 0; i < BYTES; i++) {
+        if (b[i] != (unsigned char)(i * 7 + k)) {
+            fprintf(stderr, "message %d: byte %d is %u, expected %u\n", k, i, b[i],
+                    (unsigned char)(i * 7 + k));
+            errs++;
+            return;
+        }
+    }
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *mode = argc > 1 ? argv[1] : "send-recv";
+    const char *dash = strchr(mode, '-');
+    if (size != 2 || !dash) {
+        if (rank == 0)
+            fprintf(stderr, "usage: 2 ranks, argument SEND-RECV (e.g. isend-irecv)\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    const char *rmode = dash + 1;
+    size_t slen = (size_t)(dash - mode);
+    unsigned char *buf = malloc(BYTES);
+    void *attach = NULL;
+    if (!strncmp(mode, "bsend", slen)) {
+        int asz = N_MSGS * (BYTES + MPI_BSEND_OVERHEAD);
+        attach = malloc((size_t)asz);
+        MPI_Buffer_attach(attach, asz);
+    }
+    for (int k = 0; k < N_MSGS; k++) {
+        if (rank == 0) {
+            fill(buf, k);
+            if (!strncmp(mode, "rsend", slen)) {
+                MPI_Barrier(MPI_COMM_WORLD); /* the receive is posted */
+                MPI_Rsend(buf, BYTES, MPI_BYTE, 1, k, MPI_COMM_WORLD);
+            } else if (!strncmp(mode, "isend", slen)) {
+                MPI_Request r;
+                MPI_Isend(buf, BYTES, MPI_BYTE, 1, k, MPI_COMM_WORLD, &r);
+                MPI_Wait(&r, MPI_STATUS_IGNORE);
+            } else if (!strncmp(mode, "bsend", slen)) {
+                MPI_Bsend(buf, BYTES, MPI_BYTE, 1, k, MPI_COMM_WORLD);
+            } else {
+                MPI_Send(buf, BYTES, MPI_BYTE, 1, k, MPI_COMM_WORLD);
+            }
+            MPI_Barrier(MPI_COMM_WORLD); /* one message at a time: loads stay equal */
+        } else {
+            memset(buf, 0, BYTES);
+            if (!strcmp(rmode, "irecv")) {
+                MPI_Request r;
+                if (!strncmp(mode, "rsend", slen)) {
+                    MPI_Irecv(buf, BYTES, MPI_BYTE, 0, k, MPI_COMM_WORLD, &r);
+                    MPI_Barrier(MPI_COMM_WORLD);
+                } else {
+                    MPI_Probe(0, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Irecv(buf, BYTES, MPI_BYTE, 0, k, MPI_COMM_WORLD, &r);
+                }
+                MPI_Wait(&r, MPI_STATUS_IGNORE);
+            } else {
+                if (!strncmp(mode, "rsend", slen))
+                    MPI_Barrier(MPI_COMM_WORLD);
+                MPI_Recv(buf, BYTES, MPI_BYTE, 0, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+            check(buf, k);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+    }
+    if (attach) {
+        int asz;
+        MPI_Buffer_detach(&attach, &asz);
+        free(attach);
+    }
+    free(buf);
+    int all;
+    MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0 && all == 0)
+        printf(" No Errors\n");
+    MPI_Finalize();
+    return 0;
+}
