@@ -30,7 +30,9 @@ static void check_rtr_use(void) {
     CHECK(!tdm_p2p_select_rtr(&in));
     in.load_send = 4;
     CHECK(!tdm_p2p_select_rtr(&in));
-    in.load_send = 2;
+    in.load_send = 2; /* one copy fewer: within TANDEM_COOP_LOAD_MARGIN (2), COOP */
+    CHECK(!tdm_p2p_select_rtr(&in));
+    in.load_send = 1;
     CHECK(tdm_p2p_select_rtr(&in));
     /* blocking sends, ready and buffered modes: Table II has the sender copy */
     in.load_send = 9, in.load_recv = 0;
@@ -42,6 +44,22 @@ static void check_rtr_use(void) {
     CHECK(tdm_p2p_select_rtr(&in));
     in.send_mode = TDM_MODE_SYNC;
     CHECK(!tdm_p2p_select_rtr(&in));
+}
+
+/* COOP-load with the default margin of 2 */
+static void check_coop_load(void) {
+    tdm_select_in_t in = {.send_mode = TDM_MODE_STD, .size = 1 << 20, .cma = 1};
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_COOP);
+    in.load_send = 1;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_COOP);
+    in.load_send = 2;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_RGET);
+    in.load_send = 3, in.load_recv = 1;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_RGET);
+    in.load_send = 0, in.load_recv = 1;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_COOP);
+    in.load_recv = 2;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_RPUT);
 }
 
 static void check_announce_throttle(void) {
@@ -109,6 +127,7 @@ int main(void) {
     if (tdm_p2p_select_init() != 0)
         return 1;
     check_rtr_use();
+    check_coop_load();
     check_announce_throttle();
     if (failures)
         return 1;
