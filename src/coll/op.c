@@ -145,8 +145,8 @@ static kind_t kind_of(int h) {
 
 #define LOOP(_T, _expr)                                                                            \
     do {                                                                                           \
-        const _T *a_ = in;                                                                         \
-        _T *b_ = inout;                                                                            \
+        const _T *restrict a_ = in; /* MPI: the buffers do not overlap */                          \
+        _T *restrict b_ = inout;                                                                   \
         for (size_t i_ = 0; i_ < n; i_++) {                                                        \
             _T x = a_[i_], y = b_[i_];                                                             \
             b_[i_] = (_expr);                                                                      \
