@@ -13,6 +13,7 @@
 #include "mpi.h"
 
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 
 typedef enum { STEP_SEND, STEP_RECV, STEP_COPY, STEP_REDUCE, STEP_ROUND } step_kind_t;
@@ -28,6 +29,11 @@ typedef struct step {
     tdm_op_t *op;
 } step_t;
 
+typedef struct tmp {
+    void *p;
+    size_t n;
+} tmp_t;
+
 struct tdm_sched {
     tdm_comm_t *comm;
     int tag;
@@ -37,7 +43,7 @@ struct tdm_sched {
     int pending;
     step_t *steps;
     size_t n, cap, cur;
-    void **tmps;
+    tmp_t *tmps;
     size_t ntmps, tmpcap;
     tdm_req_t *ureq;
 };
@@ -95,10 +101,89 @@ tdm_sched_t *tdm_sched_new(tdm_comm_t *comm, bool blocking) {
     return s;
 }
 
+/* Temporaries of 64 KiB and more are kept for the next collective (up to 8
+ * blocks, 64 MiB): a fresh malloc of a large block is a fresh mmap, and first
+ * touching its pages, then having the peer's process_vm_readv/writev fault
+ * them in again, made a 1 MiB recursive-doubling Allreduce on 2 ranks take
+ * 1.5 ms. From 256 KiB they are 2 MiB-aligned and advised for huge pages:
+ * 1 MiB Allreduce, 2 ranks, recursive doubling 1.5 ms -> 0.26 ms (cached) ->
+ * 0.18 ms (cached, huge pages); ring 0.22 ms -> 0.18 ms. */
+#define TMP_CACHE_SLOTS 8
+#define TMP_CACHE_MIN ((size_t)64 << 10)
+#define TMP_CACHE_MAX ((size_t)64 << 20)
+#define TMP_HUGE_MIN ((size_t)256 << 10)
+#define TMP_HUGE ((size_t)2 << 20)
+static tmp_t tmp_cache[TMP_CACHE_SLOTS];
+static size_t tmp_cache_bytes;
+
+static void *tmp_get(size_t *bytes_p) {
+    size_t want = *bytes_p;
+    if (want >= TMP_CACHE_MIN) {
+        int best = -1;
+        for (int i = 0; i < TMP_CACHE_SLOTS; i++)
+            if (tmp_cache[i].p && tmp_cache[i].n >= want &&
+                (best < 0 || tmp_cache[i].n < tmp_cache[best].n))
+                best = i;
+        if (best >= 0) {
+            void *p = tmp_cache[best].p;
+            *bytes_p = tmp_cache[best].n;
+            tmp_cache_bytes -= tmp_cache[best].n;
+            tmp_cache[best].p = NULL;
+            return p;
+        }
+    }
+    if (want >= TMP_HUGE_MIN) {
+        /* whole 2 MiB pages, offered to transparent huge pages: the peer's
+         * process_vm_readv/writev then pins one page where it pinned 512 */
+        size_t n = (want + TMP_HUGE - 1) & ~(TMP_HUGE - 1);
+        void *p = NULL;
+        if (posix_memalign(&p, TMP_HUGE, n) != 0)
+            return NULL;
+        (void)madvise(p, n, MADV_HUGEPAGE); /* a hint: failure only costs speed */
+        *bytes_p = n;
+        return p;
+    }
+    return malloc(want ? want : 1);
+}
+
+static void tmp_put(void *p, size_t n) {
+    if (n >= TMP_CACHE_MIN && n <= TMP_CACHE_MAX) {
+        int slot = -1;
+        for (int i = 0; i < TMP_CACHE_SLOTS; i++) {
+            if (!tmp_cache[i].p) {
+                slot = i;
+                break;
+            }
+            if (tmp_cache[i].n < n && (slot < 0 || tmp_cache[i].n < tmp_cache[slot].n))
+                slot = i; /* full: replace the smallest block smaller than this one */
+        }
+        if (slot >= 0 && tmp_cache[slot].p) {
+            tmp_cache_bytes -= tmp_cache[slot].n;
+            free(tmp_cache[slot].p);
+            tmp_cache[slot].p = NULL;
+        }
+        if (slot >= 0 && tmp_cache_bytes + n <= TMP_CACHE_MAX) {
+            tmp_cache[slot].p = p;
+            tmp_cache[slot].n = n;
+            tmp_cache_bytes += n;
+            return;
+        }
+    }
+    free(p);
+}
+
+void tdm_sched_cache_fini(void) {
+    for (int i = 0; i < TMP_CACHE_SLOTS; i++) {
+        free(tmp_cache[i].p);
+        tmp_cache[i].p = NULL;
+    }
+    tmp_cache_bytes = 0;
+}
+
 void *tdm_sched_tmp(tdm_sched_t *s, size_t bytes) {
     if (s->ntmps == s->tmpcap) {
         size_t ncap = s->tmpcap ? 2 * s->tmpcap : 8;
-        void **n = realloc(s->tmps, ncap * sizeof(*n));
+        tmp_t *n = realloc(s->tmps, ncap * sizeof(*n));
         if (!n) {
             s->error = TDM_ERR_NOMEM;
             return NULL;
@@ -106,13 +191,14 @@ void *tdm_sched_tmp(tdm_sched_t *s, size_t bytes) {
         s->tmps = n;
         s->tmpcap = ncap;
     }
-    void *p = malloc(bytes ? bytes : 1);
+    size_t got = bytes;
+    void *p = tmp_get(&got);
     if (!p) {
         tdm_error(COLL, "out of memory for a %zu-byte collective buffer", bytes);
         s->error = TDM_ERR_NOMEM;
         return NULL;
     }
-    s->tmps[s->ntmps++] = p;
+    s->tmps[s->ntmps++] = (tmp_t){p, got};
     return p;
 }
 
@@ -212,7 +298,7 @@ void tdm_sched_free(tdm_sched_t *s) {
             tdm_op_release(st->op);
     }
     for (size_t i = 0; i < s->ntmps; i++)
-        free(s->tmps[i]);
+        tmp_put(s->tmps[i].p, s->tmps[i].n);
     free(s->tmps);
     free(s->steps);
     tdm_comm_release(s->comm);

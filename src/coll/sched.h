@@ -21,6 +21,8 @@
 tdm_sched_t *tdm_sched_new(tdm_comm_t *comm, bool blocking);
 /* Temporary of `bytes`; NULL (and the schedule fails with NOMEM) on ENOMEM. */
 void *tdm_sched_tmp(tdm_sched_t *s, size_t bytes);
+/* Free the large temporaries kept between collectives (MPI_Finalize). */
+void tdm_sched_cache_fini(void);
 /* Temporary for `count` items of dt, addressed like a user buffer (true_lb applied). */
 void *tdm_sched_tmp_items(tdm_sched_t *s, size_t count, tdm_dtype_t *dt);
 void tdm_sched_send(tdm_sched_t *s, const void *buf, size_t count, tdm_dtype_t *dt, int peer,

@@ -2,6 +2,7 @@
 /* Start-up, shut-down and the environment queries of MPI. */
 #include "bind.h"
 #include "../base/params.h"
+#include "../coll/select.h"
 #include "../net/shm.h"
 
 #include <pthread.h>
@@ -60,6 +61,8 @@ static int init_common(const char *fn, int required, int *provided) {
     tdm_boot_report(&tdm_mpi.boot, line);
     if (TDM_PARAM_I(SHOW_BINDING))
         show_binding();
+    if (TDM_PARAM_I(COLL_INFO) && tdm_mpi.boot.rank == 0)
+        tdm_coll_select_print(stderr);
     tdm_debug(MPI, "initialised rank %d of %d%s", tdm_mpi.boot.rank, tdm_mpi.boot.size,
               tdm_mpi.boot.oversubscribed ? " (oversubscribed: waits block)" : "");
     return MPI_SUCCESS;
@@ -91,10 +94,13 @@ int PMPI_Finalize(void) {
      * (their callbacks may communicate) */
     tdm_comm_finalize_attrs();
     tdm_p2p_finalize();
+    if (TDM_PARAM_I(COLL_STATS))
+        tdm_coll_stats_print(tdm_mpi.boot.rank);
     size_t leaked = tdm_req_in_use();
     if (leaked)
         tdm_debug(MPI, "%zu requests were never completed or freed before MPI_Finalize", leaked);
     tdm_shm_fini();
+    tdm_sched_cache_fini();
     tdm_comm_fini();
     tdm_dtype_fini();
     tdm_mpi_errors_fini();
