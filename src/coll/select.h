@@ -35,6 +35,14 @@ enum {
  * (allgather, alltoall). `commute`: the op is commutative (reductions). */
 int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute);
 
+/* How often each algorithm ran in this process (tdm_coll_choose counts). */
+extern unsigned long long tdm_coll_algo_runs[TDM_COLL_NKINDS][2];
+/* The table of choices for communicator sizes 2..8 and sizes 4 B..4 MiB
+ * (TANDEM_COLL_INFO=1 at MPI_Init; the golden test coll_select checks it). */
+void tdm_coll_select_print(void *f);
+/* "tandem: rank R collective algorithms: bcast binomial N scatter_ring N, ..." */
+void tdm_coll_stats_print(int rank);
+
 /* ---- algorithms (one family per file) ---- */
 void tdm_coll_bcast_binomial(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt, int root);
 void tdm_coll_bcast_scatter_ring(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt,
