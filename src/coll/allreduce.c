@@ -13,11 +13,13 @@
 void tdm_coll_allreduce_recdbl(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
                                tdm_dtype_t *dt, tdm_op_t *op) {
     int p, r = tdm_sched_rank(s, &p);
-    const void *src = sbuf == TDM_COLL_IN_PLACE ? rbuf : sbuf;
-    void *acc = tdm_sched_tmp_items(s, count, dt), *b = tdm_sched_tmp_items(s, count, dt);
-    if (!acc || !b)
+    /* the receive buffer is the accumulator (no copy in or out) until a
+     * non-commutative combination swaps it with the temporary */
+    void *acc = rbuf, *b = tdm_sched_tmp_items(s, count, dt);
+    if (!b)
         return;
-    tdm_sched_copy(s, src, count, dt, acc, count, dt);
+    if (sbuf != TDM_COLL_IN_PLACE)
+        tdm_sched_copy(s, sbuf, count, dt, acc, count, dt);
     int pof2 = 1;
     while (pof2 * 2 <= p)
         pof2 *= 2;
@@ -59,7 +61,7 @@ void tdm_coll_allreduce_recdbl(tdm_sched_t *s, const void *sbuf, void *rbuf, siz
         else
             tdm_sched_recv(s, rbuf, count, dt, r + 1, 0);
     }
-    if (!(r < 2 * rem && r % 2 == 0))
+    if (!(r < 2 * rem && r % 2 == 0) && acc != rbuf)
         tdm_sched_copy(s, acc, count, dt, rbuf, count, dt);
     tdm_sched_round(s);
 }

@@ -57,7 +57,13 @@ static const coll_choice_t choices[TDM_COLL_NKINDS] = {
                            2},
 };
 
-int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute) {
+/* The TANDEM_<COLL>_ALGORITHM setting, parsed once: -1 auto, or 0/1. Parameters
+ * do not change after start-up, and a strcmp per call showed in small Allreduce. */
+static int forced_algo(tdm_coll_kind_t kind) {
+    static int parsed[TDM_COLL_NKINDS];
+    static bool done[TDM_COLL_NKINDS];
+    if (TDM_LIKELY(done[kind]))
+        return parsed[kind];
     const coll_choice_t *c = &choices[kind];
     const char *forced = tdm_param_vals[c->algo].s;
     int algo = -1;
@@ -65,14 +71,18 @@ int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool comm
         for (int i = 0; i < 2; i++)
             if (strcmp(forced, c->algos[i]) == 0)
                 algo = i;
-        if (algo < 0) {
-            static bool warned[TDM_COLL_NKINDS];
-            if (!warned[kind])
-                tdm_warn(COLL, "unknown %s algorithm '%s' (known: auto, %s, %s); using auto",
-                         c->name, forced, c->algos[0], c->algos[1]);
-            warned[kind] = true;
-        }
+        if (algo < 0)
+            tdm_warn(COLL, "unknown %s algorithm '%s' (known: auto, %s, %s); using auto", c->name,
+                     forced, c->algos[0], c->algos[1]);
     }
+    parsed[kind] = algo;
+    done[kind] = true;
+    return algo;
+}
+
+int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute) {
+    const coll_choice_t *c = &choices[kind];
+    int algo = forced_algo(kind);
     if (algo < 0)
         algo = bytes >= (size_t)tdm_param_vals[c->large].i && comm_size >= c->large_min_size;
     if (algo == 1 && c->large_needs_commute && !commute) {
