@@ -20,6 +20,7 @@ _Static_assert(MPI_IDENT == 0 && MPI_CONGRUENT == 1 && MPI_SIMILAR == 2 && MPI_U
 static tdm_comm_t world_obj, self_obj;
 tdm_comm_t *tdm_comm_world, *tdm_comm_self;
 void (*tdm_comm_destroy_hook)(tdm_comm_t *c);
+const tdm_comm_topo_ops_t *tdm_comm_topo_ops;
 
 static tdm_htab_t comms = {.max = (int)TDM_COMM_INDEX_MASK + 1};
 static int my_world_rank;
@@ -73,7 +74,11 @@ int tdm_comm_finalize_attrs(void) {
 }
 
 static void destroy(tdm_comm_t *c) {
-    if (tdm_comm_destroy_hook && (c->coll || c->topo))
+    if (c->topo) {
+        tdm_comm_topo_ops->free(c->topo);
+        c->topo = NULL;
+    }
+    if (tdm_comm_destroy_hook && c->coll)
         tdm_comm_destroy_hook(c);
     tdm_comm_ctxid_release(c->ctx);
     tdm_rankmap_release(&c->map);
@@ -173,6 +178,10 @@ int tdm_comm_dup(tdm_comm_t *parent, const tdm_info_t *hints, tdm_comm_t **new_p
         return -1;
     const tdm_info_t *h = hints ? hints : parent->hints;
     if (h && h->n > 0 && !(c->hints = tdm_info_dup(h, false))) {
+        destroy(c);
+        return -1;
+    }
+    if (parent->topo && !(c->topo = tdm_comm_topo_ops->dup(parent->topo))) {
         destroy(c);
         return -1;
     }

@@ -58,7 +58,7 @@ typedef struct tdm_comm {
     uint8_t builtin;             /* MPI_COMM_WORLD / MPI_COMM_SELF */
     /* owned by other layers, NULL until they use them; freed through the hook below */
     void *coll; /* per-communicator collective state (coll/) */
-    void *topo; /* topology (cart/graph), when implemented */
+    void *topo; /* topology (topo/), through tdm_comm_topo_ops */
 } tdm_comm_t;
 
 /* Handles of user communicators: 0x84000000 | index (MPICH's "direct" comm kind). */
@@ -100,8 +100,17 @@ static inline void tdm_comm_release(tdm_comm_t *c) {
         tdm_comm_release_slow(c);
 }
 
-/* Hook other layers set to free their `coll` / `topo` state on destruction. */
+/* Hook other layers set to free their `coll` state on destruction. */
 extern void (*tdm_comm_destroy_hook)(tdm_comm_t *c);
+
+/* How `topo` is copied by tdm_comm_dup and freed on destruction; set by topo/
+ * before it hangs its first topology on a communicator (NULL until then).
+ * dup returns NULL when out of memory. */
+typedef struct tdm_comm_topo_ops {
+    void *(*dup)(const void *topo);
+    void (*free)(void *topo);
+} tdm_comm_topo_ops_t;
+extern const tdm_comm_topo_ops_t *tdm_comm_topo_ops;
 
 /* ---- creation (all collective over the processes named; blocking) ----
  * Results: 0, -1 out of memory (logged), or a positive MPI error code returned
