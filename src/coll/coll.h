@@ -119,6 +119,31 @@ int tdm_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, si
 int tdm_coll_scan(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op,
                   bool exclusive, TDM_COLL_ARGS);
 
+/* Neighbourhood collectives (neighbor.c). The caller receives from in[0..indeg-1]
+ * and sends to out[0..outdeg-1], in the topology's order; a -1 (MPI_PROC_NULL)
+ * neighbour keeps its buffer slot but moves no data. `cart` says the lists are
+ * Cartesian (-1 then +1 neighbour of each dimension): the receives of a pair
+ * are then posted +1 first, so that when both neighbours are one process (a
+ * periodic dimension of size 1 or 2) block 2d it sends, meant for the
+ * neighbour's slot 2d+1, lands there. Block i of a side: counts[i] (NULL:
+ * `count`) items of dts[i] (NULL: `dt`) at bdispls[i] bytes (NULL: displs[i]
+ * extents, NULL: i * count extents) from buf; `whole` sends the same buffer
+ * to every neighbour (Neighbor_allgather(v)). */
+typedef struct tdm_coll_nside {
+    const int *peers;
+    int n;
+    void *buf;
+    const int *counts;
+    const int *displs;
+    const ptrdiff_t *bdispls;
+    tdm_dtype_t *const *dts;
+    size_t count;
+    tdm_dtype_t *dt;
+    bool whole;
+} tdm_coll_nside_t;
+int tdm_coll_neighbor(const tdm_coll_nside_t *send, const tdm_coll_nside_t *recv, bool cart,
+                      TDM_COLL_ARGS);
+
 /* The communicator's next collective tag (tags >= 0 on ctx + 1). */
 int tdm_coll_next_tag(tdm_comm_t *comm);
 

@@ -9,7 +9,7 @@
  * MPI_T_ functions return MPI_T_ERR_NOT_SUPPORTED: the tool interface never
  * calls error handlers.
  *
- * 638 functions declared, 246 implemented elsewhere, 392 stubbed here.
+ * 638 functions declared, 276 implemented elsewhere, 362 stubbed here.
  *
  * Never stubbed (they do not return an error code); implemented elsewhere:
  *   MPI_Aint MPI_Aint_add
@@ -214,47 +214,6 @@ int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) {
 }
 TDM_WEAK(MPI_Buffer_detach_c)
 
-int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
-    return tdm_mpi_unsupported(comm, "MPI_Cart_coords");
-}
-TDM_WEAK(MPI_Cart_coords)
-
-int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
-                     int reorder, MPI_Comm *comm_cart) {
-    return tdm_mpi_unsupported(comm_old, "MPI_Cart_create");
-}
-TDM_WEAK(MPI_Cart_create)
-
-int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
-    return tdm_mpi_unsupported(comm, "MPI_Cart_get");
-}
-TDM_WEAK(MPI_Cart_get)
-
-int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) {
-    return tdm_mpi_unsupported(comm, "MPI_Cart_map");
-}
-TDM_WEAK(MPI_Cart_map)
-
-int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) {
-    return tdm_mpi_unsupported(comm, "MPI_Cart_rank");
-}
-TDM_WEAK(MPI_Cart_rank)
-
-int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest) {
-    return tdm_mpi_unsupported(comm, "MPI_Cart_shift");
-}
-TDM_WEAK(MPI_Cart_shift)
-
-int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
-    return tdm_mpi_unsupported(comm, "MPI_Cart_sub");
-}
-TDM_WEAK(MPI_Cart_sub)
-
-int PMPI_Cartdim_get(MPI_Comm comm, int *ndims) {
-    return tdm_mpi_unsupported(comm, "MPI_Cartdim_get");
-}
-TDM_WEAK(MPI_Cartdim_get)
-
 int PMPI_Close_port(const char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Close_port");
 }
@@ -313,37 +272,6 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Compare_and_swap");
 }
 TDM_WEAK(MPI_Compare_and_swap)
-
-int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Dims_create");
-}
-TDM_WEAK(MPI_Dims_create)
-
-int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                           const int destinations[], const int weights[], MPI_Info info,
-                           int reorder, MPI_Comm *comm_dist_graph) {
-    return tdm_mpi_unsupported(comm_old, "MPI_Dist_graph_create");
-}
-TDM_WEAK(MPI_Dist_graph_create)
-
-int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
-                                    const int sourceweights[], int outdegree,
-                                    const int destinations[], const int destweights[],
-                                    MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) {
-    return tdm_mpi_unsupported(comm_old, "MPI_Dist_graph_create_adjacent");
-}
-TDM_WEAK(MPI_Dist_graph_create_adjacent)
-
-int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
-                              int maxoutdegree, int destinations[], int destweights[]) {
-    return tdm_mpi_unsupported(comm, "MPI_Dist_graph_neighbors");
-}
-TDM_WEAK(MPI_Dist_graph_neighbors)
-
-int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted) {
-    return tdm_mpi_unsupported(comm, "MPI_Dist_graph_neighbors_count");
-}
-TDM_WEAK(MPI_Dist_graph_neighbors_count)
 
 int PMPI_Errhandler_create(MPI_Comm_errhandler_function *comm_errhandler_fn,
                            MPI_Errhandler *errhandler) {
@@ -959,37 +887,6 @@ int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 }
 TDM_WEAK(MPI_Get_elements_c)
 
-int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[],
-                      int reorder, MPI_Comm *comm_graph) {
-    return tdm_mpi_unsupported(comm_old, "MPI_Graph_create");
-}
-TDM_WEAK(MPI_Graph_create)
-
-int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[], int edges[]) {
-    return tdm_mpi_unsupported(comm, "MPI_Graph_get");
-}
-TDM_WEAK(MPI_Graph_get)
-
-int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank) {
-    return tdm_mpi_unsupported(comm, "MPI_Graph_map");
-}
-TDM_WEAK(MPI_Graph_map)
-
-int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
-    return tdm_mpi_unsupported(comm, "MPI_Graph_neighbors");
-}
-TDM_WEAK(MPI_Graph_neighbors)
-
-int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) {
-    return tdm_mpi_unsupported(comm, "MPI_Graph_neighbors_count");
-}
-TDM_WEAK(MPI_Graph_neighbors_count)
-
-int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) {
-    return tdm_mpi_unsupported(comm, "MPI_Graphdims_get");
-}
-TDM_WEAK(MPI_Graphdims_get)
-
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_from_session_pset");
 }
@@ -1076,26 +973,12 @@ int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message
 }
 TDM_WEAK(MPI_Imrecv_c)
 
-int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ineighbor_allgather");
-}
-TDM_WEAK(MPI_Ineighbor_allgather)
-
 int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                                MPI_Comm comm, MPI_Request *request) {
     return tdm_mpi_unsupported(comm, "MPI_Ineighbor_allgather_c");
 }
 TDM_WEAK(MPI_Ineighbor_allgather_c)
-
-int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, const int recvcounts[], const int displs[],
-                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ineighbor_allgatherv");
-}
-TDM_WEAK(MPI_Ineighbor_allgatherv)
 
 int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                 void *recvbuf, const MPI_Count recvcounts[],
@@ -1105,27 +988,12 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 }
 TDM_WEAK(MPI_Ineighbor_allgatherv_c)
 
-int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ineighbor_alltoall");
-}
-TDM_WEAK(MPI_Ineighbor_alltoall)
-
 int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                               MPI_Comm comm, MPI_Request *request) {
     return tdm_mpi_unsupported(comm, "MPI_Ineighbor_alltoall_c");
 }
 TDM_WEAK(MPI_Ineighbor_alltoall_c)
-
-int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ineighbor_alltoallv");
-}
-TDM_WEAK(MPI_Ineighbor_alltoallv)
 
 int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                                const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
@@ -1134,14 +1002,6 @@ int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[]
     return tdm_mpi_unsupported(comm, "MPI_Ineighbor_alltoallv_c");
 }
 TDM_WEAK(MPI_Ineighbor_alltoallv_c)
-
-int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                             MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ineighbor_alltoallw");
-}
-TDM_WEAK(MPI_Ineighbor_alltoallw)
 
 int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
@@ -1272,12 +1132,6 @@ int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 }
 TDM_WEAK(MPI_Mrecv_c)
 
-int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_allgather");
-}
-TDM_WEAK(MPI_Neighbor_allgather)
-
 int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                               MPI_Comm comm) {
@@ -1298,13 +1152,6 @@ int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI
     return tdm_mpi_unsupported(comm, "MPI_Neighbor_allgather_init_c");
 }
 TDM_WEAK(MPI_Neighbor_allgather_init_c)
-
-int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, const int recvcounts[], const int displs[],
-                             MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_allgatherv");
-}
-TDM_WEAK(MPI_Neighbor_allgatherv)
 
 int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
@@ -1329,12 +1176,6 @@ int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MP
 }
 TDM_WEAK(MPI_Neighbor_allgatherv_init_c)
 
-int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoall");
-}
-TDM_WEAK(MPI_Neighbor_alltoall)
-
 int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                              MPI_Comm comm) {
@@ -1355,13 +1196,6 @@ int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_
     return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoall_init_c");
 }
 TDM_WEAK(MPI_Neighbor_alltoall_init_c)
-
-int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoallv");
-}
-TDM_WEAK(MPI_Neighbor_alltoallv)
 
 int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
@@ -1387,14 +1221,6 @@ int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcoun
     return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoallv_init_c");
 }
 TDM_WEAK(MPI_Neighbor_alltoallv_init_c)
-
-int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                            MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoallw");
-}
-TDM_WEAK(MPI_Neighbor_alltoallw)
 
 int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
@@ -1785,11 +1611,6 @@ int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
     return tdm_mpi_unsupported(comm, "MPI_Ssend_init_c");
 }
 TDM_WEAK(MPI_Ssend_init_c)
-
-int PMPI_Topo_test(MPI_Comm comm, int *status) {
-    return tdm_mpi_unsupported(comm, "MPI_Topo_test");
-}
-TDM_WEAK(MPI_Topo_test)
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_f90_complex");

@@ -1,0 +1,762 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Process topology bindings (MPI 3.1 chapter 7): Cartesian, graph and
+ * distributed graph communicators, their queries, and the neighbourhood
+ * collectives. Topology objects live in src/topo; the exchanges in src/coll.
+ *
+ * reorder is ignored (the standard allows the identity mapping): a new
+ * topology communicator is a split of the old one with key = old rank, so
+ * every process keeps its rank and the processes beyond the grid get
+ * MPI_COMM_NULL. Error classes: a communicator without the topology a call
+ * needs is MPI_ERR_TOPOLOGY, as is a grid or graph larger than the group;
+ * bad dimension sizes are MPI_ERR_DIMS; neighbour ranks out of range
+ * MPI_ERR_RANK; other bad values MPI_ERR_ARG.
+ */
+#include "bind.h"
+
+#include "../coll/coll.h"
+#include "../comm/info.h"
+#include "../topo/topo.h"
+
+#include <stdlib.h>
+
+_Static_assert((int)MPI_CART == (int)TDM_TOPO_CART && (int)MPI_GRAPH == (int)TDM_TOPO_GRAPH &&
+                   (int)MPI_DIST_GRAPH == (int)TDM_TOPO_DIST_GRAPH,
+               "topo kinds are the MPI_Topo_test values");
+_Static_assert(MPI_PROC_NULL == TDM_TOPO_PROC_NULL, "topo/ writes MPI_PROC_NULL as -1");
+_Static_assert(sizeof(MPI_Aint) == sizeof(ptrdiff_t), "Neighbor_alltoallw displacements");
+
+#define CHECK_PTR(_fn, _comm, _ptr, _name)                                                         \
+    do {                                                                                           \
+        if (TDM_UNLIKELY(!(_ptr)))                                                                 \
+            return tdm_mpi_err(_comm, MPI_ERR_ARG, _fn, "%s is NULL", _name);                      \
+    } while (0)
+
+static const char *kind_name(const tdm_topo_t *t) {
+    if (!t)
+        return "no topology";
+    return t->kind == TDM_TOPO_CART    ? "a Cartesian topology"
+           : t->kind == TDM_TOPO_GRAPH ? "a graph topology"
+                                       : "a distributed graph topology";
+}
+
+/* The communicator's topology, which must be of `kind` (0: any). */
+#define GET_TOPO(_fn, _c, _kind, _var)                                                             \
+    do {                                                                                           \
+        (_var) = tdm_topo_of(_c);                                                                  \
+        if (TDM_UNLIKELY(!(_var) || ((_kind) && (_var)->kind != (_kind))))                         \
+            return tdm_mpi_err(_c, MPI_ERR_TOPOLOGY, _fn, "communicator %#x has %s (needs %s)",    \
+                               (unsigned)(_c)->handle, kind_name(_var),                            \
+                               (_kind) == TDM_TOPO_CART    ? "a Cartesian topology"                \
+                               : (_kind) == TDM_TOPO_GRAPH ? "a graph topology"                    \
+                               : (_kind)                   ? "a distributed graph topology"        \
+                                                           : "a topology");                                          \
+    } while (0)
+
+/* ---- creating topology communicators ---- */
+
+static int create_error(tdm_comm_t *c, int rc, const char *fn) {
+    if (rc > 0)
+        return tdm_mpi_err_code(c, rc, fn);
+    return tdm_mpi_err(c, MPI_ERR_OTHER, fn,
+                       "cannot create the communicator (out of memory or a failed exchange "
+                       "with the other ranks; see the log)");
+}
+
+/* The caller's part of the new communicators: those of the same color, ranked
+ * by key; *nc_p NULL for color MPI_UNDEFINED. */
+static int split_for(const char *fn, tdm_comm_t *c, int color, int key, tdm_comm_t **nc_p) {
+    int rc = tdm_comm_split(c, color, key, nc_p);
+    return rc ? create_error(c, rc, fn) : MPI_SUCCESS;
+}
+
+/* Hang t (NULL: out of memory) on nc and hand it out with the parent's error
+ * handler (the reference is taken as in Comm_split; Comm_free gives it back). */
+static int publish(const char *fn, tdm_comm_t *c, tdm_comm_t *nc, tdm_topo_t *t,
+                   MPI_Comm *newcomm) {
+    if (!t) {
+        tdm_comm_free(nc);
+        return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for the topology");
+    }
+    tdm_topo_attach(nc, t);
+    MPI_Errhandler eh;
+    if (PMPI_Comm_get_errhandler(c->handle, &eh) == MPI_SUCCESS)
+        nc->errhandler = eh;
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+
+/* ndims, dims, periods of Cart_create / Cart_map; the grid's size into *n_p. */
+static int cart_args(const char *fn, tdm_comm_t *c, int ndims, const int *dims, const int *periods,
+                     int *n_p) {
+    if (ndims < 0)
+        return tdm_mpi_err(c, MPI_ERR_DIMS, fn, "invalid ndims %d (must be >= 0)", ndims);
+    if (ndims > 0) {
+        CHECK_PTR(fn, c, dims, "dims");
+        CHECK_PTR(fn, c, periods, "periods");
+    }
+    for (int i = 0; i < ndims; i++)
+        if (dims[i] <= 0)
+            return tdm_mpi_err(c, MPI_ERR_DIMS, fn, "invalid dims[%d]=%d (must be > 0)", i,
+                               dims[i]);
+    int n = tdm_topo_cart_size(ndims, dims);
+    if (n < 0 || n > c->size)
+        return tdm_mpi_err(c, MPI_ERR_TOPOLOGY, fn,
+                           "the grid has more processes (%s%d) than the communicator (%d)",
+                           n < 0 ? "more than " : "", n < 0 ? 0x7fffffff : n, c->size);
+    *n_p = n;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
+                     int reorder, MPI_Comm *comm_cart) {
+    static const char fn[] = "MPI_Cart_create";
+    tdm_comm_t *c, *nc;
+    int n;
+    (void)reorder;
+    TDM_GET_COMM(fn, comm_old, c);
+    CHECK_PTR(fn, c, comm_cart, "comm_cart");
+    int err = cart_args(fn, c, ndims, dims, periods, &n);
+    if (err)
+        return err;
+    if ((err = split_for(fn, c, c->rank < n ? 0 : MPI_UNDEFINED, c->rank, &nc)))
+        return err;
+    if (!nc) {
+        *comm_cart = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    return publish(fn, c, nc, tdm_topo_cart_new(ndims, dims, periods, nc->rank), comm_cart);
+}
+TDM_WEAK(MPI_Cart_create)
+
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) {
+    static const char fn[] = "MPI_Cart_map";
+    tdm_comm_t *c;
+    int n;
+    TDM_GET_COMM(fn, comm, c);
+    CHECK_PTR(fn, c, newrank, "newrank");
+    int err = cart_args(fn, c, ndims, dims, periods, &n);
+    if (err)
+        return err;
+    *newrank = c->rank < n ? c->rank : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Cart_map)
+
+int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
+    static const char fn[] = "MPI_Cart_sub";
+    tdm_comm_t *c, *nc;
+    tdm_topo_t *t;
+    TDM_GET_COMM(fn, comm, c);
+    GET_TOPO(fn, c, TDM_TOPO_CART, t);
+    CHECK_PTR(fn, c, newcomm, "newcomm");
+    if (t->ndims > 0)
+        CHECK_PTR(fn, c, remain_dims, "remain_dims");
+    /* color: the position in the dropped dimensions; key: in the kept ones */
+    int color = 0, key = 0, nkeep = 0;
+    int *kdims = malloc((size_t)(2 * t->ndims + 1) * sizeof(int)), *kper = kdims + t->ndims;
+    if (!kdims)
+        return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int i = 0; i < t->ndims; i++) {
+        if (remain_dims[i]) {
+            key = key * t->dims[i] + t->coords[i];
+            kdims[nkeep] = t->dims[i];
+            kper[nkeep++] = t->periods[i];
+        } else {
+            color = color * t->dims[i] + t->coords[i];
+        }
+    }
+    int err = split_for(fn, c, color, key, &nc);
+    if (!err)
+        err = publish(fn, c, nc, tdm_topo_cart_new(nkeep, kdims, kper, nc->rank), newcomm);
+    free(kdims);
+    return err;
+}
+TDM_WEAK(MPI_Cart_sub)
+
+/* ---- Cartesian queries ---- */
+
+int PMPI_Cartdim_get(MPI_Comm comm, int *ndims) {
+    static const char fn[] = "MPI_Cartdim_get";
+    tdm_comm_t *c;
+    tdm_topo_t *t;
+    TDM_GET_COMM(fn, comm, c);
+    GET_TOPO(fn, c, TDM_TOPO_CART, t);
+    CHECK_PTR(fn, c, ndims, "ndims");
+    *ndims = t->ndims;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Cartdim_get)
+
+#define CHECK_MAXDIMS(_fn, _c, _t, _max)                                                           \
+    do {                                                                                           \
+        if (TDM_UNLIKELY((_max) < (_t)->ndims))                                                    \
+            return tdm_mpi_err(_c, MPI_ERR_ARG, _fn,                                               \
+                               "maxdims %d is smaller than the topology's %d dimensions",          \
+                               (int)(_max), (_t)->ndims);                                          \
+    } while (0)
+
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
+    static const char fn[] = "MPI_Cart_get";
+    tdm_comm_t *c;
+    tdm_topo_t *t;
+    TDM_GET_COMM(fn, comm, c);
+    GET_TOPO(fn, c, TDM_TOPO_CART, t);
+    CHECK_MAXDIMS(fn, c, t, maxdims);
+    if (t->ndims > 0 && (!dims || !periods || !coords))
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "%s is NULL",
+                           !dims      ? "dims"
+                           : !periods ? "periods"
+                                      : "coords");
+    for (int i = 0; i < t->ndims; i++) {
+        dims[i] = t->dims[i];
+        periods[i] = t->periods[i];
+        coords[i] = t->coords[i];
+    }
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Cart_get)
+
+int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) {
+    static const char fn[] = "MPI_Cart_rank";
+    tdm_comm_t *c;
+    tdm_topo_t *t;
+    TDM_GET_COMM(fn, comm, c);
+    GET_TOPO(fn, c, TDM_TOPO_CART, t);
+    CHECK_PTR(fn, c, rank, "rank");
+    if (t->ndims > 0)
+        CHECK_PTR(fn, c, coords, "coords");
+    for (int i = 0; i < t->ndims; i++)
+        if (!t->periods[i] && (coords[i] < 0 || coords[i] >= t->dims[i]))
+            return tdm_mpi_err(c, MPI_ERR_ARG, fn,
+                               "coords[%d]=%d is outside non-periodic dimension %d (0..%d)", i,
+                               coords[i], i, t->dims[i] - 1);
+    *rank = tdm_topo_cart_rank(t, coords);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Cart_rank)
+
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
+    static const char fn[] = "MPI_Cart_coords";
+    tdm_comm_t *c;
+    tdm_topo_t *t;
+    TDM_GET_COMM(fn, comm, c);
+    GET_TOPO(fn, c, TDM_TOPO_CART, t);
+    if (rank < 0 || rank >= c->size)
+        return tdm_mpi_err(c, MPI_ERR_RANK, fn, "invalid rank %d (communicator of size %d)", rank,
+                           c->size);
+    CHECK_MAXDIMS(fn, c, t, maxdims);
+    if (t->ndims > 0)
+        CHECK_PTR(fn, c, coords, "coords");
+    tdm_topo_cart_coords(t, rank, coords);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Cart_coords)
+
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest) {
+    static const char fn[] = "MPI_Cart_shift";
+    tdm_comm_t *c;
+    tdm_topo_t *t;
+    TDM_GET_COMM(fn, comm, c);
+    GET_TOPO(fn, c, TDM_TOPO_CART, t);
+    if (direction < 0 || direction >= t->ndims)
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid direction %d (the grid has %d dimensions)",
+                           direction, t->ndims);
+    if (!rank_source || !rank_dest)
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "%s is NULL",
+                           !rank_source ? "rank_source" : "rank_dest");
+    tdm_topo_cart_shift(t, direction, disp, rank_source, rank_dest);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Cart_shift)
+
+int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
+    static const char fn[] = "MPI_Dims_create";
+    TDM_CHECK_INIT(fn);
+    if (nnodes < 1)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid nnodes %d (must be > 0)", nnodes);
+    if (ndims < 0)
+        return tdm_mpi_err(NULL, MPI_ERR_DIMS, fn, "invalid ndims %d (must be >= 0)", ndims);
+    if (ndims > 0 && !dims)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "dims is NULL");
+    long long preset = 1;
+    for (int i = 0; i < ndims; i++) {
+        if (dims[i] < 0)
+            return tdm_mpi_err(NULL, MPI_ERR_DIMS, fn, "invalid dims[%d]=%d (must be >= 0)", i,
+                               dims[i]);
+        if (dims[i] > 0 && (preset *= dims[i]) > nnodes)
+            break;
+    }
+    if (preset > nnodes || tdm_topo_dims_create(nnodes, ndims, dims) != 0)
+        return tdm_mpi_err(NULL, MPI_ERR_DIMS, fn,
+                           "nnodes %d is not a multiple of the product of the nonzero dims "
+                           "(ndims %d)",
+                           nnodes, ndims);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Dims_create)
+
+/* ---- graphs ---- */
+
+/* nnodes, index, edges of Graph_create / Graph_map. */
+static int graph_args(const char *fn, tdm_comm_t *c, int nnodes, const int *index,
+                      const int *edges) {
+    if (nnodes < 0)
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid nnodes %d (must be >= 0)", nnodes);
+    if (nnodes > c->size)
+        return tdm_mpi_err(c, MPI_ERR_TOPOLOGY, fn,
+                           "the graph has more nodes (%d) than the communicator (%d)", nnodes,
+                           c->size);
+    if (nnodes == 0)
+        return MPI_SUCCESS;
+    CHECK_PTR(fn, c, index, "index");
+    for (int i = 0; i < nnodes; i++)
+        if (index[i] < (i ? index[i - 1] : 0))
+            return tdm_mpi_err(c, MPI_ERR_ARG, fn,
+                               "index[%d]=%d is below index[%d] (index must not decrease)", i,
+                               index[i], i - 1);
+    if (index[nnodes - 1] > 0)
+        CHECK_PTR(fn, c, edges, "edges");
+    for (int k = 0; k < index[nnodes - 1]; k++)
+        if (edges[k] < 0 || edges[k] >= nnodes)
+            return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid edges[%d]=%d (nodes are 0..%d)", k,
+                               edges[k], nnodes - 1);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
+                      int reorder, MPI_Comm *comm_graph) {
+    static const char fn[] = "MPI_Graph_create";
+    tdm_comm_t *c, *nc;
+    (void)reorder;
+    TDM_GET_COMM(fn, comm_old, c);
+    CHECK_PTR(fn, c, comm_graph, "comm_graph");
+    int err = graph_args(fn, c, nnodes, index, edges);
+    if (err)
+        return err;
+    if ((err = split_for(fn, c, c->rank < nnodes ? 0 : MPI_UNDEFINED, c->rank, &nc)))
+        return err;
+    if (!nc) {
+        *comm_graph = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    return publish(fn, c, nc, tdm_topo_graph_new(nnodes, index, edges, nc->rank), comm_graph);
+}
+TDM_WEAK(MPI_Graph_create)
+
+int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank) {
+    static const char fn[] = "MPI_Graph_map";
+    tdm_comm_t *c;
+    TDM_GET_COMM(fn, comm, c);
+    CHECK_PTR(fn, c, newrank, "newrank");
+    int err = graph_args(fn, c, nnodes, index, edges);
+    if (err)
+        return err;
+    *newrank = c->rank < nnodes ? c->rank : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Graph_map)
+
+int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) {
+    static const char fn[] = "MPI_Graphdims_get";
+    tdm_comm_t *c;
+    tdm_topo_t *t;
+    TDM_GET_COMM(fn, comm, c);
+    GET_TOPO(fn, c, TDM_TOPO_GRAPH, t);
+    CHECK_PTR(fn, c, nnodes, "nnodes");
+    CHECK_PTR(fn, c, nedges, "nedges");
+    *nnodes = t->nnodes;
+    *nedges = t->nedges;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Graphdims_get)
+
+int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
+    static const char fn[] = "MPI_Graph_get";
+    tdm_comm_t *c;
+    tdm_topo_t *t;
+    TDM_GET_COMM(fn, comm, c);
+    GET_TOPO(fn, c, TDM_TOPO_GRAPH, t);
+    if (maxindex < 0 || maxedges < 0)
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid %s %d (must be >= 0)",
+                           maxindex < 0 ? "maxindex" : "maxedges",
+                           maxindex < 0 ? maxindex : maxedges);
+    int ni = TDM_MIN(maxindex, t->nnodes), ne = TDM_MIN(maxedges, t->nedges);
+    if ((ni > 0 && !index) || (ne > 0 && !edges))
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "%s is NULL", ni > 0 && !index ? "index" : "edges");
+    for (int i = 0; i < ni; i++)
+        index[i] = t->index[i];
+    for (int i = 0; i < ne; i++)
+        edges[i] = t->edges[i];
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Graph_get)
+
+static int graph_rank(const char *fn, tdm_comm_t *c, const tdm_topo_t *t, int rank) {
+    if (rank < 0 || rank >= t->nnodes)
+        return tdm_mpi_err(c, MPI_ERR_RANK, fn, "invalid rank %d (the graph has %d nodes)", rank,
+                           t->nnodes);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) {
+    static const char fn[] = "MPI_Graph_neighbors_count";
+    tdm_comm_t *c;
+    tdm_topo_t *t;
+    TDM_GET_COMM(fn, comm, c);
+    GET_TOPO(fn, c, TDM_TOPO_GRAPH, t);
+    int err = graph_rank(fn, c, t, rank);
+    if (err)
+        return err;
+    CHECK_PTR(fn, c, nneighbors, "nneighbors");
+    *nneighbors = t->index[rank] - (rank ? t->index[rank - 1] : 0);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Graph_neighbors_count)
+
+int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
+    static const char fn[] = "MPI_Graph_neighbors";
+    tdm_comm_t *c;
+    tdm_topo_t *t;
+    TDM_GET_COMM(fn, comm, c);
+    GET_TOPO(fn, c, TDM_TOPO_GRAPH, t);
+    int err = graph_rank(fn, c, t, rank);
+    if (err)
+        return err;
+    int first = rank ? t->index[rank - 1] : 0, n = t->index[rank] - first;
+    if (maxneighbors < n)
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "maxneighbors %d is below rank %d's %d neighbours",
+                           maxneighbors, rank, n);
+    if (n > 0)
+        CHECK_PTR(fn, c, neighbors, "neighbors");
+    for (int i = 0; i < n; i++)
+        neighbors[i] = t->edges[first + i];
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Graph_neighbors)
+
+/* ---- distributed graphs ---- */
+
+/* A list of n neighbour ranks and their weights (or MPI_UNWEIGHTED). */
+static int dist_list(const char *fn, tdm_comm_t *c, int n, const int *ranks, const int *weights,
+                     const char *what, const char *wwhat) {
+    if (n < 0)
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid %s count %d (must be >= 0)", what, n);
+    if (n == 0)
+        return MPI_SUCCESS;
+    CHECK_PTR(fn, c, ranks, what);
+    for (int i = 0; i < n; i++)
+        if (ranks[i] < 0 || ranks[i] >= c->size)
+            return tdm_mpi_err(c, MPI_ERR_RANK, fn, "invalid %s[%d]=%d (communicator of size %d)",
+                               what, i, ranks[i], c->size);
+    if (weights == MPI_UNWEIGHTED)
+        return MPI_SUCCESS;
+    if (!weights || weights == MPI_WEIGHTS_EMPTY)
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "%s is %s with %d edges", wwhat,
+                           weights ? "MPI_WEIGHTS_EMPTY" : "NULL", n);
+    for (int i = 0; i < n; i++)
+        if (weights[i] < 0)
+            return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid %s[%d]=%d (must be >= 0)", wwhat, i,
+                               weights[i]);
+    return MPI_SUCCESS;
+}
+
+#define GET_INFO_OR_NULL(_fn, _comm, _handle)                                                      \
+    do {                                                                                           \
+        if ((_handle) != MPI_INFO_NULL && !tdm_info_get(_handle))                                  \
+            return tdm_mpi_err(_comm, MPI_ERR_INFO, _fn, "invalid info (handle %#x)",              \
+                               (unsigned)(_handle));                                               \
+    } while (0)
+
+int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                    const int sourceweights[], int outdegree,
+                                    const int destinations[], const int destweights[],
+                                    MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) {
+    static const char fn[] = "MPI_Dist_graph_create_adjacent";
+    tdm_comm_t *c, *nc;
+    (void)reorder;
+    TDM_GET_COMM(fn, comm_old, c);
+    CHECK_PTR(fn, c, comm_dist_graph, "comm_dist_graph");
+    GET_INFO_OR_NULL(fn, c, info);
+    int err = dist_list(fn, c, indegree, sources, sourceweights, "sources", "sourceweights");
+    if (!err)
+        err = dist_list(fn, c, outdegree, destinations, destweights, "destinations", "destweights");
+    if (err)
+        return err;
+    if ((sourceweights == MPI_UNWEIGHTED) != (destweights == MPI_UNWEIGHTED))
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn,
+                           "only one of sourceweights and destweights is MPI_UNWEIGHTED");
+    bool weighted = sourceweights != MPI_UNWEIGHTED;
+    if ((err = split_for(fn, c, 0, c->rank, &nc)))
+        return err;
+    return publish(fn, c, nc,
+                   tdm_topo_dist_new(indegree, sources, weighted && indegree ? sourceweights : NULL,
+                                     outdegree, destinations,
+                                     weighted && outdegree ? destweights : NULL, weighted),
+                   comm_dist_graph);
+}
+TDM_WEAK(MPI_Dist_graph_create_adjacent)
+
+int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                           const int destinations[], const int weights[], MPI_Info info,
+                           int reorder, MPI_Comm *comm_dist_graph) {
+    static const char fn[] = "MPI_Dist_graph_create";
+    tdm_comm_t *c, *nc;
+    tdm_topo_t *t;
+    (void)reorder;
+    TDM_GET_COMM(fn, comm_old, c);
+    CHECK_PTR(fn, c, comm_dist_graph, "comm_dist_graph");
+    GET_INFO_OR_NULL(fn, c, info);
+    if (n < 0)
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid n %d (must be >= 0)", n);
+    long long total = 0;
+    if (n > 0) {
+        CHECK_PTR(fn, c, sources, "sources");
+        CHECK_PTR(fn, c, degrees, "degrees");
+    }
+    for (int i = 0; i < n; i++) {
+        if (sources[i] < 0 || sources[i] >= c->size)
+            return tdm_mpi_err(c, MPI_ERR_RANK, fn,
+                               "invalid sources[%d]=%d (communicator of size %d)", i, sources[i],
+                               c->size);
+        if (degrees[i] < 0)
+            return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid degrees[%d]=%d (must be >= 0)", i,
+                               degrees[i]);
+        total += degrees[i];
+    }
+    if (total > 0x7fffffff / 6)
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "too many edges (%lld)", total);
+    int err = dist_list(fn, c, (int)total, destinations, weights, "destinations", "weights");
+    if (err)
+        return err;
+    bool weighted = weights != MPI_UNWEIGHTED;
+    int rc = tdm_topo_dist_exchange(c, n, sources, degrees, destinations, weights, weighted, &t);
+    if (rc != TDM_OK)
+        return tdm_mpi_err(c, tdm_mpi_class_of((tdm_rc_t)rc), fn,
+                           "the exchange of the graph's edges failed");
+    if ((err = split_for(fn, c, 0, c->rank, &nc))) {
+        tdm_topo_free(t);
+        return err;
+    }
+    return publish(fn, c, nc, t, comm_dist_graph);
+}
+TDM_WEAK(MPI_Dist_graph_create)
+
+int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted) {
+    static const char fn[] = "MPI_Dist_graph_neighbors_count";
+    tdm_comm_t *c;
+    tdm_topo_t *t;
+    TDM_GET_COMM(fn, comm, c);
+    GET_TOPO(fn, c, TDM_TOPO_DIST_GRAPH, t);
+    if (!indegree || !outdegree || !weighted)
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "%s is NULL",
+                           !indegree    ? "indegree"
+                           : !outdegree ? "outdegree"
+                                        : "weighted");
+    *indegree = t->indeg;
+    *outdegree = t->outdeg;
+    *weighted = t->weighted;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Dist_graph_neighbors_count)
+
+int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                              int maxoutdegree, int destinations[], int destweights[]) {
+    static const char fn[] = "MPI_Dist_graph_neighbors";
+    tdm_comm_t *c;
+    tdm_topo_t *t;
+    TDM_GET_COMM(fn, comm, c);
+    GET_TOPO(fn, c, TDM_TOPO_DIST_GRAPH, t);
+    if (maxindegree < t->indeg || maxoutdegree < t->outdeg)
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "%s %d is below the %s %d",
+                           maxindegree < t->indeg ? "maxindegree" : "maxoutdegree",
+                           maxindegree < t->indeg ? maxindegree : maxoutdegree,
+                           maxindegree < t->indeg ? "indegree" : "outdegree",
+                           maxindegree < t->indeg ? t->indeg : t->outdeg);
+    if ((t->indeg > 0 && !sources) || (t->outdeg > 0 && !destinations))
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "%s is NULL", !sources ? "sources" : "destinations");
+    bool sw = t->weighted && sourceweights && sourceweights != MPI_UNWEIGHTED &&
+              sourceweights != MPI_WEIGHTS_EMPTY;
+    bool dw = t->weighted && destweights && destweights != MPI_UNWEIGHTED &&
+              destweights != MPI_WEIGHTS_EMPTY;
+    for (int i = 0; i < t->indeg; i++) {
+        sources[i] = t->in[i];
+        if (sw)
+            sourceweights[i] = t->inw[i];
+    }
+    for (int i = 0; i < t->outdeg; i++) {
+        destinations[i] = t->out[i];
+        if (dw)
+            destweights[i] = t->outw[i];
+    }
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Dist_graph_neighbors)
+
+int PMPI_Topo_test(MPI_Comm comm, int *status) {
+    static const char fn[] = "MPI_Topo_test";
+    tdm_comm_t *c;
+    TDM_GET_COMM(fn, comm, c);
+    CHECK_PTR(fn, c, status, "status");
+    const tdm_topo_t *t = tdm_topo_of(c);
+    *status = t ? t->kind : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Topo_test)
+
+/* ---- neighbourhood collectives ---- */
+
+/* One side of a neighbourhood collective as the user gave it: a count and a
+ * type (v false), counts and displacements (v), and with w, one type per
+ * block and displacements in bytes. */
+typedef struct nargs {
+    const void *buf;
+    int count;
+    const int *counts, *displs;
+    const MPI_Aint *bdispls;
+    MPI_Datatype type;
+    const MPI_Datatype *types;
+    bool v, w, whole;
+} nargs_t;
+
+/* Check one side of n blocks and fill `out` (with w, dts has room for n types). */
+static int nside(const char *fn, tdm_comm_t *c, const nargs_t *a, const int *peers, int n,
+                 const char *what, tdm_dtype_t **dts, tdm_coll_nside_t *out) {
+    if (a->buf == MPI_IN_PLACE)
+        return tdm_mpi_err(c, MPI_ERR_BUFFER, fn,
+                           "MPI_IN_PLACE is not allowed in a neighbourhood collective (%sbuf)",
+                           what);
+    *out = (tdm_coll_nside_t){.peers = peers, .n = n, .buf = (void *)a->buf, .whole = a->whole};
+    if (a->w) {
+        if (n > 0 && !a->types)
+            return tdm_mpi_err(c, MPI_ERR_ARG, fn, "%stypes is NULL", what);
+        for (int i = 0; i < n; i++)
+            TDM_GET_DTYPE(fn, c, a->types[i], dts[i]);
+        out->dts = dts;
+    } else {
+        TDM_GET_DTYPE(fn, c, a->type, out->dt);
+    }
+    if (a->v) {
+        if (n > 0 && (!a->counts || (a->w ? !a->bdispls : !a->displs)))
+            return tdm_mpi_err(c, MPI_ERR_ARG, fn, "%scounts or %sdispls is NULL", what, what);
+        for (int i = 0; i < n; i++)
+            if (a->counts[i] < 0)
+                return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid %scounts[%d]=%d", what, i,
+                                   a->counts[i]);
+        out->counts = a->counts;
+        out->displs = a->displs;
+        out->bdispls = (const ptrdiff_t *)a->bdispls;
+    } else {
+        if (a->count < 0)
+            return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid %scount %d", what, a->count);
+        if (n > 0)
+            TDM_CHECK_BUF(fn, c, a->buf, a->count, out->dt);
+        out->count = (size_t)a->count;
+    }
+    return MPI_SUCCESS;
+}
+
+static int neighbor(const char *fn, MPI_Comm comm, const nargs_t *sa, const nargs_t *ra,
+                    MPI_Request *request, bool blocking) {
+    tdm_comm_t *c;
+    tdm_topo_t *t;
+    TDM_GET_COMM(fn, comm, c);
+    GET_TOPO(fn, c, 0, t);
+    if (!blocking && !request)
+        return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");
+    tdm_dtype_t **dts = NULL;
+    if (sa->w && t->indeg + t->outdeg > 0 &&
+        !(dts = malloc((size_t)(t->indeg + t->outdeg) * sizeof(*dts))))
+        return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    tdm_coll_nside_t s, r;
+    int err = nside(fn, c, sa, t->out, t->outdeg, "send", dts, &s);
+    if (!err)
+        err = nside(fn, c, ra, t->in, t->indeg, "recv", dts ? dts + t->outdeg : NULL, &r);
+    if (err) {
+        free(dts);
+        return err;
+    }
+    tdm_req_t *req = NULL;
+    /* the schedule holds its own references to the types: dts can go at once */
+    int rc = tdm_coll_neighbor(&s, &r, t->kind == TDM_TOPO_CART, c, request ? &req : NULL);
+    free(dts);
+    if (TDM_UNLIKELY(rc != TDM_OK)) {
+        if (rc == TDM_ERR_TRUNCATE)
+            return tdm_mpi_err(c, MPI_ERR_TRUNCATE, fn,
+                               "a neighbour's message is longer than its receive block "
+                               "(counts or types do not match across ranks)");
+        return tdm_mpi_err(c, tdm_mpi_class_of((tdm_rc_t)rc), fn, "collective failed");
+    }
+    if (request)
+        *request = tdm_req_handle(req);
+    return MPI_SUCCESS;
+}
+
+/* Each collective's blocking and non-blocking bindings: _SIG its parameters,
+ * _S and _R the two sides it describes. */
+#define NEIGHBOR_PAIR(_Name, _SIG, _S, _R)                                                         \
+    int PMPI_Neighbor_##_Name _SIG {                                                               \
+        nargs_t sa = _S, ra = _R;                                                                  \
+        return neighbor("MPI_Neighbor_" #_Name, comm, &sa, &ra, NULL, true);                       \
+    }                                                                                              \
+    TDM_WEAK(MPI_Neighbor_##_Name)
+
+#define INEIGHBOR(_Name, _SIG, _S, _R)                                                             \
+    int PMPI_Ineighbor_##_Name _SIG {                                                              \
+        nargs_t sa = _S, ra = _R;                                                                  \
+        return neighbor("MPI_Ineighbor_" #_Name, comm, &sa, &ra, request, false);                  \
+    }                                                                                              \
+    TDM_WEAK(MPI_Ineighbor_##_Name)
+
+#define P(...) __VA_ARGS__
+
+#define AG_S                                                                                       \
+    { .buf = sendbuf, .count = sendcount, .type = sendtype, .whole = true }
+#define AG_R                                                                                       \
+    { .buf = recvbuf, .count = recvcount, .type = recvtype }
+#define AG_SIG                                                                                     \
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,       \
+        MPI_Datatype recvtype, MPI_Comm comm
+NEIGHBOR_PAIR(allgather, (AG_SIG), P(AG_S), P(AG_R))
+INEIGHBOR(allgather, (AG_SIG, MPI_Request *request), P(AG_S), P(AG_R))
+
+#define AGV_R                                                                                      \
+    { .buf = recvbuf, .counts = recvcounts, .displs = displs, .type = recvtype, .v = true }
+#define AGV_SIG                                                                                    \
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,                      \
+        const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm
+NEIGHBOR_PAIR(allgatherv, (AGV_SIG), P(AG_S), P(AGV_R))
+INEIGHBOR(allgatherv, (AGV_SIG, MPI_Request *request), P(AG_S), P(AGV_R))
+
+#define AA_S                                                                                       \
+    { .buf = sendbuf, .count = sendcount, .type = sendtype }
+NEIGHBOR_PAIR(alltoall, (AG_SIG), P(AA_S), P(AG_R))
+INEIGHBOR(alltoall, (AG_SIG, MPI_Request *request), P(AA_S), P(AG_R))
+
+#define AAV_S                                                                                      \
+    { .buf = sendbuf, .counts = sendcounts, .displs = sdispls, .type = sendtype, .v = true }
+#define AAV_R                                                                                      \
+    { .buf = recvbuf, .counts = recvcounts, .displs = rdispls, .type = recvtype, .v = true }
+#define AAV_SIG                                                                                    \
+    const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,       \
+        void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,         \
+        MPI_Comm comm
+NEIGHBOR_PAIR(alltoallv, (AAV_SIG), P(AAV_S), P(AAV_R))
+INEIGHBOR(alltoallv, (AAV_SIG, MPI_Request *request), P(AAV_S), P(AAV_R))
+
+#define AAW_S                                                                                      \
+    {                                                                                              \
+        .buf = sendbuf, .counts = sendcounts, .bdispls = sdispls, .types = sendtypes, .v = true,   \
+        .w = true                                                                                  \
+    }
+#define AAW_R                                                                                      \
+    {                                                                                              \
+        .buf = recvbuf, .counts = recvcounts, .bdispls = rdispls, .types = recvtypes, .v = true,   \
+        .w = true                                                                                  \
+    }
+#define AAW_SIG                                                                                    \
+    const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],                         \
+        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],                     \
+        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm
+NEIGHBOR_PAIR(alltoallw, (AAW_SIG), P(AAW_S), P(AAW_R))
+INEIGHBOR(alltoallw, (AAW_SIG, MPI_Request *request), P(AAW_S), P(AAW_R))
