@@ -406,14 +406,28 @@ static void finish(tdm_sched_t *s) {
 static void post(tdm_sched_t *s, step_t *st) {
     tdm_comm_t *c = s->comm;
     bool ahead = !s->blocking || (st->flags & TDM_SCHED_AHEAD);
-    int world = tdm_comm_world_rank(c, st->peer);
+    int world;
+    uint32_t ctx = c->ctx + 1;
+    if (TDM_UNLIKELY(c->inter)) {
+        /* intercomm: REMOTE steps cross to the other group on the intercomm's
+         * context; the others stay in the local group, on the context of its
+         * hidden intracomm (local and remote rank numbers overlap) */
+        if (st->flags & TDM_SCHED_REMOTE) {
+            world = tdm_rankmap_world(&c->remote, st->peer);
+        } else {
+            world = tdm_comm_world_rank(c, st->peer);
+            ctx = c->local->ctx + 1;
+        }
+    } else {
+        world = tdm_comm_world_rank(c, st->peer);
+    }
     tdm_req_t *r = NULL;
     tdm_rc_t rc;
     if (st->kind == STEP_SEND)
-        rc = tdm_p2p_isend(st->sbuf, st->scount, st->sdt, world, c->rank, s->tag, c->ctx + 1,
+        rc = tdm_p2p_isend(st->sbuf, st->scount, st->sdt, world, c->rank, s->tag, ctx,
                            ahead ? TDM_MODE_STD : TDM_MODE_STD | TDM_MODE_BLOCKING, c, true, &r);
     else
-        rc = tdm_p2p_irecv_ex(st->rbuf, st->rcount, st->rdt, st->peer, world, s->tag, c->ctx + 1, c,
+        rc = tdm_p2p_irecv_ex(st->rbuf, st->rcount, st->rdt, st->peer, world, s->tag, ctx, c,
                               !ahead, &r);
     if (rc != TDM_OK || !r) {
         tdm_error(COLL, "cannot %s %zu bytes %s rank %d",

@@ -17,6 +17,10 @@
  * (a root's fan-out): always started as a non-blocking call, so the rendezvous
  * selection sees Isend/Irecv at that side. */
 #define TDM_SCHED_AHEAD 1
+/* Step flag, intercommunicators only: the peer is a rank of the remote group.
+ * Unflagged steps of an intercomm's schedule go to local ranks (over its hidden
+ * local intracomm's context), so the intracomm algorithms build the local phases. */
+#define TDM_SCHED_REMOTE 2
 
 tdm_sched_t *tdm_sched_new(tdm_comm_t *comm, bool blocking);
 /* Temporary of `bytes`; NULL (and the schedule fails with NOMEM) on ENOMEM. */

@@ -82,9 +82,14 @@ static void destroy(tdm_comm_t *c) {
         tdm_comm_destroy_hook(c);
     tdm_comm_ctxid_release(c->ctx);
     tdm_rankmap_release(&c->map);
+    if (c->inter) {
+        tdm_rankmap_release(&c->remote);
+        tdm_comm_release(c->local);
+    }
     tdm_info_free(c->hints);
     /* attributes were deleted by tdm_comm_free; at finalize, drop without callbacks */
-    tdm_htab_free(&comms, (int)((unsigned)c->handle & TDM_COMM_INDEX_MASK));
+    if (c->handle != MPI_COMM_NULL) /* an intercomm's hidden local comm has no handle */
+        tdm_htab_free(&comms, (int)((unsigned)c->handle & TDM_COMM_INDEX_MASK));
     tdm_attr_list_drop(&c->attrs);
     free(c);
 }
@@ -159,6 +164,10 @@ static tdm_comm_t *comm_new(tdm_comm_t *parent, tdm_rankmap_t map, int rank, uin
     return c;
 }
 
+tdm_comm_t *tdm_comm_new(tdm_comm_t *parent, tdm_rankmap_t map, int rank, uint32_t ctx) {
+    return comm_new(parent, map, rank, ctx);
+}
+
 static tdm_comm_peers_t all_of(tdm_comm_t *parent) {
     return (tdm_comm_peers_t){.parent = parent,
                               .prank = NULL,
@@ -171,11 +180,20 @@ static tdm_comm_peers_t all_of(tdm_comm_t *parent) {
 int tdm_comm_dup(tdm_comm_t *parent, const tdm_info_t *hints, tdm_comm_t **new_p) {
     tdm_comm_peers_t p = all_of(parent);
     uint32_t ctx;
-    if (tdm_comm_ctxid_agree(&p, &ctx))
+    tdm_comm_t *local = NULL;
+    if (parent->inter ? tdm_comm_inter_dup(parent, &ctx, &local) : tdm_comm_ctxid_agree(&p, &ctx))
         return -1;
     tdm_comm_t *c = comm_new(parent, tdm_rankmap_share(&parent->map), parent->rank, ctx);
-    if (!c)
+    if (!c) {
+        if (local)
+            tdm_comm_release(local);
         return -1;
+    }
+    if (local) {
+        c->inter = 1;
+        c->remote = tdm_rankmap_share(&parent->remote);
+        c->local = local;
+    }
     const tdm_info_t *h = hints ? hints : parent->hints;
     if (h && h->n > 0 && !(c->hints = tdm_info_dup(h, false))) {
         destroy(c);
@@ -347,6 +365,15 @@ int tdm_comm_free(tdm_comm_t *c) {
 int tdm_comm_compare(const tdm_comm_t *a, const tdm_comm_t *b) {
     if (a == b)
         return MPI_IDENT;
+    if (a->inter != b->inter)
+        return MPI_UNEQUAL;
+    if (a->inter) { /* both groups compared (§6.4.1) */
+        if (tdm_rankmap_equal(&a->map, &b->map) && tdm_rankmap_equal(&a->remote, &b->remote))
+            return MPI_CONGRUENT;
+        if (tdm_rankmap_same_set(&a->map, &b->map) && tdm_rankmap_same_set(&a->remote, &b->remote))
+            return MPI_SIMILAR;
+        return MPI_UNEQUAL;
+    }
     if (tdm_rankmap_equal(&a->map, &b->map))
         return MPI_CONGRUENT;
     if (tdm_rankmap_same_set(&a->map, &b->map))

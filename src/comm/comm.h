@@ -56,6 +56,16 @@ typedef struct tdm_comm {
     struct tdm_info *hints;      /* info hints set by the user (NULL: none) */
     uint8_t freed;               /* MPI_Comm_free was called: the handle is dead */
     uint8_t builtin;             /* MPI_COMM_WORLD / MPI_COMM_SELF */
+    uint8_t inter;               /* intercommunicator (see below) */
+    /* Intercommunicators (MPI-3.1 §6.6; intercomm.c). rank/size/map are the
+     * local group; point-to-point ranks name the `remote` group (the sender
+     * puts its local rank in the envelope, which is the rank the receiver
+     * names). `ctx` is agreed by both groups; `local` is a hidden
+     * intracommunicator over the local group on a context of its own (the
+     * intercomm holds its only reference), for the local phases of
+     * collectives and for creation exchanges. Unused (zero) on intracomms. */
+    tdm_rankmap_t remote;
+    struct tdm_comm *local;
     /* owned by other layers, NULL until they use them; freed through the hook below */
     void *coll; /* per-communicator collective state (coll/) */
     void *topo; /* topology (topo/), through tdm_comm_topo_ops */
@@ -70,6 +80,7 @@ typedef struct tdm_comm {
 #define TDM_COMM_TAG_CTXID_DOWN (-17) /* context id agreement: result back down */
 #define TDM_COMM_TAG_GATHER (-18)     /* allgather helper: gather */
 #define TDM_COMM_TAG_BCAST (-19)      /* allgather helper: broadcast */
+#define TDM_COMM_TAG_INTER (-20)      /* leaders' exchanges on an intercomm's ctx + 1 */
 /* MPI_Comm_create_group: user tag t maps to TDM_COMM_TAG_GROUP_BASE + (t & mask) */
 #define TDM_COMM_TAG_GROUP_BASE (-0x7fffffff - 1)
 #define TDM_COMM_TAG_GROUP_MASK 0x3fffffff
@@ -88,6 +99,17 @@ tdm_comm_t *tdm_comm_get(int handle);
 
 static inline int tdm_comm_world_rank(const tdm_comm_t *c, int rank) {
     return c->world ? c->world[rank] : c->map.base + rank * c->map.stride;
+}
+
+/* Point-to-point peer rank -> world rank: the remote group on intercomms. */
+static inline int tdm_comm_peer_world(const tdm_comm_t *c, int rank) {
+    if (__builtin_expect(c->inter, 0))
+        return tdm_rankmap_world(&c->remote, rank);
+    return tdm_comm_world_rank(c, rank);
+}
+/* Number of point-to-point peers: the remote group's size on intercomms. */
+static inline int tdm_comm_peer_size(const tdm_comm_t *c) {
+    return __builtin_expect(c->inter, 0) ? c->remote.n : c->size;
 }
 
 static inline void tdm_comm_retain(tdm_comm_t *c) {
@@ -135,6 +157,26 @@ int tdm_comm_create_group(tdm_comm_t *parent, const tdm_group_t *g, int tag, tdm
  * code is returned), kill the handle, drop the user's reference. */
 int tdm_comm_free(tdm_comm_t *c);
 
+/* ---- intercommunicators (intercomm.c) ----
+ * Same result convention as above; > 0 from tdm_comm_intercomm_create is an MPI
+ * error class the local leader reported (passed in as leader_err there). */
+
+/* MPI_Intercomm_create, collective over `local` (an intracomm). At the leader,
+ * `peer`/`remote_leader`/`tag` name the exchange with the remote leader and
+ * leader_err is 0 or the class of an argument error it found (the other local
+ * ranks then return that class, and no exchange happens). A positive result
+ * comes with *why_p saying what went wrong (the leader's error; overlapping groups). */
+int tdm_comm_intercomm_create(tdm_comm_t *local, int leader, tdm_comm_t *peer, int remote_leader,
+                              int tag, int leader_err, const char **why_p, tdm_comm_t **new_p);
+/* MPI_Intercomm_merge: the intracomm over both groups, the group passing
+ * high = false first (equal: the group whose rank 0 has the lower world rank). */
+int tdm_comm_intercomm_merge(tdm_comm_t *inter, bool high, tdm_comm_t **new_p);
+/* MPI_Comm_split on an intercomm: NULL unless both groups have members of color. */
+int tdm_comm_inter_split(tdm_comm_t *inter, int color, int key, tdm_comm_t **new_p);
+/* The inter part of tdm_comm_dup: agree a context with the remote group and
+ * give `c` (a copy of parent's local side) parent's remote group and a local comm. */
+int tdm_comm_inter_dup(tdm_comm_t *parent, uint32_t *ctx_p, tdm_comm_t **local_p);
+
 /* Compare: 0 ident, 1 congruent, 2 similar, 3 unequal (MPI_IDENT...). */
 int tdm_comm_compare(const tdm_comm_t *a, const tdm_comm_t *b);
 /* Communicators alive (user handles not yet freed + freed ones still in use). */
@@ -156,6 +198,15 @@ typedef struct tdm_comm_peers {
 int tdm_comm_allgather(const tdm_comm_peers_t *p, const void *in, size_t len, void *out);
 /* Agree on a new context id among the participants; marks it used here. */
 int tdm_comm_ctxid_agree(const tdm_comm_peers_t *p, uint32_t *ctx_p);
+/* The same, where participant 0 calls merge(arg, &acc, &nacc) with the union of
+ * the participants' in-use bitmaps (nacc words, growable with realloc) before
+ * choosing: an intercomm's leader ORs in the other group's union there, so the
+ * id is free in both groups. A failing merge fails the agreement everywhere. */
+typedef int (*tdm_comm_ctxid_merge_fn_t)(void *arg, uint64_t **acc_p, size_t *nacc_p);
+int tdm_comm_ctxid_agree_with(const tdm_comm_peers_t *p, tdm_comm_ctxid_merge_fn_t merge, void *arg,
+                              uint32_t *ctx_p);
+/* Participant 0's `len` bytes at buf to every participant (binomial tree). */
+int tdm_comm_bcast(const tdm_comm_peers_t *p, void *buf, size_t len);
 
 /* ---- local context id bookkeeping (ctxid.c) ---- */
 int tdm_comm_ctxid_init(void);

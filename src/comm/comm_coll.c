@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The one collective comm/ needs besides the context id agreement: an
- * allgather of fixed-size items (Comm_split's colors and keys), as a binomial
- * gather to participant 0 followed by a binomial broadcast. In a binomial tree
+ * The collectives comm/ needs besides the context id agreement: an allgather
+ * of fixed-size items (Comm_split's colors and keys), as a binomial gather to
+ * participant 0 followed by a binomial broadcast, and that broadcast alone
+ * (what an intercomm's leader learnt from the other group). In a binomial tree
  * rooted at 0, participant i's subtree is the contiguous range [i, i + lowbit(i)),
  * so every message is one contiguous block of `out`.
  */
@@ -42,6 +43,23 @@ int tdm_comm_allgather(const tdm_comm_peers_t *p, const void *in, size_t len, vo
             low <<= 1;
     for (int m = low >> 1; m >= 1; m >>= 1) {
         if (me + m < n && tdm_comm_peer_send(p, me + m, o, (size_t)n * len, p->tag_down))
+            return -1;
+    }
+    return 0;
+}
+
+int tdm_comm_bcast(const tdm_comm_peers_t *p, void *buf, size_t len) {
+    int me = p->me, n = p->n;
+    if (me != 0 && tdm_comm_peer_recv(p, me & (me - 1), buf, len, p->tag_down))
+        return -1;
+    int low = 1;
+    if (me)
+        low = me & -me;
+    else
+        while (low < n)
+            low <<= 1;
+    for (int m = low >> 1; m >= 1; m >>= 1) {
+        if (me + m < n && tdm_comm_peer_send(p, me + m, buf, len, p->tag_down))
             return -1;
     }
     return 0;

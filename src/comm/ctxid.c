@@ -200,7 +200,15 @@ static int recv_bitmap_or(const tdm_comm_peers_t *p, int i, uint64_t **acc, size
     return 0;
 }
 
+/* Sent down the tree instead of an id when participant 0's merge failed. */
+#define FAILED_BIT 0xffffffffu
+
 int tdm_comm_ctxid_agree(const tdm_comm_peers_t *p, uint32_t *ctx_p) {
+    return tdm_comm_ctxid_agree_with(p, NULL, NULL, ctx_p);
+}
+
+int tdm_comm_ctxid_agree_with(const tdm_comm_peers_t *p, tdm_comm_ctxid_merge_fn_t merge, void *arg,
+                              uint32_t *ctx_p) {
     size_t nacc = trimmed(used, nwords);
     uint64_t *acc = malloc((nacc ? nacc : 1) * sizeof(uint64_t));
     if (!acc) {
@@ -223,7 +231,7 @@ int tdm_comm_ctxid_agree(const tdm_comm_peers_t *p, uint32_t *ctx_p) {
             break;
     }
     if (!err && me == 0)
-        bit = lowest_clear(acc, nacc);
+        bit = merge && merge(arg, &acc, &nacc) ? FAILED_BIT : lowest_clear(acc, nacc);
     free(acc);
 
     /* broadcast the choice back down the same tree */
@@ -239,7 +247,7 @@ int tdm_comm_ctxid_agree(const tdm_comm_peers_t *p, uint32_t *ctx_p) {
                 err = send_to(p, me + m, &bit, sizeof(bit), p->tag_down);
         }
     }
-    if (err)
+    if (err || bit == FAILED_BIT)
         return -1;
     if (bit >= MAX_BITS) {
         tdm_error(COMM, "context ids exhausted (%u communicators alive)", bit);

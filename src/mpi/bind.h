@@ -97,14 +97,16 @@ _Noreturn void tdm_mpi_abort_job(int code, const char *why);
                                (int)(_count));                                                     \
     } while (0)
 
-/* Destination / source rank: 0..size-1, MPI_PROC_NULL (and MPI_ANY_SOURCE if allowed). */
+/* Destination / source rank: 0..size-1, MPI_PROC_NULL (and MPI_ANY_SOURCE if allowed).
+ * On an intercommunicator the rank names the remote group. */
 #define TDM_CHECK_RANK(_fn, _comm, _rank, _what, _any_ok)                                          \
     do {                                                                                           \
-        if (TDM_UNLIKELY(((_rank) < 0 || (_rank) >= (_comm)->size) && (_rank) != MPI_PROC_NULL &&  \
-                         !((_any_ok) && (_rank) == MPI_ANY_SOURCE)))                               \
-            return tdm_mpi_err(_comm, MPI_ERR_RANK, _fn,                                           \
-                               "invalid %s rank %d (communicator of size %d)", _what,              \
-                               (int)(_rank), (_comm)->size);                                       \
+        if (TDM_UNLIKELY(((_rank) < 0 || (_rank) >= tdm_comm_peer_size(_comm)) &&                  \
+                         (_rank) != MPI_PROC_NULL && !((_any_ok) && (_rank) == MPI_ANY_SOURCE)))   \
+            return tdm_mpi_err(_comm, MPI_ERR_RANK, _fn, "invalid %s rank %d (%s of size %d)",     \
+                               _what, (int)(_rank),                                                \
+                               (_comm)->inter ? "remote group" : "communicator",                   \
+                               tdm_comm_peer_size(_comm));                                         \
     } while (0)
 
 #define TDM_CHECK_TAG(_fn, _comm, _tag, _any_ok)                                                   \

@@ -5,6 +5,7 @@
 #include "bind.h"
 
 #include "../coll/coll.h"
+#include "coll_inter.h"
 
 #include <stdlib.h>
 
@@ -75,6 +76,8 @@ static int finish(tdm_comm_t *c, const char *fn, int rc, tdm_req_t *r, MPI_Reque
 static int barrier(MPI_Comm comm, MPI_Request *request, const char *fn, bool blocking) {
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
+    if (TDM_UNLIKELY(c->inter))
+        return tdm_mpi_inter_barrier(c, request, fn, blocking);
     CHECK_REQ(fn, c, request, blocking);
     RUN(fn, c, tdm_coll_barrier(c, rp_));
 }
@@ -94,6 +97,8 @@ static int bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm
     tdm_comm_t *c;
     tdm_dtype_t *dt;
     TDM_GET_COMM(fn, comm, c);
+    if (TDM_UNLIKELY(c->inter))
+        return tdm_mpi_inter_bcast(c, buf, count, datatype, root, request, fn, blocking);
     TDM_CHECK_COUNT(fn, c, count);
     GET_DT(fn, c, datatype, dt);
     TDM_CHECK_BUF(fn, c, buf, count, dt);
@@ -141,6 +146,9 @@ static int reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype
     tdm_dtype_t *dt;
     tdm_op_t *o;
     TDM_GET_COMM(fn, comm, c);
+    if (TDM_UNLIKELY(c->inter))
+        return tdm_mpi_inter_reduce(c, sbuf, rbuf, count, datatype, op, root, request, fn,
+                                    blocking);
     CHECK_ROOT(fn, c, root);
     int err = red_checks(fn, sbuf, rbuf, count, datatype, op, c, c->rank == root, &dt, &o);
     if (err)
@@ -167,6 +175,8 @@ static int allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype datat
     tdm_dtype_t *dt;
     tdm_op_t *o;
     TDM_GET_COMM(fn, comm, c);
+    if (TDM_UNLIKELY(c->inter))
+        return tdm_mpi_inter_allreduce(c, sbuf, rbuf, count, datatype, op, request, fn, blocking);
     int err = red_checks(fn, sbuf, rbuf, count, datatype, op, c, true, &dt, &o);
     if (err)
         return err;
@@ -191,6 +201,8 @@ static int scan(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype, 
     tdm_dtype_t *dt;
     tdm_op_t *o;
     TDM_GET_COMM(fn, comm, c);
+    if (TDM_UNLIKELY(c->inter))
+        return tdm_mpi_err(c, MPI_ERR_COMM, fn, "not defined on an intercommunicator");
     int err = red_checks(fn, sbuf, rbuf, count, datatype, op, c, true, &dt, &o);
     if (err)
         return err;
@@ -225,6 +237,9 @@ static int red_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rco
     tdm_dtype_t *dt;
     tdm_op_t *o;
     TDM_GET_COMM(fn, comm, c);
+    if (TDM_UNLIKELY(c->inter))
+        return tdm_mpi_inter_red_scatter(c, sbuf, rbuf, rcounts, rcount, datatype, op, request, fn,
+                                         blocking);
     GET_DT(fn, c, datatype, dt);
     GET_OP(fn, c, op, dt, o);
     if (rcounts) {
@@ -290,6 +305,9 @@ static int gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, 
     tdm_comm_t *c;
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
     TDM_GET_COMM(fn, comm, c);
+    if (TDM_UNLIKELY(c->inter))
+        return tdm_mpi_inter_gather(c, sbuf, scount, stype, rbuf, rcount, rcounts, displs, rtype,
+                                    root, request, fn, blocking, v);
     CHECK_ROOT(fn, c, root);
     bool am_root = c->rank == root;
     if (!(am_root && sbuf == MPI_IN_PLACE)) {
@@ -350,6 +368,9 @@ static int scatter(const void *sbuf, int scount, const int *scounts, const int *
     tdm_comm_t *c;
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
     TDM_GET_COMM(fn, comm, c);
+    if (TDM_UNLIKELY(c->inter))
+        return tdm_mpi_inter_scatter(c, sbuf, scount, scounts, displs, stype, rbuf, rcount, rtype,
+                                     root, request, fn, blocking, v);
     CHECK_ROOT(fn, c, root);
     bool am_root = c->rank == root;
     if (!(am_root && rbuf == MPI_IN_PLACE)) {
@@ -413,6 +434,9 @@ static int allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbu
     tdm_comm_t *c;
     tdm_dtype_t *sdt = NULL, *rdt;
     TDM_GET_COMM(fn, comm, c);
+    if (TDM_UNLIKELY(c->inter))
+        return tdm_mpi_inter_allgather(c, sbuf, scount, stype, rbuf, rcount, rcounts, displs, rtype,
+                                       request, fn, blocking, v);
     if (sbuf != MPI_IN_PLACE) {
         TDM_CHECK_COUNT(fn, c, scount);
         GET_DT(fn, c, stype, sdt);
@@ -469,6 +493,10 @@ static int alltoall(const void *sbuf, int scount, const int *scounts, const int 
                     bool blocking, int form /* 0 plain, 1 v, 2 w */) {
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
+    if (TDM_UNLIKELY(c->inter))
+        return tdm_mpi_inter_alltoall(c, sbuf, scount, scounts, sdispls, stype, stypes, rbuf,
+                                      rcount, rcounts, rdispls, rtype, rtypes, request, fn,
+                                      blocking, form);
     int p = c->size;
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
     tdm_dtype_t **sdts = NULL, **rdts = NULL;

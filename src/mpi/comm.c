@@ -24,6 +24,15 @@
                                (unsigned)(_handle));                                               \
     } while (0)
 
+/* An argument that must be an intracommunicator. */
+#define CHECK_INTRA(_fn, _comm, _name)                                                             \
+    do {                                                                                           \
+        if (TDM_UNLIKELY((_comm)->inter))                                                          \
+            return tdm_mpi_err(_comm, MPI_ERR_COMM, _fn,                                           \
+                               "%s must be an intracommunicator, not an intercommunicator",        \
+                               _name);                                                             \
+    } while (0)
+
 /* Map a creation result (see comm.h) to an MPI error code. */
 static int create_error(tdm_comm_t *c, int rc, const char *fn) {
     if (rc > 0) /* an attribute copy callback's code */
@@ -110,7 +119,8 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     if (color < 0 && color != MPI_UNDEFINED)
         return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid color %d (must be >= 0 or MPI_UNDEFINED)",
                            color);
-    int rc = tdm_comm_split(c, color, key, &nc);
+    int rc =
+        c->inter ? tdm_comm_inter_split(c, color, key, &nc) : tdm_comm_split(c, color, key, &nc);
     if (rc)
         return create_error(c, rc, fn);
     if (!nc)
@@ -126,6 +136,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     tdm_comm_t *c, *nc;
     tdm_info_t *in;
     TDM_GET_COMM(fn, comm, c);
+    CHECK_INTRA(fn, c, "comm");
     CHECK_PTR(fn, c, newcomm, "newcomm");
     GET_INFO_OR_NULL(fn, c, info, in);
     bool shared, strict = false;
@@ -204,7 +215,11 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     int err = check_subgroup(fn, c, g);
     if (err)
         return err;
-    int rc = tdm_comm_create(c, g, &nc);
+    /* on an intercomm, g is a subgroup of the local group and the result
+     * connects it with the group the remote side passed (MPI-3.1 §6.4.2) */
+    int rc = c->inter ? tdm_comm_inter_split(c, g->rank == MPI_UNDEFINED ? MPI_UNDEFINED : 0,
+                                             g->rank, &nc)
+                      : tdm_comm_create(c, g, &nc);
     if (rc)
         return create_error(c, rc, fn);
     if (!nc)
@@ -220,6 +235,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     tdm_comm_t *c, *nc;
     tdm_group_t *g;
     TDM_GET_COMM(fn, comm, c);
+    CHECK_INTRA(fn, c, "comm");
     GET_GROUP(fn, c, group, g);
     CHECK_PTR(fn, c, newcomm, "newcomm");
     TDM_CHECK_TAG(fn, c, tag, false);
@@ -288,28 +304,105 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
     tdm_comm_t *c;
     TDM_GET_COMM("MPI_Comm_test_inter", comm, c);
     CHECK_PTR("MPI_Comm_test_inter", c, flag, "flag");
-    *flag = 0; /* intercommunicators are not implemented: every communicator is an intra one */
+    *flag = c->inter;
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Comm_test_inter)
 
+#define CHECK_INTER(_fn, _comm)                                                                    \
+    do {                                                                                           \
+        if (TDM_UNLIKELY(!(_comm)->inter))                                                         \
+            return tdm_mpi_err(_comm, MPI_ERR_COMM, _fn, "%s is not an intercommunicator",         \
+                               (_comm)->name[0] ? (_comm)->name : "the communicator");             \
+    } while (0)
+
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size) {
+    static const char fn[] = "MPI_Comm_remote_size";
     tdm_comm_t *c;
-    TDM_GET_COMM("MPI_Comm_remote_size", comm, c);
-    (void)size;
-    return tdm_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_remote_size", "%s is not an intercommunicator",
-                       c->name[0] ? c->name : "the communicator");
+    TDM_GET_COMM(fn, comm, c);
+    CHECK_INTER(fn, c);
+    CHECK_PTR(fn, c, size, "size");
+    *size = c->remote.n;
+    return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Comm_remote_size)
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
+    static const char fn[] = "MPI_Comm_remote_group";
     tdm_comm_t *c;
-    TDM_GET_COMM("MPI_Comm_remote_group", comm, c);
-    (void)group;
-    return tdm_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_remote_group", "%s is not an intercommunicator",
-                       c->name[0] ? c->name : "the communicator");
+    TDM_GET_COMM(fn, comm, c);
+    CHECK_INTER(fn, c);
+    CHECK_PTR(fn, c, group, "group");
+    tdm_group_t *g = tdm_group_new(tdm_rankmap_share(&c->remote), MPI_UNDEFINED);
+    if (!g)
+        return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a group");
+    *group = g->handle;
+    return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Comm_remote_group)
+
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                          int remote_leader, int tag, MPI_Comm *newintercomm) {
+    static const char fn[] = "MPI_Intercomm_create";
+    tdm_comm_t *c, *nc = NULL, *peer = NULL;
+    TDM_GET_COMM(fn, local_comm, c);
+    CHECK_INTRA(fn, c, "local_comm");
+    CHECK_PTR(fn, c, newintercomm, "newintercomm");
+    if (local_leader < 0 || local_leader >= c->size)
+        return tdm_mpi_err(c, MPI_ERR_RANK, fn, "invalid local_leader %d (local_comm of size %d)",
+                           local_leader, c->size);
+    /* peer_comm, remote_leader and tag matter at the local leader only; an
+     * error there is reported after the other local ranks have been told (they
+     * return the same class), so that none of them waits forever */
+    int leader_err = MPI_SUCCESS;
+    char why[192] = "";
+    if (c->rank == local_leader) {
+        peer = tdm_comm_get(peer_comm);
+        if (!peer) {
+            leader_err = MPI_ERR_COMM;
+            snprintf(why, sizeof(why), "invalid peer_comm (handle %#x)", (unsigned)peer_comm);
+        } else if (remote_leader < 0 || remote_leader >= tdm_comm_peer_size(peer)) {
+            leader_err = MPI_ERR_RANK;
+            snprintf(why, sizeof(why), "invalid remote_leader %d (peer_comm of size %d)",
+                     remote_leader, tdm_comm_peer_size(peer));
+        } else if (!peer->inter && remote_leader == peer->rank) {
+            leader_err = MPI_ERR_RANK;
+            snprintf(why, sizeof(why),
+                     "remote_leader %d is the local leader itself (rank %d of peer_comm)",
+                     remote_leader, peer->rank);
+        } else if (tag < 0 || tag > TDM_TAG_UB) {
+            leader_err = MPI_ERR_TAG;
+            snprintf(why, sizeof(why), "invalid tag %d (valid: 0..%d)", tag, TDM_TAG_UB);
+        }
+    }
+    const char *what = "";
+    int rc = tdm_comm_intercomm_create(c, local_leader, peer, remote_leader, tag, leader_err, &what,
+                                       &nc);
+    if (rc > 0) {
+        if (leader_err)
+            return tdm_mpi_err(c, leader_err, fn, "%s", why);
+        return tdm_mpi_err(c, rc, fn, "%s (local_leader %d)", what, local_leader);
+    }
+    if (rc)
+        return create_error(c, rc, fn);
+    adopt(c, nc, newintercomm);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Intercomm_create)
+
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
+    static const char fn[] = "MPI_Intercomm_merge";
+    tdm_comm_t *c, *nc;
+    TDM_GET_COMM(fn, intercomm, c);
+    CHECK_INTER(fn, c);
+    CHECK_PTR(fn, c, newintracomm, "newintracomm");
+    int rc = tdm_comm_intercomm_merge(c, high != 0, &nc);
+    if (rc)
+        return create_error(c, rc, fn);
+    adopt(c, nc, newintracomm);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Intercomm_merge)
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name) {
     tdm_comm_t *c;

@@ -43,7 +43,7 @@ static int send_common(const char *fn, const void *buf, int count, MPI_Datatype 
         *request = tdm_req_handle(r);
         return MPI_SUCCESS;
     }
-    int world = tdm_comm_world_rank(c, dest);
+    int world = tdm_comm_peer_world(c, dest);
     tdm_req_t *r;
     if ((mode & ~TDM_MODE_BLOCKING) == TDM_MODE_BUFFERED) {
         int err = tdm_mpi_bsend_start(buf, count, dt, world, c->rank, tag, c, blocking, &r, fn);
@@ -146,7 +146,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
         return MPI_SUCCESS;
     }
     tdm_status_t s;
-    int src_world = source == MPI_ANY_SOURCE ? -1 : tdm_comm_world_rank(c, source);
+    int src_world = source == MPI_ANY_SOURCE ? -1 : tdm_comm_peer_world(c, source);
     tdm_rc_t rc = tdm_p2p_recv(buf, (size_t)count, dt, source, src_world, tag, c->ctx, c, &s);
     if (TDM_UNLIKELY(rc != TDM_OK))
         return tdm_mpi_err(c, tdm_mpi_class_of(rc), "MPI_Recv", "cannot post the receive");
@@ -178,7 +178,7 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
         if (!r)
             return tdm_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Irecv", "out of memory for a request");
     } else {
-        int src_world = source == MPI_ANY_SOURCE ? -1 : tdm_comm_world_rank(c, source);
+        int src_world = source == MPI_ANY_SOURCE ? -1 : tdm_comm_peer_world(c, source);
         tdm_rc_t rc =
             tdm_p2p_irecv_ex(buf, (size_t)count, dt, source, src_world, tag, c->ctx, c, false, &r);
         if (rc != TDM_OK)

@@ -9,7 +9,7 @@
  * MPI_T_ functions return MPI_T_ERR_NOT_SUPPORTED: the tool interface never
  * calls error handlers.
  *
- * 638 functions declared, 276 implemented elsewhere, 362 stubbed here.
+ * 638 functions declared, 278 implemented elsewhere, 360 stubbed here.
  *
  * Never stubbed (they do not return an error code); implemented elsewhere:
  *   MPI_Aint MPI_Aint_add
@@ -1012,12 +1012,6 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
 }
 TDM_WEAK(MPI_Ineighbor_alltoallw_c)
 
-int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                          int remote_leader, int tag, MPI_Comm *newintercomm) {
-    return tdm_mpi_unsupported(local_comm, "MPI_Intercomm_create");
-}
-TDM_WEAK(MPI_Intercomm_create)
-
 int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
                                       MPI_Group remote_group, int remote_leader,
                                       const char *stringtag, MPI_Info info,
@@ -1025,11 +1019,6 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Intercomm_create_from_groups");
 }
 TDM_WEAK(MPI_Intercomm_create_from_groups)
-
-int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
-    return tdm_mpi_unsupported(intercomm, "MPI_Intercomm_merge");
-}
-TDM_WEAK(MPI_Intercomm_merge)
 
 int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                  MPI_Comm comm, MPI_Request *request) {

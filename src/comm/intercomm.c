@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Intercommunicators (MPI-3.1 §6.6): creation from two intracommunicators,
+ * merge, split, and the context agreement of dup.
+ *
+ * Every creation runs the same way. Within each group the processes talk over
+ * an intracommunicator (the user's local_comm for Intercomm_create, the
+ * intercomm's hidden `local` otherwise) with the group's leader as participant
+ * 0; only the two leaders talk across, over a "bridge": the peer communicator
+ * with the user's tag for Intercomm_create (that is what the tag is for), the
+ * intercomm itself otherwise (local rank 0 with remote rank 0 on its collective
+ * context, tag TDM_COMM_TAG_INTER, which no collective uses). A context id both
+ * groups can use is agreed as for an intracomm, except that each leader ORs in
+ * the other group's union of in-use ids before choosing
+ * (tdm_comm_ctxid_agree_with): both choose from the same union, so both choose
+ * the same id, and it is free at every process of both groups.
+ *
+ * The hidden local intracommunicator has a context of its own (agreed in the
+ * local group only) so that its messages never meet the intercomm's, where
+ * local and remote rank numbers overlap. It has no user handle.
+ */
+#include "comm.h"
+#include "../base/log.h"
+#include "../p2p/p2p.h"
+#include "comm_impl.h"
+#include "mpi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct bridge {
+    tdm_comm_t *via; /* the communicator the leaders share */
+    int peer;        /* the other leader's (point-to-point) rank in it */
+    int tag;
+    uint32_t ctx;
+} bridge_t;
+
+/* Leaders only: send olen bytes to the other leader and receive exactly ilen. */
+static int bridge_xchg(const bridge_t *b, const void *out, size_t olen, void *in, size_t ilen) {
+    tdm_comm_t *c = b->via;
+    tdm_dtype_t *byte = tdm_dtype_get(MPI_BYTE);
+    int world = tdm_comm_peer_world(c, b->peer);
+    tdm_req_t *r = NULL;
+    tdm_rc_t rc =
+        tdm_p2p_isend(out, olen, byte, world, c->rank, b->tag, b->ctx, TDM_MODE_STD, c, true, &r);
+    if (rc != TDM_OK) {
+        tdm_error(COMM, "intercomm leader: send of %zu bytes to rank %d (world %d) failed (%d)",
+                  olen, b->peer, world, (int)rc);
+        return -1;
+    }
+    tdm_status_t st;
+    rc = tdm_p2p_recv(in, ilen, byte, b->peer, world, b->tag, b->ctx, c, &st);
+    tdm_p2p_wait(r);
+    tdm_p2p_release(r);
+    if (rc != TDM_OK || st.error != TDM_OK || st.bytes != ilen) {
+        tdm_error(COMM,
+                  "intercomm leader: receive of %zu bytes from rank %d (world %d, tag %d) failed "
+                  "(%d/%d, got %zu bytes)",
+                  ilen, b->peer, world, b->tag, (int)rc, st.error, (size_t)st.bytes);
+        return -1;
+    }
+    return 0;
+}
+
+/* ctxid merge callback: OR the other group's union of in-use ids into ours. */
+static int merge_remote(void *arg, uint64_t **acc_p, size_t *nacc_p) {
+    const bridge_t *b = arg;
+    uint64_t mine = *nacc_p, theirs;
+    if (bridge_xchg(b, &mine, sizeof(mine), &theirs, sizeof(theirs)))
+        return -1;
+    uint64_t *in = malloc(theirs ? theirs * sizeof(uint64_t) : 1);
+    if (!in) {
+        tdm_error(COMM, "out of memory for a context id bitmap of %llu words",
+                  (unsigned long long)theirs);
+        return -1;
+    }
+    if (bridge_xchg(b, *acc_p, mine * sizeof(uint64_t), in, theirs * sizeof(uint64_t))) {
+        free(in);
+        return -1;
+    }
+    if (theirs > mine) {
+        uint64_t *a = realloc(*acc_p, theirs * sizeof(uint64_t));
+        if (!a) {
+            tdm_error(COMM, "out of memory for a context id bitmap of %llu words",
+                      (unsigned long long)theirs);
+            free(in);
+            return -1;
+        }
+        memset(a + mine, 0, (theirs - mine) * sizeof(uint64_t));
+        *acc_p = a;
+        *nacc_p = theirs;
+    }
+    for (size_t i = 0; i < theirs; i++)
+        (*acc_p)[i] |= in[i];
+    free(in);
+    return 0;
+}
+
+/* The local group of an existing intercomm, leader = local rank 0. */
+static tdm_comm_peers_t local_peers(tdm_comm_t *c) {
+    return (tdm_comm_peers_t){.parent = c->local,
+                              .prank = NULL,
+                              .n = c->size,
+                              .me = c->rank,
+                              .tag_up = TDM_COMM_TAG_CTXID_UP,
+                              .tag_down = TDM_COMM_TAG_CTXID_DOWN};
+}
+
+static bridge_t inter_bridge(tdm_comm_t *c) {
+    return (bridge_t){.via = c, .peer = 0, .tag = TDM_COMM_TAG_INTER, .ctx = c->ctx + 1};
+}
+
+/* A communicator over `map` (shared) without a user handle. */
+static tdm_comm_t *hidden_new(const tdm_rankmap_t *map, int rank, uint32_t ctx) {
+    tdm_comm_t *c = calloc(1, sizeof(*c));
+    if (!c) {
+        tdm_error(COMM, "out of memory for the local communicator of an intercomm");
+        tdm_comm_ctxid_release(ctx);
+        return NULL;
+    }
+    c->handle = MPI_COMM_NULL; /* destroy() knows it is in no handle table */
+    c->refs = 1;
+    c->ctx = ctx;
+    c->rank = rank;
+    c->map = tdm_rankmap_share(map);
+    c->size = c->map.n;
+    c->world = c->map.arr ? c->map.arr->r : NULL;
+    c->errhandler = MPI_ERRORS_RETURN;
+    strcpy(c->name, "(local group of an intercommunicator)");
+    return c;
+}
+
+/* The intercomm (local group `map` with the caller at `rank`, remote group
+ * `rmap`, both taken over) on ctx, with a hidden local comm on lctx. */
+static int inter_new(tdm_comm_t *parent, tdm_rankmap_t map, int rank, tdm_rankmap_t rmap,
+                     uint32_t ctx, uint32_t lctx, tdm_comm_t **new_p) {
+    tdm_comm_t *local = hidden_new(&map, rank, lctx);
+    if (!local) {
+        tdm_rankmap_release(&map);
+        tdm_rankmap_release(&rmap);
+        tdm_comm_ctxid_release(ctx);
+        return -1;
+    }
+    tdm_comm_t *c = tdm_comm_new(parent, map, rank, ctx);
+    if (!c) {
+        tdm_rankmap_release(&rmap);
+        tdm_comm_release(local);
+        return -1;
+    }
+    c->inter = 1;
+    c->remote = rmap;
+    c->local = local;
+    tdm_trace(COMM, "intercomm %#x: ctx %u (local ctx %u), local %d of %d, remote size %d",
+              (unsigned)c->handle, ctx, lctx, rank, c->size, rmap.n);
+    *new_p = c;
+    return 0;
+}
+
+int tdm_comm_intercomm_create(tdm_comm_t *local, int leader, tdm_comm_t *peer, int remote_leader,
+                              int tag, int leader_err, const char **why_p, tdm_comm_t **new_p) {
+    int n = local->size;
+    int *prank = malloc((size_t)n * sizeof(int));
+    if (!prank) {
+        tdm_error(COMM, "out of memory for a group of %d ranks", n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        prank[i] = (leader + i) % n;
+    tdm_comm_peers_t p = {.parent = local,
+                          .prank = prank,
+                          .n = n,
+                          .me = (local->rank - leader + n) % n,
+                          .tag_up = TDM_COMM_TAG_CTXID_UP,
+                          .tag_down = TDM_COMM_TAG_CTXID_DOWN};
+    bridge_t b = {.via = peer, .peer = remote_leader, .tag = tag, .ctx = peer ? peer->ctx : 0};
+    int *lworld = NULL, *rworld = NULL;
+    int rc = -1;
+    /* the leader learns the remote group and tells its own: hdr = {status, remote size} */
+    int hdr[2] = {leader_err, 0};
+    if (p.me == 0 && !leader_err) {
+        int mine = n, theirs = 0;
+        hdr[0] = -1;
+        lworld = malloc((size_t)n * sizeof(int));
+        if (lworld && !bridge_xchg(&b, &mine, sizeof(mine), &theirs, sizeof(theirs)) &&
+            theirs > 0 && (rworld = malloc((size_t)theirs * sizeof(int)))) {
+            for (int i = 0; i < n; i++)
+                lworld[i] = tdm_comm_world_rank(local, i);
+            if (!bridge_xchg(&b, lworld, (size_t)n * sizeof(int), rworld,
+                             (size_t)theirs * sizeof(int))) {
+                hdr[0] = 0;
+                hdr[1] = theirs;
+            }
+        }
+    }
+    if (tdm_comm_bcast(&p, hdr, sizeof(hdr)))
+        goto out;
+    if (hdr[0] != 0) {
+        rc = hdr[0]; /* the leader's error class, or -1 */
+        *why_p = "the local leader found an error in its arguments";
+        goto out;
+    }
+    int m = hdr[1];
+    if (p.me != 0 && !(rworld = malloc((size_t)m * sizeof(int)))) {
+        tdm_error(COMM, "out of memory for a remote group of %d ranks", m);
+        goto out; /* the others wait forever; out of memory is fatal in practice */
+    }
+    if (tdm_comm_bcast(&p, rworld, (size_t)m * sizeof(int)))
+        goto out;
+    /* the groups must be disjoint (§6.6.2); both sides see the same lists */
+    for (int i = 0; i < m; i++) {
+        if (tdm_rankmap_find(&local->map, rworld[i]) >= 0) {
+            tdm_warn(COMM, "intercomm create: world rank %d is in both groups", rworld[i]);
+            rc = MPI_ERR_COMM;
+            *why_p = "the local and remote groups overlap";
+            goto out;
+        }
+    }
+    uint32_t ctx, lctx;
+    if (tdm_comm_ctxid_agree_with(&p, merge_remote, &b, &ctx))
+        goto out;
+    if (tdm_comm_ctxid_agree(&p, &lctx)) {
+        tdm_comm_ctxid_release(ctx);
+        goto out;
+    }
+    tdm_rankmap_t rmap;
+    if (tdm_rankmap_from_list(rworld, m, &rmap)) {
+        tdm_error(COMM, "out of memory for the rank map of a %d-rank group", m);
+        tdm_comm_ctxid_release(ctx);
+        tdm_comm_ctxid_release(lctx);
+        goto out;
+    }
+    rc = inter_new(local, tdm_rankmap_share(&local->map), local->rank, rmap, ctx, lctx, new_p);
+out:
+    free(prank);
+    free(lworld);
+    free(rworld);
+    return rc;
+}
+
+int tdm_comm_inter_dup(tdm_comm_t *parent, uint32_t *ctx_p, tdm_comm_t **local_p) {
+    tdm_comm_peers_t p = local_peers(parent);
+    bridge_t b = inter_bridge(parent);
+    uint32_t ctx, lctx;
+    if (tdm_comm_ctxid_agree_with(&p, merge_remote, &b, &ctx))
+        return -1;
+    if (tdm_comm_ctxid_agree(&p, &lctx)) {
+        tdm_comm_ctxid_release(ctx);
+        return -1;
+    }
+    tdm_comm_t *local = hidden_new(&parent->map, parent->rank, lctx);
+    if (!local) {
+        tdm_comm_ctxid_release(ctx);
+        return -1;
+    }
+    *ctx_p = ctx;
+    *local_p = local;
+    return 0;
+}
+
+int tdm_comm_intercomm_merge(tdm_comm_t *c, bool high, tdm_comm_t **new_p) {
+    tdm_comm_peers_t p = local_peers(c);
+    bridge_t b = inter_bridge(c);
+    /* the leaders' high flags: {ours, theirs}, theirs = -1 if the exchange failed */
+    int hi[2] = {high, -1};
+    if (p.me == 0 && bridge_xchg(&b, &hi[0], sizeof(int), &hi[1], sizeof(int)))
+        hi[1] = -1;
+    if (tdm_comm_bcast(&p, hi, sizeof(hi)) || hi[1] < 0)
+        return -1;
+    bool local_first =
+        hi[0] != hi[1] ? !hi[0] : tdm_rankmap_world(&c->map, 0) < tdm_rankmap_world(&c->remote, 0);
+    uint32_t ctx;
+    if (tdm_comm_ctxid_agree_with(&p, merge_remote, &b, &ctx))
+        return -1;
+    int n = c->size, m = c->remote.n;
+    int *w = malloc((size_t)(n + m) * sizeof(int));
+    if (!w) {
+        tdm_error(COMM, "out of memory for a merged group of %d ranks", n + m);
+        tdm_comm_ctxid_release(ctx);
+        return -1;
+    }
+    int loff = local_first ? 0 : m, roff = local_first ? n : 0;
+    for (int i = 0; i < n; i++)
+        w[loff + i] = tdm_rankmap_world(&c->map, i);
+    for (int i = 0; i < m; i++)
+        w[roff + i] = tdm_rankmap_world(&c->remote, i);
+    tdm_rankmap_t map;
+    int err = tdm_rankmap_from_list(w, n + m, &map);
+    free(w);
+    if (err) {
+        tdm_error(COMM, "out of memory for the rank map of a %d-rank communicator", n + m);
+        tdm_comm_ctxid_release(ctx);
+        return -1;
+    }
+    tdm_comm_t *nc = tdm_comm_new(c, map, loff + c->rank, ctx);
+    if (!nc)
+        return -1;
+    *new_p = nc;
+    return 0;
+}
+
+/* The members of color `color` among n (color, key) pairs, ordered by key then
+ * index, as world ranks of `map` into w (n entries); their count. *pos_p: the
+ * position of index `me` (-1 if absent or me < 0). */
+static int members(const int *ck, int n, int color, const tdm_rankmap_t *map, int me, int *w,
+                   int *pos_p) {
+    int *idx = w, k = 0; /* indices first, sorted by insertion (stable), then mapped */
+    for (int i = 0; i < n; i++) {
+        if (ck[2 * i] != color)
+            continue;
+        int j = k++;
+        while (j > 0 && ck[2 * idx[j - 1] + 1] > ck[2 * i + 1]) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = i;
+    }
+    *pos_p = -1;
+    for (int j = 0; j < k; j++) {
+        if (idx[j] == me)
+            *pos_p = j;
+        w[j] = tdm_rankmap_world(map, idx[j]);
+    }
+    return k;
+}
+
+int tdm_comm_inter_split(tdm_comm_t *c, int color, int key, tdm_comm_t **new_p) {
+    int n = c->size, m = c->remote.n;
+    int mine[2] = {color, key};
+    /* all = this group's (color, key) pairs; rall = [status, the remote group's pairs] */
+    int *all = malloc((size_t)(2 * n + 1 + 2 * m + n + m) * sizeof(int));
+    if (!all) {
+        tdm_error(COMM, "out of memory for a split of %d + %d ranks", n, m);
+        return -1;
+    }
+    int *rall = all + 2 * n, *lw = rall + 1 + 2 * m, *rw = lw + n;
+    tdm_comm_peers_t p = local_peers(c);
+    p.tag_up = TDM_COMM_TAG_GATHER;
+    p.tag_down = TDM_COMM_TAG_BCAST;
+    int rc = -1;
+    if (tdm_comm_allgather(&p, mine, sizeof(mine), all))
+        goto out;
+    rall[0] = 0;
+    if (p.me == 0) {
+        bridge_t b = inter_bridge(c);
+        if (bridge_xchg(&b, all, (size_t)(2 * n) * sizeof(int), rall + 1,
+                        (size_t)(2 * m) * sizeof(int)))
+            rall[0] = -1;
+    }
+    if (tdm_comm_bcast(&p, rall, (size_t)(1 + 2 * m) * sizeof(int)) || rall[0] != 0)
+        goto out;
+    p = local_peers(c);
+    bridge_t b = inter_bridge(c);
+    uint32_t ctx, lctx;
+    if (tdm_comm_ctxid_agree_with(&p, merge_remote, &b, &ctx))
+        goto out;
+    if (tdm_comm_ctxid_agree(&p, &lctx)) {
+        tdm_comm_ctxid_release(ctx);
+        goto out;
+    }
+    int rank, unused;
+    int ln = members(all, n, color, &c->map, c->rank, lw, &rank);
+    int rn = members(rall + 1, m, color, &c->remote, -1, rw, &unused);
+    if (color == MPI_UNDEFINED || rn == 0) {
+        tdm_comm_ctxid_release(ctx);
+        tdm_comm_ctxid_release(lctx);
+        *new_p = NULL;
+        rc = 0;
+        goto out;
+    }
+    tdm_rankmap_t map, rmap;
+    if (tdm_rankmap_from_list(lw, ln, &map)) {
+        tdm_comm_ctxid_release(ctx);
+        tdm_comm_ctxid_release(lctx);
+        goto out;
+    }
+    if (tdm_rankmap_from_list(rw, rn, &rmap)) {
+        tdm_rankmap_release(&map);
+        tdm_comm_ctxid_release(ctx);
+        tdm_comm_ctxid_release(lctx);
+        goto out;
+    }
+    rc = inter_new(c, map, rank, rmap, ctx, lctx, new_p);
+out:
+    free(all);
+    return rc;
+}
