@@ -303,7 +303,20 @@ static void run(int mode) {
     MPI_Comm_split(MPI_COMM_WORLD, color, t_rank, &local);
     /* mode 0: leaders are local rank 0; mode 1: the last local rank */
     int leader = mode == 0 ? 0 : n - 1, rleader = mode == 0 ? other[0] : other[m - 1];
+    /* the leaders exchange on the peer comm with the call's tag only: a message
+     * already waiting between them with another tag is left for the user */
+    int lrank0, early[2] = {t_rank, 99}, got[2] = {-1, -1};
+    MPI_Request ereq = MPI_REQUEST_NULL;
+    MPI_Comm_rank(local, &lrank0);
+    if (lrank0 == leader)
+        MPI_Isend(early, 2, MPI_INT, rleader, 99, MPI_COMM_WORLD, &ereq);
     T_OK(MPI_Intercomm_create(local, leader, MPI_COMM_WORLD, rleader, 100 + mode, &ic));
+    if (lrank0 == leader) {
+        T_OK(MPI_Recv(got, 2, MPI_INT, rleader, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        T_CHECK(got[0] == rleader && got[1] == 99, "user message on peer_comm: %d %d", got[0],
+                got[1]);
+        MPI_Wait(&ereq, MPI_STATUS_IGNORE);
+    }
     int flag = 0, size, rank, rsize;
     MPI_Comm_test_inter(ic, &flag);
     MPI_Comm_size(ic, &size);
