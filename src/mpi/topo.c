@@ -55,6 +55,16 @@ static const char *kind_name(const tdm_topo_t *t) {
 
 /* ---- creating topology communicators ---- */
 
+/* Topologies are defined on intracommunicators only (MPI 3.1 §7.2). */
+#define NO_INTER(_fn, _c)                                                                          \
+    do {                                                                                           \
+        if (TDM_UNLIKELY((_c)->inter))                                                             \
+            return tdm_mpi_err(_c, MPI_ERR_COMM, _fn,                                              \
+                               "communicator %#x is an intercommunicator (topologies need an "     \
+                               "intracommunicator)",                                               \
+                               (unsigned)(_c)->handle);                                            \
+    } while (0)
+
 static int create_error(tdm_comm_t *c, int rc, const char *fn) {
     if (rc > 0)
         return tdm_mpi_err_code(c, rc, fn);
@@ -115,6 +125,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     int n;
     (void)reorder;
     TDM_GET_COMM(fn, comm_old, c);
+    NO_INTER(fn, c);
     CHECK_PTR(fn, c, comm_cart, "comm_cart");
     int err = cart_args(fn, c, ndims, dims, periods, &n);
     if (err)
@@ -134,6 +145,7 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
     tdm_comm_t *c;
     int n;
     TDM_GET_COMM(fn, comm, c);
+    NO_INTER(fn, c);
     CHECK_PTR(fn, c, newrank, "newrank");
     int err = cart_args(fn, c, ndims, dims, periods, &n);
     if (err)
@@ -330,6 +342,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
     tdm_comm_t *c, *nc;
     (void)reorder;
     TDM_GET_COMM(fn, comm_old, c);
+    NO_INTER(fn, c);
     CHECK_PTR(fn, c, comm_graph, "comm_graph");
     int err = graph_args(fn, c, nnodes, index, edges);
     if (err)
@@ -348,6 +361,7 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges
     static const char fn[] = "MPI_Graph_map";
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
+    NO_INTER(fn, c);
     CHECK_PTR(fn, c, newrank, "newrank");
     int err = graph_args(fn, c, nnodes, index, edges);
     if (err)
@@ -476,6 +490,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     tdm_comm_t *c, *nc;
     (void)reorder;
     TDM_GET_COMM(fn, comm_old, c);
+    NO_INTER(fn, c);
     CHECK_PTR(fn, c, comm_dist_graph, "comm_dist_graph");
     GET_INFO_OR_NULL(fn, c, info);
     int err = dist_list(fn, c, indegree, sources, sourceweights, "sources", "sourceweights");
@@ -505,6 +520,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     tdm_topo_t *t;
     (void)reorder;
     TDM_GET_COMM(fn, comm_old, c);
+    NO_INTER(fn, c);
     CHECK_PTR(fn, c, comm_dist_graph, "comm_dist_graph");
     GET_INFO_OR_NULL(fn, c, info);
     if (n < 0)

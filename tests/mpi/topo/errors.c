@@ -3,7 +3,8 @@
  * Bad arguments to the topology calls and neighbourhood collectives return
  * the right error class (MPI_ERRORS_RETURN, inherited by the topology
  * communicators), with a message naming the call and the argument, and
- * leave the communicator usable. Every rank passes the same bad arguments,
+ * leave the communicator usable; topology creation on an intercommunicator
+ * is MPI_ERR_COMM. Every rank passes the same bad arguments,
  * so no collective call is left half-entered.
  */
 #include "ttopo.h"
@@ -124,5 +125,22 @@ int main(int argc, char **argv) {
     T_FAILS(MPI_ERR_COMM, MPI_Topo_test(null, &st));
     MPI_Comm_free(&g);
     MPI_Comm_free(&cart);
+
+    /* topologies need an intracommunicator */
+    if (t_size > 1) {
+        MPI_Comm half, inter;
+        int lo = t_rank < t_size / 2;
+        MPI_Comm_split(MPI_COMM_WORLD, lo, t_rank, &half);
+        T_OK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, lo ? t_size / 2 : 0, 77, &inter));
+        int one[1] = {1}, p0[1] = {0};
+        T_FAILS(MPI_ERR_COMM, MPI_Cart_create(inter, 1, one, p0, 0, &cart));
+        T_FAILS(MPI_ERR_COMM, MPI_Graph_create(inter, 1, one, p0, 0, &g));
+        T_FAILS(MPI_ERR_COMM,
+                MPI_Dist_graph_create_adjacent(inter, 0, NULL, MPI_UNWEIGHTED, 0, NULL,
+                                               MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g));
+        T_FAILS(MPI_ERR_TOPOLOGY, MPI_Neighbor_allgather(sb, 1, MPI_INT, rb, 1, MPI_INT, inter));
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
     return t_finish();
 }
