@@ -3,7 +3,8 @@
  * Allgather(v). Ring: p - 1 rounds, each rank passes on the block it received
  * last (any counts, large blocks). Bruck (fixed counts, small blocks):
  * ceil(log2 p) rounds into a temporary in which block i belongs to rank r + i,
- * rotated into place at the end.
+ * rotated into place at the end. Recursive doubling replaces Bruck on
+ * power-of-two sizes unless Bruck is forced.
  */
 #include "select.h"
 
@@ -42,6 +43,21 @@ static void allgather_bruck(tdm_sched_t *s, const void *own, void *rbuf, size_t 
                        tdm_coll_at(rbuf, (size_t)((r + i) % p) * rcount, rdt), rcount, rdt);
 }
 
+/* Recursive doubling (power-of-two sizes): at step k each rank swaps the k
+ * blocks it holds with rank r ^ k, in place in rbuf, so there is no temporary
+ * and no final rotation (2 ranks: one exchange; Bruck needed three copies). */
+static void allgather_recdbl(tdm_sched_t *s, void *rbuf, size_t rcount, tdm_dtype_t *rdt) {
+    int p, r = tdm_sched_rank(s, &p);
+    for (int k = 1; k < p; k <<= 1) {
+        int peer = r ^ k;
+        size_t mine = (size_t)(r & ~(k - 1)), theirs = (size_t)(peer & ~(k - 1));
+        tdm_sched_recv(s, tdm_coll_at(rbuf, theirs * rcount, rdt), (size_t)k * rcount, rdt, peer,
+                       0);
+        tdm_sched_send(s, tdm_coll_at(rbuf, mine * rcount, rdt), (size_t)k * rcount, rdt, peer, 0);
+        tdm_sched_round(s);
+    }
+}
+
 int tdm_coll_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
                         const int *rcounts, const int *displs, size_t rcount, tdm_dtype_t *rdt,
                         tdm_comm_t *comm, tdm_req_t **req_p) {
@@ -58,7 +74,11 @@ int tdm_coll_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void 
             tdm_sched_copy(s, sbuf, scount, sdt, mine, myn, rdt);
             tdm_sched_round(s);
         }
-        allgather_bruck(s, mine, rbuf, rcount, rdt);
+        int p = comm->size;
+        if ((p & (p - 1)) == 0 && tdm_coll_forced(TDM_COLL_ALLGATHER) < 0)
+            allgather_recdbl(s, rbuf, rcount, rdt);
+        else
+            allgather_bruck(s, mine, rbuf, rcount, rdt);
     } else {
         if (sbuf != TDM_COLL_IN_PLACE)
             tdm_sched_copy(s, sbuf, scount, sdt, mine, myn, rdt);

@@ -80,6 +80,10 @@ static int forced_algo(tdm_coll_kind_t kind) {
     return algo;
 }
 
+int tdm_coll_forced(tdm_coll_kind_t kind) {
+    return forced_algo(kind);
+}
+
 int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute) {
     const coll_choice_t *c = &choices[kind];
     int algo = forced_algo(kind);

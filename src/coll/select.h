@@ -35,6 +35,9 @@ enum {
  * (allgather, alltoall). `commute`: the op is commutative (reductions). */
 int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute);
 
+/* The algorithm TANDEM_<COLL>_ALGORITHM forces (0 or 1), or -1 for auto. */
+int tdm_coll_forced(tdm_coll_kind_t kind);
+
 /* How often each algorithm ran in this process (tdm_coll_choose counts). */
 extern unsigned long long tdm_coll_algo_runs[TDM_COLL_NKINDS][2];
 /* The table of choices for communicator sizes 2..8 and sizes 4 B..4 MiB
