@@ -423,10 +423,13 @@ static void post(tdm_sched_t *s, step_t *st) {
     }
     tdm_req_t *r = NULL;
     tdm_rc_t rc;
-    if (st->kind == STEP_SEND)
+    if (st->kind == STEP_SEND) {
+        /* a blocking-mode send that fits one cell leaves at once, with no request */
         rc = tdm_p2p_isend(st->sbuf, st->scount, st->sdt, world, c->rank, s->tag, ctx,
-                           ahead ? TDM_MODE_STD : TDM_MODE_STD | TDM_MODE_BLOCKING, c, true, &r);
-    else
+                           ahead ? TDM_MODE_STD : TDM_MODE_STD | TDM_MODE_BLOCKING, c, ahead, &r);
+        if (rc == TDM_OK && !r && !ahead)
+            return;
+    } else
         rc = tdm_p2p_irecv_ex(st->rbuf, st->rcount, st->rdt, st->peer, world, s->tag, ctx, c,
                               !ahead, &r);
     if (rc != TDM_OK || !r) {
