@@ -96,6 +96,15 @@ static int publish(const char *fn, tdm_comm_t *c, tdm_comm_t *nc, tdm_topo_t *t,
     return MPI_SUCCESS;
 }
 
+/* The split of Cart_create and Graph_create: ranks 0..n-1 keep their rank in
+ * *nc_p, the others get NULL and MPI_COMM_NULL in *newcomm. */
+static int split_first(const char *fn, tdm_comm_t *c, int n, MPI_Comm *newcomm, tdm_comm_t **nc_p) {
+    int err = split_for(fn, c, c->rank < n ? 0 : MPI_UNDEFINED, c->rank, nc_p);
+    if (!err && !*nc_p)
+        *newcomm = MPI_COMM_NULL;
+    return err;
+}
+
 /* ndims, dims, periods of Cart_create / Cart_map; the grid's size into *n_p. */
 static int cart_args(const char *fn, tdm_comm_t *c, int ndims, const int *dims, const int *periods,
                      int *n_p) {
@@ -130,12 +139,8 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     int err = cart_args(fn, c, ndims, dims, periods, &n);
     if (err)
         return err;
-    if ((err = split_for(fn, c, c->rank < n ? 0 : MPI_UNDEFINED, c->rank, &nc)))
+    if ((err = split_first(fn, c, n, comm_cart, &nc)) || !nc)
         return err;
-    if (!nc) {
-        *comm_cart = MPI_COMM_NULL;
-        return MPI_SUCCESS;
-    }
     return publish(fn, c, nc, tdm_topo_cart_new(ndims, dims, periods, nc->rank), comm_cart);
 }
 TDM_WEAK(MPI_Cart_create)
@@ -347,12 +352,8 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
     int err = graph_args(fn, c, nnodes, index, edges);
     if (err)
         return err;
-    if ((err = split_for(fn, c, c->rank < nnodes ? 0 : MPI_UNDEFINED, c->rank, &nc)))
+    if ((err = split_first(fn, c, nnodes, comm_graph, &nc)) || !nc)
         return err;
-    if (!nc) {
-        *comm_graph = MPI_COMM_NULL;
-        return MPI_SUCCESS;
-    }
     return publish(fn, c, nc, tdm_topo_graph_new(nnodes, index, edges, nc->rank), comm_graph);
 }
 TDM_WEAK(MPI_Graph_create)
@@ -576,6 +577,18 @@ int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree
 }
 TDM_WEAK(MPI_Dist_graph_neighbors_count)
 
+/* n neighbour ranks into ranks_out, and their weights into w_out if the
+ * topology has weights and the caller gave an array for them. */
+static void copy_neighbors(const tdm_topo_t *t, int n, const int *ranks, const int *w,
+                           int *ranks_out, int *w_out) {
+    bool want_w = t->weighted && w_out && w_out != MPI_UNWEIGHTED && w_out != MPI_WEIGHTS_EMPTY;
+    for (int i = 0; i < n; i++) {
+        ranks_out[i] = ranks[i];
+        if (want_w)
+            w_out[i] = w[i];
+    }
+}
+
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
                               int maxoutdegree, int destinations[], int destweights[]) {
     static const char fn[] = "MPI_Dist_graph_neighbors";
@@ -591,20 +604,8 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
                            maxindegree < t->indeg ? t->indeg : t->outdeg);
     if ((t->indeg > 0 && !sources) || (t->outdeg > 0 && !destinations))
         return tdm_mpi_err(c, MPI_ERR_ARG, fn, "%s is NULL", !sources ? "sources" : "destinations");
-    bool sw = t->weighted && sourceweights && sourceweights != MPI_UNWEIGHTED &&
-              sourceweights != MPI_WEIGHTS_EMPTY;
-    bool dw = t->weighted && destweights && destweights != MPI_UNWEIGHTED &&
-              destweights != MPI_WEIGHTS_EMPTY;
-    for (int i = 0; i < t->indeg; i++) {
-        sources[i] = t->in[i];
-        if (sw)
-            sourceweights[i] = t->inw[i];
-    }
-    for (int i = 0; i < t->outdeg; i++) {
-        destinations[i] = t->out[i];
-        if (dw)
-            destweights[i] = t->outw[i];
-    }
+    copy_neighbors(t, t->indeg, t->in, t->inw, sources, sourceweights);
+    copy_neighbors(t, t->outdeg, t->out, t->outw, destinations, destweights);
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Dist_graph_neighbors)
