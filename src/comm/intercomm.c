@@ -96,6 +96,23 @@ static int merge_remote(void *arg, uint64_t **acc_p, size_t *nacc_p) {
     return 0;
 }
 
+/* The two context ids of a new intercomm: ctx agreed by both groups (the
+ * leaders talk over b), lctx by the local group alone for its hidden local
+ * comm. Nonzero if either fails; then neither is held. */
+static int ctx_pair_agree(const tdm_comm_peers_t *p, bridge_t *b, uint32_t *ctx_p,
+                          uint32_t *lctx_p) {
+    uint32_t ctx, lctx;
+    if (tdm_comm_ctxid_agree_with(p, merge_remote, b, &ctx))
+        return -1;
+    if (tdm_comm_ctxid_agree(p, &lctx)) {
+        tdm_comm_ctxid_release(ctx);
+        return -1;
+    }
+    *ctx_p = ctx;
+    *lctx_p = lctx;
+    return 0;
+}
+
 /* The local group of an existing intercomm, leader = local rank 0. */
 static tdm_comm_peers_t local_peers(tdm_comm_t *c) {
     return (tdm_comm_peers_t){.parent = c->local,
@@ -216,12 +233,8 @@ int tdm_comm_intercomm_create(tdm_comm_t *local, int leader, tdm_comm_t *peer, i
         }
     }
     uint32_t ctx, lctx;
-    if (tdm_comm_ctxid_agree_with(&p, merge_remote, &b, &ctx))
+    if (ctx_pair_agree(&p, &b, &ctx, &lctx))
         goto out;
-    if (tdm_comm_ctxid_agree(&p, &lctx)) {
-        tdm_comm_ctxid_release(ctx);
-        goto out;
-    }
     tdm_rankmap_t rmap;
     if (tdm_rankmap_from_list(rworld, m, &rmap)) {
         tdm_error(COMM, "out of memory for the rank map of a %d-rank group", m);
@@ -241,12 +254,8 @@ int tdm_comm_inter_dup(tdm_comm_t *parent, uint32_t *ctx_p, tdm_comm_t **local_p
     tdm_comm_peers_t p = local_peers(parent);
     bridge_t b = inter_bridge(parent);
     uint32_t ctx, lctx;
-    if (tdm_comm_ctxid_agree_with(&p, merge_remote, &b, &ctx))
+    if (ctx_pair_agree(&p, &b, &ctx, &lctx))
         return -1;
-    if (tdm_comm_ctxid_agree(&p, &lctx)) {
-        tdm_comm_ctxid_release(ctx);
-        return -1;
-    }
     tdm_comm_t *local = hidden_new(&parent->map, parent->rank, lctx);
     if (!local) {
         tdm_comm_ctxid_release(ctx);
@@ -351,12 +360,8 @@ int tdm_comm_inter_split(tdm_comm_t *c, int color, int key, tdm_comm_t **new_p) 
     p = local_peers(c);
     bridge_t b = inter_bridge(c);
     uint32_t ctx, lctx;
-    if (tdm_comm_ctxid_agree_with(&p, merge_remote, &b, &ctx))
+    if (ctx_pair_agree(&p, &b, &ctx, &lctx))
         goto out;
-    if (tdm_comm_ctxid_agree(&p, &lctx)) {
-        tdm_comm_ctxid_release(ctx);
-        goto out;
-    }
     int rank, unused;
     int ln = members(all, n, color, &c->map, c->rank, lw, &rank);
     int rn = members(rall + 1, m, color, &c->remote, -1, rw, &unused);
