@@ -22,6 +22,24 @@ static size_t disp_of(const int *displs, size_t fixed, int i) {
     return displs ? (size_t)displs[i] : (size_t)i * fixed;
 }
 
+static size_t count_of(const int *counts, size_t fixed, int i) {
+    return counts ? (size_t)counts[i] : fixed;
+}
+
+/* Block i of buf (counts and displs, or `fixed` items each where they are NULL)
+ * to or from remote rank i, for each of the m remote ranks, all in one round. */
+static void remote_blocks(tdm_sched_t *s, int m, bool send, const void *buf, const int *counts,
+                          const int *displs, size_t fixed, tdm_dtype_t *dt) {
+    for (int i = 0; i < m; i++) {
+        void *b = tdm_coll_at(buf, disp_of(displs, fixed, i), dt);
+        size_t n = count_of(counts, fixed, i);
+        if (send)
+            tdm_sched_send(s, b, n, dt, i, TDM_SCHED_REMOTE | TDM_SCHED_AHEAD);
+        else
+            tdm_sched_recv(s, b, n, dt, i, TDM_SCHED_REMOTE | TDM_SCHED_AHEAD);
+    }
+}
+
 /* Binomial fan-in of zero-byte messages to local rank 0. */
 static void fan_in(tdm_sched_t *s) {
     int p, r = tdm_sched_rank(s, &p);
@@ -111,10 +129,7 @@ int tdm_coll_inter_gatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, vo
     if (!s)
         return TDM_ERR_NOMEM;
     if (root == TDM_COLL_ROOT) {
-        for (int i = 0; i < comm->remote.n; i++)
-            tdm_sched_recv(s, tdm_coll_at(rbuf, disp_of(displs, rcount, i), rdt),
-                           rcounts ? (size_t)rcounts[i] : rcount, rdt, i,
-                           TDM_SCHED_REMOTE | TDM_SCHED_AHEAD);
+        remote_blocks(s, comm->remote.n, false, rbuf, rcounts, displs, rcount, rdt);
     } else if (root != TDM_PROC_NULL) {
         tdm_sched_send(s, sbuf, scount, sdt, root, TDM_SCHED_REMOTE);
     }
@@ -128,10 +143,7 @@ int tdm_coll_inter_scatterv(const void *sbuf, const int *scounts, const int *dis
     if (!s)
         return TDM_ERR_NOMEM;
     if (root == TDM_COLL_ROOT) {
-        for (int i = 0; i < comm->remote.n; i++)
-            tdm_sched_send(s, tdm_coll_at(sbuf, disp_of(displs, scount, i), sdt),
-                           scounts ? (size_t)scounts[i] : scount, sdt, i,
-                           TDM_SCHED_REMOTE | TDM_SCHED_AHEAD);
+        remote_blocks(s, comm->remote.n, true, sbuf, scounts, displs, scount, sdt);
     } else if (root != TDM_PROC_NULL) {
         tdm_sched_recv(s, rbuf, rcount, rdt, root, TDM_SCHED_REMOTE);
     }
@@ -145,10 +157,7 @@ int tdm_coll_inter_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt,
     if (!s)
         return TDM_ERR_NOMEM;
     int m = comm->remote.n;
-    for (int i = 0; i < m; i++)
-        tdm_sched_recv(s, tdm_coll_at(rbuf, disp_of(displs, rcount, i), rdt),
-                       rcounts ? (size_t)rcounts[i] : rcount, rdt, i,
-                       TDM_SCHED_REMOTE | TDM_SCHED_AHEAD);
+    remote_blocks(s, m, false, rbuf, rcounts, displs, rcount, rdt);
     /* start with the remote rank of the same number so the senders spread out */
     for (int k = 0; k < m; k++)
         tdm_sched_send(s, sbuf, scount, sdt, (comm->rank + k) % m,
@@ -176,9 +185,9 @@ int tdm_coll_inter_alltoallw(const void *sbuf, const int *scounts, const int *sd
             sa = tdm_coll_at(sbuf, disp_of(sdispls, scount, i), sdt);
             ra = tdm_coll_at(rbuf, disp_of(rdispls, rcount, i), rdt);
         }
-        tdm_sched_recv(s, ra, rcounts ? (size_t)rcounts[i] : rcount, rt, i,
+        tdm_sched_recv(s, ra, count_of(rcounts, rcount, i), rt, i,
                        TDM_SCHED_REMOTE | TDM_SCHED_AHEAD);
-        tdm_sched_send(s, sa, scounts ? (size_t)scounts[i] : scount, st, i,
+        tdm_sched_send(s, sa, count_of(scounts, scount, i), st, i,
                        TDM_SCHED_REMOTE | TDM_SCHED_AHEAD);
     }
     return tdm_sched_run(s, req_p);
@@ -214,6 +223,6 @@ int tdm_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
     tdm_coll_reduce_binomial(s, sbuf, acc, total, dt, op, 0);
     leaders_swap(s, acc, got, total, dt);
     tdm_coll_scatterv_linear(s, got, rcounts, displs, rcount, dt, rbuf,
-                             rcounts ? (size_t)rcounts[r] : rcount, dt, 0);
+                             count_of(rcounts, rcount, r), dt, 0);
     return tdm_sched_run(s, req_p);
 }
