@@ -99,17 +99,40 @@ static void allreduce(MPI_Comm ic, int nb, int count) {
     free(o);
 }
 
-/* root: local rank r of group g; the other group's rank j sends j+1 items (v) or 2. */
-static void gather(MPI_Comm ic, int nb, int g, int r, int v) {
-    int s[8], rbuf[64], rc[8], dis[8], tot = 0;
+/* The layout of the blocks of the (all)gather and scatter tests, for up to 8
+ * ranks a group: rank j's block has j+1 items after a one-item gap (v), or 2
+ * items back to back. */
+static void layout(int v, int *counts, int *displs) {
+    int tot = 0;
+    for (int j = 0; j < 8; j++) {
+        counts[j] = v ? j + 1 : 2;
+        displs[j] = tot + (v ? 1 : 0);
+        tot = displs[j] + counts[j];
+    }
+}
+
+/* The caller's block of that layout, filled from its world rank; its count. */
+static int my_block(int v, int *s) {
     int cnt = v ? me + 1 : 2;
     for (int i = 0; i < cnt; i++)
         s[i] = val(mine[me], i);
-    for (int j = 0; j < 8; j++) {
-        rc[j] = v ? j + 1 : 2;
-        dis[j] = tot + (v ? 1 : 0); /* a gap before each block in the v form */
-        tot = dis[j] + rc[j];
-    }
+    return cnt;
+}
+
+/* rbuf holds every remote rank's block in that layout. */
+static void check_gathered(const char *what, int v, int nb, const int *rbuf, const int *rc,
+                           const int *dis) {
+    for (int j = 0; j < m; j++)
+        for (int i = 0; i < rc[j]; i++)
+            T_CHECK(rbuf[dis[j] + i] == val(other[j], i), "%s v=%d nb=%d [%d][%d] %d", what, v, nb,
+                    j, i, rbuf[dis[j] + i]);
+}
+
+/* root: local rank r of group g; the other group's rank j sends j+1 items (v) or 2. */
+static void gather(MPI_Comm ic, int nb, int g, int r, int v) {
+    int s[8], rbuf[64], rc[8], dis[8];
+    int cnt = my_block(v, s);
+    layout(v, rc, dis);
     for (int i = 0; i < 64; i++)
         rbuf[i] = -7;
     int root = root_arg(g, r);
@@ -120,22 +143,15 @@ static void gather(MPI_Comm ic, int nb, int g, int r, int v) {
         COLL(nb, MPI_Gather(s, cnt, MPI_INT, rbuf, 2, MPI_INT, root, ic),
              MPI_Igather(s, cnt, MPI_INT, rbuf, 2, MPI_INT, root, ic, &rq_));
     if (color == g && me == r) {
-        for (int j = 0; j < m; j++)
-            for (int i = 0; i < rc[j]; i++)
-                T_CHECK(rbuf[dis[j] + i] == val(other[j], i), "gather v=%d nb=%d [%d][%d] %d", v,
-                        nb, j, i, rbuf[dis[j] + i]);
+        check_gathered("gather", v, nb, rbuf, rc, dis);
         if (v)
             T_CHECK(rbuf[0] == -7, "gatherv wrote into a gap");
     }
 }
 
 static void scatter(MPI_Comm ic, int nb, int g, int r, int v) {
-    int s[64], rbuf[8], sc[8], dis[8], tot = 0;
-    for (int j = 0; j < 8; j++) {
-        sc[j] = v ? j + 1 : 2;
-        dis[j] = tot + (v ? 1 : 0);
-        tot = dis[j] + sc[j];
-    }
+    int s[64], rbuf[8], sc[8], dis[8];
+    layout(v, sc, dis);
     int rw = g == color ? mine[r] : other[r];
     for (int i = 0; i < 64; i++)
         s[i] = val(rw, i);
@@ -158,15 +174,9 @@ static void scatter(MPI_Comm ic, int nb, int g, int r, int v) {
 }
 
 static void allgather(MPI_Comm ic, int nb, int v) {
-    int s[8], rbuf[64], rc[8], dis[8], tot = 0;
-    int cnt = v ? me + 1 : 2;
-    for (int i = 0; i < cnt; i++)
-        s[i] = val(mine[me], i);
-    for (int j = 0; j < 8; j++) {
-        rc[j] = v ? j + 1 : 2;
-        dis[j] = v ? tot + 1 : tot;
-        tot = dis[j] + rc[j];
-    }
+    int s[8], rbuf[64], rc[8], dis[8];
+    int cnt = my_block(v, s);
+    layout(v, rc, dis);
     for (int i = 0; i < 64; i++)
         rbuf[i] = -7;
     if (v)
@@ -175,10 +185,7 @@ static void allgather(MPI_Comm ic, int nb, int v) {
     else
         COLL(nb, MPI_Allgather(s, cnt, MPI_INT, rbuf, 2, MPI_INT, ic),
              MPI_Iallgather(s, cnt, MPI_INT, rbuf, 2, MPI_INT, ic, &rq_));
-    for (int j = 0; j < m; j++)
-        for (int i = 0; i < rc[j]; i++)
-            T_CHECK(rbuf[dis[j] + i] == val(other[j], i), "allgather v=%d nb=%d [%d][%d] %d", v, nb,
-                    j, i, rbuf[dis[j] + i]);
+    check_gathered("allgather", v, nb, rbuf, rc, dis);
 }
 
 /* form 0: 2 items per peer; 1 (v) and 2 (w): (sender + receiver) % 3 + 1 items */
