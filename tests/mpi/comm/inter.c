@@ -47,6 +47,25 @@ static void check_group(MPI_Group g, const int *world, int n, const char *what) 
     free(tr);
 }
 
+/* c's local group is world ranks mine (n), its remote group other (m), and
+ * the caller is not in the remote group. what prefixes the messages. */
+static void check_groups(MPI_Comm c, const int *mine, int n, const int *other, int m,
+                         const char *what) {
+    char name[64];
+    MPI_Group g;
+    MPI_Comm_group(c, &g);
+    snprintf(name, sizeof(name), "%slocal group", what);
+    check_group(g, mine, n, name);
+    MPI_Group_free(&g);
+    MPI_Comm_remote_group(c, &g);
+    snprintf(name, sizeof(name), "%sremote group", what);
+    check_group(g, other, m, name);
+    int grank;
+    MPI_Group_rank(g, &grank);
+    T_CHECK(grank == MPI_UNDEFINED, "caller's rank in the %s %d", name, grank);
+    MPI_Group_free(&g);
+}
+
 /* Every process sends to remote rank (i % m) messages {world, local rank, k} with
  * tag 10 + k; every process receives those meant for it with ANY_SOURCE/ANY_TAG. */
 static void p2p_any(MPI_Comm ic, const int *remote) {
@@ -247,13 +266,7 @@ static void check_create(MPI_Comm ic, const int *mine, int n, const int *other, 
             MPI_Comm_remote_size(cc, &rs);
             T_CHECK(flag && ls == keep && rs == rkeep, "create: inter %d sizes %d/%d", flag, ls,
                     rs);
-            MPI_Group g;
-            MPI_Comm_group(cc, &g);
-            check_group(g, mine, keep, "create local group");
-            MPI_Group_free(&g);
-            MPI_Comm_remote_group(cc, &g);
-            check_group(g, other, rkeep, "create remote group");
-            MPI_Group_free(&g);
+            check_groups(cc, mine, keep, other, rkeep, "create ");
             MPI_Comm_free(&cc);
         }
     }
@@ -329,16 +342,7 @@ static void run(int mode) {
             rsize);
     MPI_Comm_test_inter(local, &flag);
     T_CHECK(!flag, "test_inter on an intracomm");
-    MPI_Group g;
-    MPI_Comm_group(ic, &g);
-    check_group(g, mine, n, "local group");
-    MPI_Group_free(&g);
-    MPI_Comm_remote_group(ic, &g);
-    check_group(g, other, m, "remote group");
-    int grank;
-    MPI_Group_rank(g, &grank);
-    T_CHECK(grank == MPI_UNDEFINED, "caller's rank in the remote group %d", grank);
-    MPI_Group_free(&g);
+    check_groups(ic, mine, n, other, m, "");
 
     p2p_any(ic, other);
     p2p_big(ic, other);
