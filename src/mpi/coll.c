@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Collective bindings: argument checks, then one call into src/coll. Each
- * blocking collective and its I-variant share one function (request NULL:
- * blocking). */
+ * blocking collective, its I-variant and its persistent _init form
+ * (coll_persist.c) share one function (request NULL: blocking), which ends in
+ * a tdm_mpi_ccall_t run now or bound to a persistent request. */
 #include "bind.h"
 
 #include "../coll/coll.h"
 #include "coll_inter.h"
+#include "coll_persist.h"
 
 #include <stdlib.h>
 
@@ -50,70 +52,126 @@
                                _what);                                                             \
     } while (0)
 
-static int finish(tdm_comm_t *c, const char *fn, int rc, tdm_req_t *r, MPI_Request *request) {
-    if (TDM_UNLIKELY(rc != TDM_OK)) {
-        if (rc == TDM_ERR_TRUNCATE)
-            return tdm_mpi_err(c, MPI_ERR_TRUNCATE, fn,
-                               "a message of the collective is longer than its receive buffer "
-                               "(counts or types do not match across ranks)");
-        return tdm_mpi_err(c, tdm_mpi_class_of((tdm_rc_t)rc), fn, "collective failed");
+int tdm_mpi_coll_error(tdm_comm_t *c, const char *fn, int rc) {
+    if (rc == TDM_ERR_TRUNCATE)
+        return tdm_mpi_err(c, MPI_ERR_TRUNCATE, fn,
+                           "a message of the collective is longer than its receive buffer "
+                           "(counts or types do not match across ranks)");
+    return tdm_mpi_err(c, tdm_mpi_class_of((tdm_rc_t)rc), fn, "collective failed");
+}
+
+int tdm_mpi_ccall_run(tdm_comm_t *c, const tdm_mpi_ccall_t *cc, tdm_req_t **req_p) {
+    switch (cc->kind) {
+    case TDM_CCALL_BARRIER:
+        return tdm_coll_barrier(c, req_p);
+    case TDM_CCALL_BCAST:
+        return tdm_coll_bcast(cc->rbuf, cc->rcount, cc->rdt, cc->root, c, req_p);
+    case TDM_CCALL_REDUCE:
+        return tdm_coll_reduce(cc->sbuf, cc->rbuf, cc->rcount, cc->rdt, cc->op, cc->root, c, req_p);
+    case TDM_CCALL_ALLREDUCE:
+        return tdm_coll_allreduce(cc->sbuf, cc->rbuf, cc->rcount, cc->rdt, cc->op, c, req_p);
+    case TDM_CCALL_SCAN:
+        return tdm_coll_scan(cc->sbuf, cc->rbuf, cc->rcount, cc->rdt, cc->op, cc->exclusive, c,
+                             req_p);
+    case TDM_CCALL_GATHERV:
+        return tdm_coll_gatherv(cc->sbuf, cc->scount, cc->sdt, cc->rbuf, cc->rcounts, cc->rdispls,
+                                cc->rcount, cc->rdt, cc->root, c, req_p);
+    case TDM_CCALL_SCATTERV:
+        return tdm_coll_scatterv(cc->sbuf, cc->scounts, cc->sdispls, cc->scount, cc->sdt, cc->rbuf,
+                                 cc->rcount, cc->rdt, cc->root, c, req_p);
+    case TDM_CCALL_ALLGATHERV:
+        return tdm_coll_allgatherv(cc->sbuf, cc->scount, cc->sdt, cc->rbuf, cc->rcounts,
+                                   cc->rdispls, cc->rcount, cc->rdt, c, req_p);
+    case TDM_CCALL_ALLTOALLW:
+        return tdm_coll_alltoallw(cc->sbuf, cc->scounts, cc->sdispls, cc->sdts, cc->scount, cc->sdt,
+                                  cc->rbuf, cc->rcounts, cc->rdispls, cc->rdts, cc->rcount, cc->rdt,
+                                  c, req_p);
+    case TDM_CCALL_REDUCE_SCATTER:
+        return tdm_coll_reduce_scatter(cc->sbuf, cc->rbuf, cc->rcounts, cc->rcount, cc->rdt, cc->op,
+                                       c, req_p);
     }
+    return TDM_ERR_INTERN;
+}
+
+/* The checks passed: run the collective now, or bind it to a persistent request. */
+static int run(const char *fn, tdm_comm_t *c, tdm_mpi_call_mode_t mode, MPI_Request *request,
+               const tdm_mpi_ccall_t *cc) {
+    if (mode == TDM_CALL_PERSISTENT)
+        return tdm_mpi_coll_persist_init(c, fn, cc, request);
+    tdm_req_t *r = NULL;
+    int rc = tdm_mpi_ccall_run(c, cc, mode == TDM_CALL_NONBLOCKING ? &r : NULL);
+    if (TDM_UNLIKELY(rc != TDM_OK))
+        return tdm_mpi_coll_error(c, fn, rc);
     if (request)
         *request = tdm_req_handle(r);
     return MPI_SUCCESS;
 }
 
-#define RUN(_fn, _c, _call)                                                                        \
+/* Intercommunicators: no persistent forms yet (the I-forms' checks live in
+ * coll_inter.c and build straight into src/coll/inter.c). */
+#define NO_INTER_PERSIST(_fn, _c, _mode)                                                           \
     do {                                                                                           \
-        tdm_req_t *r_ = NULL;                                                                      \
-        tdm_req_t **rp_ = request ? &r_ : NULL;                                                    \
-        int rc_ = (_call);                                                                         \
-        return finish(_c, _fn, rc_, r_, request);                                                  \
+        if (TDM_UNLIKELY((_mode) == TDM_CALL_PERSISTENT))                                          \
+            return tdm_mpi_err(_c, MPI_ERR_UNSUPPORTED_OPERATION, _fn,                             \
+                               "%s is not implemented on intercommunicators", _fn);                \
     } while (0)
 
 /* ---- Barrier ---- */
 
-static int barrier(MPI_Comm comm, MPI_Request *request, const char *fn, bool blocking) {
+int tdm_mpi_coll_barrier(MPI_Comm comm, MPI_Request *request, const char *fn,
+                         tdm_mpi_call_mode_t mode) {
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter))
-        return tdm_mpi_inter_barrier(c, request, fn, blocking);
-    CHECK_REQ(fn, c, request, blocking);
-    RUN(fn, c, tdm_coll_barrier(c, rp_));
+    if (TDM_UNLIKELY(c->inter)) {
+        NO_INTER_PERSIST(fn, c, mode);
+        return tdm_mpi_inter_barrier(c, request, fn, mode == TDM_CALL_BLOCKING);
+    }
+    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    return run(fn, c, mode, request, &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BARRIER});
 }
 int PMPI_Barrier(MPI_Comm comm) {
-    return barrier(comm, NULL, "MPI_Barrier", true);
+    return tdm_mpi_coll_barrier(comm, NULL, "MPI_Barrier", TDM_CALL_BLOCKING);
 }
 TDM_WEAK(MPI_Barrier)
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
-    return barrier(comm, request, "MPI_Ibarrier", false);
+    return tdm_mpi_coll_barrier(comm, request, "MPI_Ibarrier", TDM_CALL_NONBLOCKING);
 }
 TDM_WEAK(MPI_Ibarrier)
 
 /* ---- Bcast ---- */
 
-static int bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                 MPI_Request *request, const char *fn, bool blocking) {
+int tdm_mpi_coll_bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                       MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter))
-        return tdm_mpi_inter_bcast(c, buf, count, datatype, root, request, fn, blocking);
+    if (TDM_UNLIKELY(c->inter)) {
+        NO_INTER_PERSIST(fn, c, mode);
+        return tdm_mpi_inter_bcast(c, buf, count, datatype, root, request, fn,
+                                   mode == TDM_CALL_BLOCKING);
+    }
     TDM_CHECK_COUNT(fn, c, count);
     GET_DT(fn, c, datatype, dt);
     TDM_CHECK_BUF(fn, c, buf, count, dt);
     NO_IN_PLACE(fn, c, buf, "the buffer of a broadcast");
     CHECK_ROOT(fn, c, root);
-    CHECK_REQ(fn, c, request, blocking);
-    RUN(fn, c, tdm_coll_bcast(buf, (size_t)count, dt, root, c, rp_));
+    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    return run(fn, c, mode, request,
+               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BCAST,
+                                  .rbuf = buf,
+                                  .rcount = (size_t)count,
+                                  .rdt = dt,
+                                  .root = root});
 }
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-    return bcast(buffer, count, datatype, root, comm, NULL, "MPI_Bcast", true);
+    return tdm_mpi_coll_bcast(buffer, count, datatype, root, comm, NULL, "MPI_Bcast",
+                              TDM_CALL_BLOCKING);
 }
 TDM_WEAK(MPI_Bcast)
 int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                 MPI_Request *request) {
-    return bcast(buffer, count, datatype, root, comm, request, "MPI_Ibcast", false);
+    return tdm_mpi_coll_bcast(buffer, count, datatype, root, comm, request, "MPI_Ibcast",
+                              TDM_CALL_NONBLOCKING);
 }
 TDM_WEAK(MPI_Ibcast)
 
@@ -140,63 +198,87 @@ static int red_checks(const char *fn, const void *sbuf, void *rbuf, int count,
     return MPI_SUCCESS;
 }
 
-static int reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                  int root, MPI_Comm comm, MPI_Request *request, const char *fn, bool blocking) {
+int tdm_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                        int root, MPI_Comm comm, MPI_Request *request, const char *fn,
+                        tdm_mpi_call_mode_t mode) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
     tdm_op_t *o;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter))
+    if (TDM_UNLIKELY(c->inter)) {
+        NO_INTER_PERSIST(fn, c, mode);
         return tdm_mpi_inter_reduce(c, sbuf, rbuf, count, datatype, op, root, request, fn,
-                                    blocking);
+                                    mode == TDM_CALL_BLOCKING);
+    }
     CHECK_ROOT(fn, c, root);
     int err = red_checks(fn, sbuf, rbuf, count, datatype, op, c, c->rank == root, &dt, &o);
     if (err)
         return err;
     if (c->rank != root)
         NO_IN_PLACE(fn, c, sbuf, "the send buffer at a non-root rank");
-    CHECK_REQ(fn, c, request, blocking);
-    RUN(fn, c, tdm_coll_reduce(sbuf, rbuf, (size_t)count, dt, o, root, c, rp_));
+    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    return run(fn, c, mode, request,
+               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE,
+                                  .sbuf = sbuf,
+                                  .rbuf = rbuf,
+                                  .rcount = (size_t)count,
+                                  .rdt = dt,
+                                  .op = o,
+                                  .root = root});
 }
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm) {
-    return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL, "MPI_Reduce", true);
+    return tdm_mpi_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL,
+                               "MPI_Reduce", TDM_CALL_BLOCKING);
 }
 TDM_WEAK(MPI_Reduce)
 int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  int root, MPI_Comm comm, MPI_Request *request) {
-    return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, "MPI_Ireduce", false);
+    return tdm_mpi_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request,
+                               "MPI_Ireduce", TDM_CALL_NONBLOCKING);
 }
 TDM_WEAK(MPI_Ireduce)
 
-static int allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                     MPI_Comm comm, MPI_Request *request, const char *fn, bool blocking) {
+int tdm_mpi_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype,
+                           MPI_Op op, MPI_Comm comm, MPI_Request *request, const char *fn,
+                           tdm_mpi_call_mode_t mode) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
     tdm_op_t *o;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter))
-        return tdm_mpi_inter_allreduce(c, sbuf, rbuf, count, datatype, op, request, fn, blocking);
+    if (TDM_UNLIKELY(c->inter)) {
+        NO_INTER_PERSIST(fn, c, mode);
+        return tdm_mpi_inter_allreduce(c, sbuf, rbuf, count, datatype, op, request, fn,
+                                       mode == TDM_CALL_BLOCKING);
+    }
     int err = red_checks(fn, sbuf, rbuf, count, datatype, op, c, true, &dt, &o);
     if (err)
         return err;
-    CHECK_REQ(fn, c, request, blocking);
-    RUN(fn, c, tdm_coll_allreduce(sbuf, rbuf, (size_t)count, dt, o, c, rp_));
+    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    return run(fn, c, mode, request,
+               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLREDUCE,
+                                  .sbuf = sbuf,
+                                  .rbuf = rbuf,
+                                  .rcount = (size_t)count,
+                                  .rdt = dt,
+                                  .op = o});
 }
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm) {
-    return allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL, "MPI_Allreduce", true);
+    return tdm_mpi_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL,
+                                  "MPI_Allreduce", TDM_CALL_BLOCKING);
 }
 TDM_WEAK(MPI_Allreduce)
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm, MPI_Request *request) {
-    return allreduce(sendbuf, recvbuf, count, datatype, op, comm, request, "MPI_Iallreduce", false);
+    return tdm_mpi_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request,
+                                  "MPI_Iallreduce", TDM_CALL_NONBLOCKING);
 }
 TDM_WEAK(MPI_Iallreduce)
 
-static int scan(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                MPI_Comm comm, MPI_Request *request, const char *fn, bool blocking,
-                bool exclusive) {
+int tdm_mpi_coll_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                      MPI_Comm comm, MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode,
+                      bool exclusive) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
     tdm_op_t *o;
@@ -206,40 +288,53 @@ static int scan(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype, 
     int err = red_checks(fn, sbuf, rbuf, count, datatype, op, c, true, &dt, &o);
     if (err)
         return err;
-    CHECK_REQ(fn, c, request, blocking);
-    RUN(fn, c, tdm_coll_scan(sbuf, rbuf, (size_t)count, dt, o, exclusive, c, rp_));
+    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    return run(fn, c, mode, request,
+               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_SCAN,
+                                  .sbuf = sbuf,
+                                  .rbuf = rbuf,
+                                  .rcount = (size_t)count,
+                                  .rdt = dt,
+                                  .op = o,
+                                  .exclusive = exclusive});
 }
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm) {
-    return scan(sendbuf, recvbuf, count, datatype, op, comm, NULL, "MPI_Scan", true, false);
+    return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, NULL, "MPI_Scan",
+                             TDM_CALL_BLOCKING, false);
 }
 TDM_WEAK(MPI_Scan)
 int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm, MPI_Request *request) {
-    return scan(sendbuf, recvbuf, count, datatype, op, comm, request, "MPI_Iscan", false, false);
+    return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, request, "MPI_Iscan",
+                             TDM_CALL_NONBLOCKING, false);
 }
 TDM_WEAK(MPI_Iscan)
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm) {
-    return scan(sendbuf, recvbuf, count, datatype, op, comm, NULL, "MPI_Exscan", true, true);
+    return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, NULL, "MPI_Exscan",
+                             TDM_CALL_BLOCKING, true);
 }
 TDM_WEAK(MPI_Exscan)
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  MPI_Comm comm, MPI_Request *request) {
-    return scan(sendbuf, recvbuf, count, datatype, op, comm, request, "MPI_Iexscan", false, true);
+    return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, request, "MPI_Iexscan",
+                             TDM_CALL_NONBLOCKING, true);
 }
 TDM_WEAK(MPI_Iexscan)
 
-static int red_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
-                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request,
-                       const char *fn, bool blocking) {
+int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request,
+                             const char *fn, tdm_mpi_call_mode_t mode) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
     tdm_op_t *o;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter))
+    if (TDM_UNLIKELY(c->inter)) {
+        NO_INTER_PERSIST(fn, c, mode);
         return tdm_mpi_inter_red_scatter(c, sbuf, rbuf, rcounts, rcount, datatype, op, request, fn,
-                                         blocking);
+                                         mode == TDM_CALL_BLOCKING);
+    }
     GET_DT(fn, c, datatype, dt);
     GET_OP(fn, c, op, dt, o);
     if (rcounts) {
@@ -252,16 +347,23 @@ static int red_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rco
     }
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
     CHECK_ALIAS(fn, c, sbuf, rbuf, dt->size > 0);
-    CHECK_REQ(fn, c, request, blocking);
-    RUN(fn, c, tdm_coll_reduce_scatter(sbuf, rbuf, rcounts, (size_t)rcount, dt, o, c, rp_));
+    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    return run(fn, c, mode, request,
+               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE_SCATTER,
+                                  .sbuf = sbuf,
+                                  .rbuf = rbuf,
+                                  .rcounts = rcounts,
+                                  .rcount = (size_t)rcount,
+                                  .rdt = dt,
+                                  .op = o});
 }
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
     if (!recvcounts)
         return tdm_mpi_err(tdm_comm_get(comm), MPI_ERR_ARG, "MPI_Reduce_scatter",
                            "recvcounts is NULL");
-    return red_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, NULL,
-                       "MPI_Reduce_scatter", true);
+    return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, NULL,
+                                    "MPI_Reduce_scatter", TDM_CALL_BLOCKING);
 }
 TDM_WEAK(MPI_Reduce_scatter)
 int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
@@ -269,21 +371,21 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
     if (!recvcounts)
         return tdm_mpi_err(tdm_comm_get(comm), MPI_ERR_ARG, "MPI_Ireduce_scatter",
                            "recvcounts is NULL");
-    return red_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, request,
-                       "MPI_Ireduce_scatter", false);
+    return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, request,
+                                    "MPI_Ireduce_scatter", TDM_CALL_NONBLOCKING);
 }
 TDM_WEAK(MPI_Ireduce_scatter)
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    return red_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, NULL,
-                       "MPI_Reduce_scatter_block", true);
+    return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, NULL,
+                                    "MPI_Reduce_scatter_block", TDM_CALL_BLOCKING);
 }
 TDM_WEAK(MPI_Reduce_scatter_block)
 int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                MPI_Request *request) {
-    return red_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request,
-                       "MPI_Ireduce_scatter_block", false);
+    return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request,
+                                    "MPI_Ireduce_scatter_block", TDM_CALL_NONBLOCKING);
 }
 TDM_WEAK(MPI_Ireduce_scatter_block)
 
@@ -299,15 +401,18 @@ static int check_counts(const char *fn, tdm_comm_t *c, const int *counts, const 
     return MPI_SUCCESS;
 }
 
-static int gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                  const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
-                  MPI_Comm comm, MPI_Request *request, const char *fn, bool blocking, bool v) {
+int tdm_mpi_coll_gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                        const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
+                        MPI_Comm comm, MPI_Request *request, const char *fn,
+                        tdm_mpi_call_mode_t mode, bool v) {
     tdm_comm_t *c;
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter))
+    if (TDM_UNLIKELY(c->inter)) {
+        NO_INTER_PERSIST(fn, c, mode);
         return tdm_mpi_inter_gather(c, sbuf, scount, stype, rbuf, rcount, rcounts, displs, rtype,
-                                    root, request, fn, blocking, v);
+                                    root, request, fn, mode == TDM_CALL_BLOCKING, v);
+    }
     CHECK_ROOT(fn, c, root);
     bool am_root = c->rank == root;
     if (!(am_root && sbuf == MPI_IN_PLACE)) {
@@ -327,50 +432,63 @@ static int gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, 
         }
         CHECK_ALIAS(fn, c, sbuf, rbuf, scount > 0);
     }
-    CHECK_REQ(fn, c, request, blocking);
+    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
     if (!sdt)
         sdt = rdt;
-    RUN(fn, c,
-        tdm_coll_gatherv(sbuf, (size_t)scount, sdt, rbuf, v ? rcounts : NULL, v ? displs : NULL,
-                         (size_t)(rcount > 0 ? rcount : 0), rdt ? rdt : sdt, root, c, rp_));
+    return run(fn, c, mode, request,
+               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_GATHERV,
+                                  .sbuf = sbuf,
+                                  .scount = (size_t)scount,
+                                  .sdt = sdt,
+                                  .rbuf = rbuf,
+                                  .rcounts = v ? rcounts : NULL,
+                                  .rdispls = v ? displs : NULL,
+                                  .rcount = (size_t)(rcount > 0 ? rcount : 0),
+                                  .rdt = rdt ? rdt : sdt,
+                                  .root = root});
 }
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, root,
-                  comm, NULL, "MPI_Gather", true, false);
+    return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
+                               recvtype, root, comm, NULL, "MPI_Gather", TDM_CALL_BLOCKING, false);
 }
 TDM_WEAK(MPI_Gather)
 int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request *request) {
-    return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, root,
-                  comm, request, "MPI_Igather", false, false);
+    return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
+                               recvtype, root, comm, request, "MPI_Igather", TDM_CALL_NONBLOCKING,
+                               false);
 }
 TDM_WEAK(MPI_Igather)
 int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm) {
-    return gather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root,
-                  comm, NULL, "MPI_Gatherv", true, true);
+    return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                               recvtype, root, comm, NULL, "MPI_Gatherv", TDM_CALL_BLOCKING, true);
 }
 TDM_WEAK(MPI_Gatherv)
 int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                   MPI_Comm comm, MPI_Request *request) {
-    return gather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root,
-                  comm, request, "MPI_Igatherv", false, true);
+    return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                               recvtype, root, comm, request, "MPI_Igatherv", TDM_CALL_NONBLOCKING,
+                               true);
 }
 TDM_WEAK(MPI_Igatherv)
 
-static int scatter(const void *sbuf, int scount, const int *scounts, const int *displs,
-                   MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
-                   MPI_Comm comm, MPI_Request *request, const char *fn, bool blocking, bool v) {
+int tdm_mpi_coll_scatter(const void *sbuf, int scount, const int *scounts, const int *displs,
+                         MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                         MPI_Comm comm, MPI_Request *request, const char *fn,
+                         tdm_mpi_call_mode_t mode, bool v) {
     tdm_comm_t *c;
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter))
+    if (TDM_UNLIKELY(c->inter)) {
+        NO_INTER_PERSIST(fn, c, mode);
         return tdm_mpi_inter_scatter(c, sbuf, scount, scounts, displs, stype, rbuf, rcount, rtype,
-                                     root, request, fn, blocking, v);
+                                     root, request, fn, mode == TDM_CALL_BLOCKING, v);
+    }
     CHECK_ROOT(fn, c, root);
     bool am_root = c->rank == root;
     if (!(am_root && rbuf == MPI_IN_PLACE)) {
@@ -390,53 +508,66 @@ static int scatter(const void *sbuf, int scount, const int *scounts, const int *
         }
         CHECK_ALIAS(fn, c, sbuf, rbuf, rcount > 0);
     }
-    CHECK_REQ(fn, c, request, blocking);
+    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
     if (!rdt)
         rdt = sdt;
-    RUN(fn, c,
-        tdm_coll_scatterv(sbuf, v ? scounts : NULL, v ? displs : NULL,
-                          (size_t)(scount > 0 ? scount : 0), sdt ? sdt : rdt, rbuf,
-                          (size_t)(rcount > 0 ? rcount : 0), rdt, root, c, rp_));
+    return run(fn, c, mode, request,
+               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_SCATTERV,
+                                  .sbuf = sbuf,
+                                  .scounts = v ? scounts : NULL,
+                                  .sdispls = v ? displs : NULL,
+                                  .scount = (size_t)(scount > 0 ? scount : 0),
+                                  .sdt = sdt ? sdt : rdt,
+                                  .rbuf = rbuf,
+                                  .rcount = (size_t)(rcount > 0 ? rcount : 0),
+                                  .rdt = rdt,
+                                  .root = root});
 }
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    return scatter(sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvtype, root,
-                   comm, NULL, "MPI_Scatter", true, false);
+    return tdm_mpi_coll_scatter(sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
+                                recvtype, root, comm, NULL, "MPI_Scatter", TDM_CALL_BLOCKING,
+                                false);
 }
 TDM_WEAK(MPI_Scatter)
 int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                   MPI_Request *request) {
-    return scatter(sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvtype, root,
-                   comm, request, "MPI_Iscatter", false, false);
+    return tdm_mpi_coll_scatter(sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
+                                recvtype, root, comm, request, "MPI_Iscatter", TDM_CALL_NONBLOCKING,
+                                false);
 }
 TDM_WEAK(MPI_Iscatter)
 int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm) {
-    return scatter(sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                   comm, NULL, "MPI_Scatterv", true, true);
+    return tdm_mpi_coll_scatter(sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                recvtype, root, comm, NULL, "MPI_Scatterv", TDM_CALL_BLOCKING,
+                                true);
 }
 TDM_WEAK(MPI_Scatterv)
 int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
                    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                    int root, MPI_Comm comm, MPI_Request *request) {
-    return scatter(sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                   comm, request, "MPI_Iscatterv", false, true);
+    return tdm_mpi_coll_scatter(sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                recvtype, root, comm, request, "MPI_Iscatterv",
+                                TDM_CALL_NONBLOCKING, true);
 }
 TDM_WEAK(MPI_Iscatterv)
 
 /* ---- Allgather ---- */
 
-static int allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                     const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
-                     MPI_Request *request, const char *fn, bool blocking, bool v) {
+int tdm_mpi_coll_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                           const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
+                           MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode, bool v) {
     tdm_comm_t *c;
     tdm_dtype_t *sdt = NULL, *rdt;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter))
+    if (TDM_UNLIKELY(c->inter)) {
+        NO_INTER_PERSIST(fn, c, mode);
         return tdm_mpi_inter_allgather(c, sbuf, scount, stype, rbuf, rcount, rcounts, displs, rtype,
-                                       request, fn, blocking, v);
+                                       request, fn, mode == TDM_CALL_BLOCKING, v);
+    }
     if (sbuf != MPI_IN_PLACE) {
         TDM_CHECK_COUNT(fn, c, scount);
         GET_DT(fn, c, stype, sdt);
@@ -451,52 +582,63 @@ static int allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbu
         TDM_CHECK_COUNT(fn, c, rcount);
     }
     CHECK_ALIAS(fn, c, sbuf, rbuf, scount > 0);
-    CHECK_REQ(fn, c, request, blocking);
-    RUN(fn, c,
-        tdm_coll_allgatherv(sbuf, (size_t)(scount > 0 ? scount : 0), sdt ? sdt : rdt, rbuf,
-                            v ? rcounts : NULL, v ? displs : NULL,
-                            (size_t)(rcount > 0 ? rcount : 0), rdt, c, rp_));
+    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    return run(fn, c, mode, request,
+               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLGATHERV,
+                                  .sbuf = sbuf,
+                                  .scount = (size_t)(scount > 0 ? scount : 0),
+                                  .sdt = sdt ? sdt : rdt,
+                                  .rbuf = rbuf,
+                                  .rcounts = v ? rcounts : NULL,
+                                  .rdispls = v ? displs : NULL,
+                                  .rcount = (size_t)(rcount > 0 ? rcount : 0),
+                                  .rdt = rdt});
 }
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, comm,
-                     NULL, "MPI_Allgather", true, false);
+    return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
+                                  recvtype, comm, NULL, "MPI_Allgather", TDM_CALL_BLOCKING, false);
 }
 TDM_WEAK(MPI_Allgather)
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, comm,
-                     request, "MPI_Iallgather", false, false);
+    return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
+                                  recvtype, comm, request, "MPI_Iallgather", TDM_CALL_NONBLOCKING,
+                                  false);
 }
 TDM_WEAK(MPI_Iallgather)
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm) {
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm,
-                     NULL, "MPI_Allgatherv", true, true);
+    return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                                  recvtype, comm, NULL, "MPI_Allgatherv", TDM_CALL_BLOCKING, true);
 }
 TDM_WEAK(MPI_Allgatherv)
 int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                      MPI_Comm comm, MPI_Request *request) {
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm,
-                     request, "MPI_Iallgatherv", false, true);
+    return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                                  recvtype, comm, request, "MPI_Iallgatherv", TDM_CALL_NONBLOCKING,
+                                  true);
 }
 TDM_WEAK(MPI_Iallgatherv)
 
 /* ---- Alltoall(v,w) ---- */
 
-static int alltoall(const void *sbuf, int scount, const int *scounts, const int *sdispls,
-                    MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, int rcount,
-                    const int *rcounts, const int *rdispls, MPI_Datatype rtype,
-                    const MPI_Datatype *rtypes, MPI_Comm comm, MPI_Request *request, const char *fn,
-                    bool blocking, int form /* 0 plain, 1 v, 2 w */) {
+int tdm_mpi_coll_alltoall(const void *sbuf, int scount, const int *scounts, const int *sdispls,
+                          MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, int rcount,
+                          const int *rcounts, const int *rdispls, MPI_Datatype rtype,
+                          const MPI_Datatype *rtypes, MPI_Comm comm, MPI_Request *request,
+                          const char *fn, tdm_mpi_call_mode_t mode,
+                          int form /* 0 plain, 1 v, 2 w */) {
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter))
+    if (TDM_UNLIKELY(c->inter)) {
+        NO_INTER_PERSIST(fn, c, mode);
         return tdm_mpi_inter_alltoall(c, sbuf, scount, scounts, sdispls, stype, stypes, rbuf,
                                       rcount, rcounts, rdispls, rtype, rtypes, request, fn,
-                                      blocking, form);
+                                      mode == TDM_CALL_BLOCKING, form);
+    }
     int p = c->size;
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
     tdm_dtype_t **sdts = NULL, **rdts = NULL;
@@ -537,59 +679,72 @@ static int alltoall(const void *sbuf, int scount, const int *scounts, const int 
         }
     }
     CHECK_ALIAS(fn, c, sbuf, rbuf, true);
-    if (!blocking && !request) {
+    if (mode != TDM_CALL_BLOCKING && !request) {
         free(sdts);
         return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");
     }
-    tdm_req_t *r = NULL;
-    int rc = tdm_coll_alltoallw(sbuf, form ? scounts : NULL, form ? sdispls : NULL, sdts,
-                                (size_t)(scount > 0 ? scount : 0), sdt ? sdt : rdt, rbuf,
-                                form ? rcounts : NULL, form ? rdispls : NULL, rdts,
-                                (size_t)(rcount > 0 ? rcount : 0), rdt, c, request ? &r : NULL);
+    int err = run(fn, c, mode, request,
+                  &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLTOALLW,
+                                     .sbuf = sbuf,
+                                     .scounts = form ? scounts : NULL,
+                                     .sdispls = form ? sdispls : NULL,
+                                     .sdts = sdts,
+                                     .scount = (size_t)(scount > 0 ? scount : 0),
+                                     .sdt = sdt ? sdt : rdt,
+                                     .rbuf = rbuf,
+                                     .rcounts = form ? rcounts : NULL,
+                                     .rdispls = form ? rdispls : NULL,
+                                     .rdts = rdts,
+                                     .rcount = (size_t)(rcount > 0 ? rcount : 0),
+                                     .rdt = rdt});
     free(sdts);
-    return finish(c, fn, rc, r, request);
+    return err;
 }
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    return alltoall(sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, NULL, NULL,
-                    recvtype, NULL, comm, NULL, "MPI_Alltoall", true, 0);
+    return tdm_mpi_coll_alltoall(sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount,
+                                 NULL, NULL, recvtype, NULL, comm, NULL, "MPI_Alltoall",
+                                 TDM_CALL_BLOCKING, 0);
 }
 TDM_WEAK(MPI_Alltoall)
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    return alltoall(sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, NULL, NULL,
-                    recvtype, NULL, comm, request, "MPI_Ialltoall", false, 0);
+    return tdm_mpi_coll_alltoall(sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount,
+                                 NULL, NULL, recvtype, NULL, comm, request, "MPI_Ialltoall",
+                                 TDM_CALL_NONBLOCKING, 0);
 }
 TDM_WEAK(MPI_Ialltoall)
 int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-    return alltoall(sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf, 0, recvcounts,
-                    rdispls, recvtype, NULL, comm, NULL, "MPI_Alltoallv", true, 1);
+    return tdm_mpi_coll_alltoall(sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf, 0,
+                                 recvcounts, rdispls, recvtype, NULL, comm, NULL, "MPI_Alltoallv",
+                                 TDM_CALL_BLOCKING, 1);
 }
 TDM_WEAK(MPI_Alltoallv)
 int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                     MPI_Request *request) {
-    return alltoall(sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf, 0, recvcounts,
-                    rdispls, recvtype, NULL, comm, request, "MPI_Ialltoallv", false, 1);
+    return tdm_mpi_coll_alltoall(sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf, 0,
+                                 recvcounts, rdispls, recvtype, NULL, comm, request,
+                                 "MPI_Ialltoallv", TDM_CALL_NONBLOCKING, 1);
 }
 TDM_WEAK(MPI_Ialltoallv)
 int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-    return alltoall(sendbuf, 0, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, 0,
-                    recvcounts, rdispls, MPI_DATATYPE_NULL, recvtypes, comm, NULL, "MPI_Alltoallw",
-                    true, 2);
+    return tdm_mpi_coll_alltoall(sendbuf, 0, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes,
+                                 recvbuf, 0, recvcounts, rdispls, MPI_DATATYPE_NULL, recvtypes,
+                                 comm, NULL, "MPI_Alltoallw", TDM_CALL_BLOCKING, 2);
 }
 TDM_WEAK(MPI_Alltoallw)
 int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
                     const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                     const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                     MPI_Request *request) {
-    return alltoall(sendbuf, 0, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, 0,
-                    recvcounts, rdispls, MPI_DATATYPE_NULL, recvtypes, comm, request,
-                    "MPI_Ialltoallw", false, 2);
+    return tdm_mpi_coll_alltoall(sendbuf, 0, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes,
+                                 recvbuf, 0, recvcounts, rdispls, MPI_DATATYPE_NULL, recvtypes,
+                                 comm, request, "MPI_Ialltoallw", TDM_CALL_NONBLOCKING, 2);
 }
 TDM_WEAK(MPI_Ialltoallw)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Point-to-point bindings: argument checks, then one call into src/p2p. */
 #include "bind.h"
+#include "coll_persist.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -502,6 +503,8 @@ static int start_one(MPI_Request *request, const char *fn) {
     if (p->active)
         return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request %#x is already active",
                            (unsigned)*request);
+    if (p->kind == TDM_REQ_OTHER)
+        return tdm_mpi_coll_persist_start(p, fn);
     MPI_Request inner;
     int err;
     if (p->kind == TDM_REQ_SEND)

@@ -2,6 +2,7 @@
 /* Completion: Wait/Test and their all/any/some forms, freeing, cancelling,
  * statuses, generalized requests. */
 #include "bind.h"
+#include "coll_persist.h"
 
 #include <stdlib.h>
 
@@ -419,7 +420,14 @@ int PMPI_Request_free(MPI_Request *request) {
     if (!r)
         return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Request_free",
                            "request is MPI_REQUEST_NULL");
-    if (r->persistent) {
+    if (r->persistent && r->kind == TDM_REQ_OTHER) {
+        /* a persistent collective: freeing it while active is erroneous (MPI-4.0 6.13) */
+        if (r->active)
+            return tdm_mpi_err(r->comm, MPI_ERR_REQUEST, "MPI_Request_free",
+                               "persistent collective request %#x is active (complete it first)",
+                               (unsigned)*request);
+        tdm_mpi_coll_persist_free(r);
+    } else if (r->persistent) {
         if (r->active && r->inner) {
             /* the operation goes on; it is released when it completes */
             if (r->inner->done)

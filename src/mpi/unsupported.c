@@ -9,7 +9,7 @@
  * MPI_T_ functions return MPI_T_ERR_NOT_SUPPORTED: the tool interface never
  * calls error handlers.
  *
- * 638 functions declared, 278 implemented elsewhere, 360 stubbed here.
+ * 638 functions declared, 295 implemented elsewhere, 343 stubbed here.
  *
  * Never stubbed (they do not return an error code); implemented elsewhere:
  *   MPI_Aint MPI_Aint_add
@@ -47,13 +47,6 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 }
 TDM_WEAK(MPI_Allgather_c)
 
-int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                        MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Allgather_init");
-}
-TDM_WEAK(MPI_Allgather_init)
-
 int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                           void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                           MPI_Info info, MPI_Request *request) {
@@ -67,13 +60,6 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
     return tdm_mpi_unsupported(comm, "MPI_Allgatherv_c");
 }
 TDM_WEAK(MPI_Allgatherv_c)
-
-int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                         MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Allgatherv_init");
-}
-TDM_WEAK(MPI_Allgatherv_init)
 
 int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                            void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
@@ -89,12 +75,6 @@ int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 }
 TDM_WEAK(MPI_Allreduce_c)
 
-int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Allreduce_init");
-}
-TDM_WEAK(MPI_Allreduce_init)
-
 int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                           MPI_Request *request) {
@@ -107,13 +87,6 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     return tdm_mpi_unsupported(comm, "MPI_Alltoall_c");
 }
 TDM_WEAK(MPI_Alltoall_c)
-
-int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Alltoall_init");
-}
-TDM_WEAK(MPI_Alltoall_init)
 
 int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
@@ -128,14 +101,6 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     return tdm_mpi_unsupported(comm, "MPI_Alltoallv_c");
 }
 TDM_WEAK(MPI_Alltoallv_c)
-
-int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                        MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Alltoallv_init");
-}
-TDM_WEAK(MPI_Alltoallv_init)
 
 int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
                           const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
@@ -153,14 +118,6 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 }
 TDM_WEAK(MPI_Alltoallw_c)
 
-int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                        MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Alltoallw_init");
-}
-TDM_WEAK(MPI_Alltoallw_init)
-
 int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
                           const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
                           const MPI_Count recvcounts[], const MPI_Aint rdispls[],
@@ -170,21 +127,10 @@ int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
 }
 TDM_WEAK(MPI_Alltoallw_init_c)
 
-int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Barrier_init");
-}
-TDM_WEAK(MPI_Barrier_init)
-
 int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
     return tdm_mpi_unsupported(comm, "MPI_Bcast_c");
 }
 TDM_WEAK(MPI_Bcast_c)
-
-int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                    MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Bcast_init");
-}
-TDM_WEAK(MPI_Bcast_init)
 
 int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
                       MPI_Info info, MPI_Request *request) {
@@ -294,12 +240,6 @@ int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
     return tdm_mpi_unsupported(comm, "MPI_Exscan_c");
 }
 TDM_WEAK(MPI_Exscan_c)
-
-int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Exscan_init");
-}
-TDM_WEAK(MPI_Exscan_init)
 
 int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
@@ -811,13 +751,6 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 }
 TDM_WEAK(MPI_Gather_c)
 
-int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                     MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Gather_init");
-}
-TDM_WEAK(MPI_Gather_init)
-
 int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
                        MPI_Comm comm, MPI_Info info, MPI_Request *request) {
@@ -831,13 +764,6 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     return tdm_mpi_unsupported(comm, "MPI_Gatherv_c");
 }
 TDM_WEAK(MPI_Gatherv_c)
-
-int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                      MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Gatherv_init");
-}
-TDM_WEAK(MPI_Gatherv_init)
 
 int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                         void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
@@ -1326,12 +1252,6 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 }
 TDM_WEAK(MPI_Reduce_c)
 
-int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Reduce_init");
-}
-TDM_WEAK(MPI_Reduce_init)
-
 int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                        MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     return tdm_mpi_unsupported(comm, "MPI_Reduce_init_c");
@@ -1343,13 +1263,6 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
     return tdm_mpi_unsupported(comm, "MPI_Reduce_scatter_block_c");
 }
 TDM_WEAK(MPI_Reduce_scatter_block_c)
-
-int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
-                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                                   MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Reduce_scatter_block_init");
-}
-TDM_WEAK(MPI_Reduce_scatter_block_init)
 
 int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
@@ -1363,13 +1276,6 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
     return tdm_mpi_unsupported(comm, "MPI_Reduce_scatter_c");
 }
 TDM_WEAK(MPI_Reduce_scatter_c)
-
-int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                             MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Reduce_scatter_init");
-}
-TDM_WEAK(MPI_Reduce_scatter_init)
 
 int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
@@ -1457,12 +1363,6 @@ int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 }
 TDM_WEAK(MPI_Scan_c)
 
-int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Scan_init");
-}
-TDM_WEAK(MPI_Scan_init)
-
 int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     return tdm_mpi_unsupported(comm, "MPI_Scan_init_c");
@@ -1474,13 +1374,6 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     return tdm_mpi_unsupported(comm, "MPI_Scatter_c");
 }
 TDM_WEAK(MPI_Scatter_c)
-
-int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                      MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Scatter_init");
-}
-TDM_WEAK(MPI_Scatter_init)
 
 int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
@@ -1495,13 +1388,6 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
     return tdm_mpi_unsupported(comm, "MPI_Scatterv_c");
 }
 TDM_WEAK(MPI_Scatterv_c)
-
-int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
-                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Scatterv_init");
-}
-TDM_WEAK(MPI_Scatterv_init)
 
 int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,

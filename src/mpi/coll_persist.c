@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Persistent collectives (MPI-4.0 6.13): MPI_<Coll>_init checks its arguments
+ * with the same code as MPI_I<coll> (coll.c) and binds them to an inactive
+ * persistent request of kind TDM_REQ_OTHER. The request reuses the persistent
+ * point-to-point mechanism: MPI_Start builds a fresh schedule with the I-form's
+ * builder and makes it `inner`, and request.c's Wait/Test family completes
+ * `inner` and leaves the request inactive.
+ *
+ * The schedule is built at start, not at init, because that is when it takes
+ * the communicator's next collective tag: starts are collective and made in the
+ * same order on every rank, as blocking and I-form collectives are, so the tags
+ * agree. Building at start also means nothing of a schedule stays pinned while
+ * the request is inactive.
+ *
+ * Count and displacement arrays are copied at init (the user may reuse them),
+ * and the datatypes and op are retained until MPI_Request_free, so a type the
+ * user frees after init keeps working.
+ */
+#include "coll_persist.h"
+
+#include "../comm/info.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct persist_coll {
+    tdm_mpi_ccall_t cc; /* arrays point into `ints` and `dts` */
+    int *ints;          /* copies of the significant count/displacement arrays */
+    tdm_dtype_t **dts;  /* Alltoallw: copies of the send then receive type arrays */
+} persist_coll_t;
+
+/* Does this rank read the send / receive arrays of cc (where the I-form checks them)? */
+static void arrays_significant(const tdm_comm_t *c, const tdm_mpi_ccall_t *cc, bool *send_p,
+                               bool *recv_p) {
+    *send_p = *recv_p = true;
+    if (cc->kind == TDM_CCALL_GATHERV)
+        *recv_p = c->rank == cc->root;
+    else if (cc->kind == TDM_CCALL_SCATTERV)
+        *send_p = c->rank == cc->root;
+    else if (cc->kind == TDM_CCALL_ALLTOALLW)
+        *send_p = cc->sbuf != MPI_IN_PLACE;
+}
+
+static void persist_release(persist_coll_t *pc, int p) {
+    tdm_mpi_ccall_t *cc = &pc->cc;
+    if (cc->sdt)
+        tdm_dtype_release(cc->sdt);
+    if (cc->rdt)
+        tdm_dtype_release(cc->rdt);
+    if (cc->op)
+        tdm_op_release(cc->op);
+    if (pc->dts)
+        for (int i = 0; i < 2 * p; i++)
+            tdm_dtype_release(pc->dts[i]);
+    free(pc->dts);
+    free(pc->ints);
+    free(pc);
+}
+
+int tdm_mpi_coll_persist_init(tdm_comm_t *c, const char *fn, const tdm_mpi_ccall_t *cc,
+                              MPI_Request *request) {
+    int p = c->size;
+    persist_coll_t *pc = calloc(1, sizeof(*pc));
+    if (!pc)
+        return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    pc->cc = *cc;
+    bool send_sig, recv_sig;
+    arrays_significant(c, cc, &send_sig, &recv_sig);
+    const int **arrays[4] = {&pc->cc.scounts, &pc->cc.sdispls, &pc->cc.rcounts, &pc->cc.rdispls};
+    const bool sig[4] = {send_sig, send_sig, recv_sig, recv_sig};
+    size_t n = 0;
+    for (int a = 0; a < 4; a++) {
+        if (!sig[a])
+            *arrays[a] = NULL;
+        n += *arrays[a] ? 1 : 0;
+    }
+    if (n && !(pc->ints = malloc(n * (size_t)p * sizeof(int))))
+        goto err_free;
+    int *at = pc->ints;
+    for (int a = 0; a < 4; a++) {
+        if (!*arrays[a])
+            continue;
+        memcpy(at, *arrays[a], (size_t)p * sizeof(int));
+        *arrays[a] = at;
+        at += p;
+    }
+    if (cc->sdts) {
+        /* coll.c passes both arrays (the receive types twice for MPI_IN_PLACE) */
+        if (!(pc->dts = malloc(2 * (size_t)p * sizeof(*pc->dts))))
+            goto err_free;
+        memcpy(pc->dts, cc->sdts, (size_t)p * sizeof(*pc->dts));
+        memcpy(pc->dts + p, cc->rdts, (size_t)p * sizeof(*pc->dts));
+        pc->cc.sdts = pc->dts;
+        pc->cc.rdts = pc->dts + p;
+    }
+    tdm_req_t *r = tdm_req_alloc(TDM_REQ_OTHER);
+    if (!r)
+        goto err_free;
+    /* nothing can fail from here: take the references persist_release drops */
+    if (pc->cc.sdt)
+        tdm_dtype_retain(pc->cc.sdt);
+    if (pc->cc.rdt)
+        tdm_dtype_retain(pc->cc.rdt);
+    if (pc->cc.op)
+        tdm_op_retain(pc->cc.op);
+    if (pc->dts)
+        for (int i = 0; i < 2 * p; i++)
+            tdm_dtype_retain(pc->dts[i]);
+    r->persistent = 1;
+    r->active = 0;
+    r->done = 1; /* an inactive persistent request completes at once */
+    tdm_req_set_comm(r, c);
+    r->cb_arg = pc;
+    r->status.source = MPI_ANY_SOURCE;
+    r->status.tag = MPI_ANY_TAG;
+    *request = tdm_req_handle(r);
+    return MPI_SUCCESS;
+
+err_free:
+    free(pc->dts);
+    free(pc->ints);
+    free(pc);
+    return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory");
+}
+
+int tdm_mpi_coll_persist_start(tdm_req_t *p, const char *fn) {
+    persist_coll_t *pc = p->cb_arg;
+    tdm_comm_t *c = p->comm;
+    tdm_req_t *r = NULL;
+    int rc = tdm_mpi_ccall_run(c, &pc->cc, &r);
+    if (TDM_UNLIKELY(rc != TDM_OK))
+        return tdm_mpi_coll_error(c, fn, rc);
+    p->inner = r;
+    p->active = 1;
+    p->done = 0;
+    return MPI_SUCCESS;
+}
+
+void tdm_mpi_coll_persist_free(tdm_req_t *p) {
+    tdm_comm_t *c = p->comm;
+    persist_release(p->cb_arg, c->size);
+    p->cb_arg = NULL;
+    tdm_p2p_release(p);
+}
+
+/* ---- bindings ---- */
+
+/* MPI_INFO_NULL or a valid info object (no hints are used yet). */
+static int check_info(const char *fn, MPI_Comm comm, MPI_Info info) {
+    TDM_CHECK_INIT(fn);
+    if (info != MPI_INFO_NULL && !tdm_info_get(info))
+        return tdm_mpi_err(tdm_comm_get(comm), MPI_ERR_INFO, fn, "invalid info (handle %#x)",
+                           (unsigned)info);
+    return MPI_SUCCESS;
+}
+
+#define P TDM_CALL_PERSISTENT
+#define INFO(_fn)                                                                                  \
+    do {                                                                                           \
+        int err_ = check_info(_fn, comm, info);                                                    \
+        if (err_)                                                                                  \
+            return err_;                                                                           \
+    } while (0)
+
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    INFO("MPI_Barrier_init");
+    return tdm_mpi_coll_barrier(comm, request, "MPI_Barrier_init", P);
+}
+TDM_WEAK(MPI_Barrier_init)
+
+int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                    MPI_Info info, MPI_Request *request) {
+    INFO("MPI_Bcast_init");
+    return tdm_mpi_coll_bcast(buffer, count, datatype, root, comm, request, "MPI_Bcast_init", P);
+}
+TDM_WEAK(MPI_Bcast_init)
+
+int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    INFO("MPI_Reduce_init");
+    return tdm_mpi_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request,
+                               "MPI_Reduce_init", P);
+}
+TDM_WEAK(MPI_Reduce_init)
+
+int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    INFO("MPI_Allreduce_init");
+    return tdm_mpi_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request,
+                                  "MPI_Allreduce_init", P);
+}
+TDM_WEAK(MPI_Allreduce_init)
+
+int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    INFO("MPI_Scan_init");
+    return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, request, "MPI_Scan_init",
+                             P, false);
+}
+TDM_WEAK(MPI_Scan_init)
+
+int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    INFO("MPI_Exscan_init");
+    return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, request,
+                             "MPI_Exscan_init", P, true);
+}
+TDM_WEAK(MPI_Exscan_init)
+
+int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                             MPI_Request *request) {
+    INFO("MPI_Reduce_scatter_init");
+    if (!recvcounts)
+        return tdm_mpi_err(tdm_comm_get(comm), MPI_ERR_ARG, "MPI_Reduce_scatter_init",
+                           "recvcounts is NULL");
+    return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, request,
+                                    "MPI_Reduce_scatter_init", P);
+}
+TDM_WEAK(MPI_Reduce_scatter_init)
+
+int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request) {
+    INFO("MPI_Reduce_scatter_block_init");
+    return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request,
+                                    "MPI_Reduce_scatter_block_init", P);
+}
+TDM_WEAK(MPI_Reduce_scatter_block_init)
+
+int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                     MPI_Request *request) {
+    INFO("MPI_Gather_init");
+    return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
+                               recvtype, root, comm, request, "MPI_Gather_init", P, false);
+}
+TDM_WEAK(MPI_Gather_init)
+
+int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    INFO("MPI_Gatherv_init");
+    return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                               recvtype, root, comm, request, "MPI_Gatherv_init", P, true);
+}
+TDM_WEAK(MPI_Gatherv_init)
+
+int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *request) {
+    INFO("MPI_Scatter_init");
+    return tdm_mpi_coll_scatter(sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
+                                recvtype, root, comm, request, "MPI_Scatter_init", P, false);
+}
+TDM_WEAK(MPI_Scatter_init)
+
+int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    INFO("MPI_Scatterv_init");
+    return tdm_mpi_coll_scatter(sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                recvtype, root, comm, request, "MPI_Scatterv_init", P, true);
+}
+TDM_WEAK(MPI_Scatterv_init)
+
+int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request) {
+    INFO("MPI_Allgather_init");
+    return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
+                                  recvtype, comm, request, "MPI_Allgather_init", P, false);
+}
+TDM_WEAK(MPI_Allgather_init)
+
+int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    INFO("MPI_Allgatherv_init");
+    return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                                  recvtype, comm, request, "MPI_Allgatherv_init", P, true);
+}
+TDM_WEAK(MPI_Allgatherv_init)
+
+int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request) {
+    INFO("MPI_Alltoall_init");
+    return tdm_mpi_coll_alltoall(sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount,
+                                 NULL, NULL, recvtype, NULL, comm, request, "MPI_Alltoall_init", P,
+                                 0);
+}
+TDM_WEAK(MPI_Alltoall_init)
+
+int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request) {
+    INFO("MPI_Alltoallv_init");
+    return tdm_mpi_coll_alltoall(sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf, 0,
+                                 recvcounts, rdispls, recvtype, NULL, comm, request,
+                                 "MPI_Alltoallv_init", P, 1);
+}
+TDM_WEAK(MPI_Alltoallv_init)
+
+int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request) {
+    INFO("MPI_Alltoallw_init");
+    return tdm_mpi_coll_alltoall(sendbuf, 0, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes,
+                                 recvbuf, 0, recvcounts, rdispls, MPI_DATATYPE_NULL, recvtypes,
+                                 comm, request, "MPI_Alltoallw_init", P, 2);
+}
+TDM_WEAK(MPI_Alltoallw_init)

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One intracommunicator collective as a value (coll.c builds it after the
+ * argument checks), so the same checked arguments can run now (blocking and
+ * I-forms) or be bound to a persistent request and run at every MPI_Start
+ * (the *_init forms, coll_persist.c).
+ */
+#ifndef TDM_MPI_COLL_PERSIST_H
+#define TDM_MPI_COLL_PERSIST_H
+
+#include "../coll/coll.h"
+#include "bind.h"
+
+/* How a collective binding was called. */
+typedef enum {
+    TDM_CALL_BLOCKING,
+    TDM_CALL_NONBLOCKING, /* I-form: *request receives an active request */
+    TDM_CALL_PERSISTENT,  /* _init form: *request receives an inactive persistent one */
+} tdm_mpi_call_mode_t;
+
+typedef enum {
+    TDM_CCALL_BARRIER,
+    TDM_CCALL_BCAST,          /* rbuf, rcount, rdt, root */
+    TDM_CCALL_REDUCE,         /* sbuf, rbuf, rcount, rdt, op, root */
+    TDM_CCALL_ALLREDUCE,      /* sbuf, rbuf, rcount, rdt, op */
+    TDM_CCALL_SCAN,           /* sbuf, rbuf, rcount, rdt, op, exclusive */
+    TDM_CCALL_GATHERV,        /* sbuf, scount, sdt, rbuf, rcounts, rdispls, rcount, rdt, root */
+    TDM_CCALL_SCATTERV,       /* sbuf, scounts, sdispls, scount, sdt, rbuf, rcount, rdt, root */
+    TDM_CCALL_ALLGATHERV,     /* sbuf, scount, sdt, rbuf, rcounts, rdispls, rcount, rdt */
+    TDM_CCALL_ALLTOALLW,      /* everything but op and root */
+    TDM_CCALL_REDUCE_SCATTER, /* sbuf, rbuf, rcounts, rcount, rdt, op */
+} tdm_mpi_ccall_kind_t;
+
+/* The arguments of the tdm_coll_* entry point of `kind` (coll.h), as coll.c
+ * passes them. Arrays have the communicator's size; NULL where coll.h says so
+ * (fixed-count forms) or where they are not significant at this rank. */
+typedef struct tdm_mpi_ccall {
+    tdm_mpi_ccall_kind_t kind;
+    const void *sbuf;
+    void *rbuf;
+    size_t scount, rcount;
+    tdm_dtype_t *sdt, *rdt;
+    const int *scounts, *sdispls, *rcounts, *rdispls;
+    tdm_dtype_t *const *sdts;
+    tdm_dtype_t *const *rdts;
+    tdm_op_t *op;
+    int root;
+    bool exclusive;
+} tdm_mpi_ccall_t;
+
+/* Start the collective on c: blocking with req_p NULL, else *req_p receives a
+ * request that completes with it. An internal tdm_rc_t. */
+int tdm_mpi_ccall_run(tdm_comm_t *c, const tdm_mpi_ccall_t *cc, tdm_req_t **req_p);
+
+/* The MPI error (through c's handler) for a collective's failure rc != TDM_OK. */
+int tdm_mpi_coll_error(tdm_comm_t *c, const char *fn, int rc);
+
+/* _init forms: bind a copy of cc (arrays copied, datatypes and op retained) to
+ * a new inactive persistent request. Arguments are checked already. */
+int tdm_mpi_coll_persist_init(tdm_comm_t *c, const char *fn, const tdm_mpi_ccall_t *cc,
+                              MPI_Request *request);
+/* MPI_Start of a persistent collective p (inactive): build a fresh schedule,
+ * taking the communicator's next collective tag, and make it p->inner. */
+int tdm_mpi_coll_persist_start(tdm_req_t *p, const char *fn);
+/* MPI_Request_free of an inactive persistent collective: release everything. */
+void tdm_mpi_coll_persist_free(tdm_req_t *p);
+
+/* The shared checks of coll.c, one per family (fn names the call for errors). */
+int tdm_mpi_coll_barrier(MPI_Comm comm, MPI_Request *request, const char *fn,
+                         tdm_mpi_call_mode_t mode);
+int tdm_mpi_coll_bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                       MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode);
+int tdm_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                        int root, MPI_Comm comm, MPI_Request *request, const char *fn,
+                        tdm_mpi_call_mode_t mode);
+int tdm_mpi_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype,
+                           MPI_Op op, MPI_Comm comm, MPI_Request *request, const char *fn,
+                           tdm_mpi_call_mode_t mode);
+int tdm_mpi_coll_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                      MPI_Comm comm, MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode,
+                      bool exclusive);
+int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request,
+                             const char *fn, tdm_mpi_call_mode_t mode);
+int tdm_mpi_coll_gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                        const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
+                        MPI_Comm comm, MPI_Request *request, const char *fn,
+                        tdm_mpi_call_mode_t mode, bool v);
+int tdm_mpi_coll_scatter(const void *sbuf, int scount, const int *scounts, const int *displs,
+                         MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                         MPI_Comm comm, MPI_Request *request, const char *fn,
+                         tdm_mpi_call_mode_t mode, bool v);
+int tdm_mpi_coll_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                           const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
+                           MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode, bool v);
+int tdm_mpi_coll_alltoall(const void *sbuf, int scount, const int *scounts, const int *sdispls,
+                          MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, int rcount,
+                          const int *rcounts, const int *rdispls, MPI_Datatype rtype,
+                          const MPI_Datatype *rtypes, MPI_Comm comm, MPI_Request *request,
+                          const char *fn, tdm_mpi_call_mode_t mode, int form);
+
+#endif
