@@ -56,7 +56,9 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg) {
     p->tx_count = calloc((size_t)p->size, sizeof(uint32_t));
     p->rx_count = calloc((size_t)p->size, sizeof(uint32_t));
     p->txlog = calloc((size_t)p->size * TDM_TXLOG, sizeof(tdm_txlog_ent_t));
-    if (!p->txq || !p->rx || !p->rtrq || !p->tx_count || !p->rx_count || !p->txlog) {
+    p->rndv_out = calloc((size_t)p->size, sizeof(uint32_t));
+    if (!p->txq || !p->rx || !p->rtrq || !p->tx_count || !p->rx_count || !p->txlog ||
+        !p->rndv_out) {
         tdm_error(P2P, "out of memory for %d peers", p->size);
         return -1;
     }
@@ -73,6 +75,10 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg) {
 
 void tdm_p2p_complete(tdm_req_t *req) {
     req->done = 1;
+    if (TDM_UNLIKELY(req->out_counted)) {
+        tdm_p2p.rndv_out[req->peer_world]--;
+        req->out_counted = 0;
+    }
     if (req->on_complete)
         req->on_complete(req);
     /* MPI_Request_free on an active request: nobody will wait for it */
@@ -435,6 +441,8 @@ void tdm_p2p_finalize(void) {
     free(tdm_p2p.rx_count);
     free(tdm_p2p.txlog);
     tdm_p2p.txlog = NULL;
+    free(tdm_p2p.rndv_out);
+    tdm_p2p.rndv_out = NULL;
     tdm_p2p.txq = tdm_p2p.rtrq = NULL;
     tdm_p2p.rx = NULL;
     tdm_p2p.tx_count = tdm_p2p.rx_count = NULL;

@@ -58,6 +58,8 @@ typedef struct tdm_p2p_state {
     tdm_txlog_ent_t *txlog; /* per peer, TDM_TXLOG entries: the (ctx, tag) of the last
                                envelopes sent, at index tx_count % TDM_TXLOG (RTR rule) */
     uint32_t *rx_count;     /* per peer: envelope packets taken from its ring */
+    uint32_t *rndv_out;     /* per peer: my rendezvous sends to it not yet complete (select.c
+                               reads it: an exchange, when the peer sends me one meanwhile) */
     tdm_list_t *rtrq;       /* per peer: RTR announcements received, oldest first */
 } tdm_p2p_state_t;
 

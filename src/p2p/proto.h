@@ -102,6 +102,7 @@ typedef struct tdm_select_in {
     uint64_t size;
     int cma;                      /* the pair may use CMA and both buffers are describable */
     int64_t load_send, load_recv; /* copies pending at each side */
+    int exchange; /* the receiver has rendezvous sends of its own to the sender in flight */
 } tdm_select_in_t;
 
 tdm_proto_id_t tdm_p2p_select(const tdm_select_in_t *in);

@@ -74,9 +74,10 @@ typedef struct tdm_req {
     uint8_t active;     /* persistent: started and not yet completed */
     uint8_t user_freed; /* MPI_Request_free while active: release on completion */
     uint8_t cancel_pending;
-    uint8_t hdr_done; /* send: the first packet (EAGER or RTS) is in the ring */
-    uint8_t acked;    /* send: the receiver's ACK/CTS has arrived */
-    void *comm;       /* the upper layer's communicator (for error handlers) */
+    uint8_t hdr_done;    /* send: the first packet (EAGER or RTS) is in the ring */
+    uint8_t acked;       /* send: the receiver's ACK/CTS has arrived */
+    uint8_t out_counted; /* send: counted in tdm_p2p.rndv_out until it completes */
+    void *comm;          /* the upper layer's communicator (for error handlers) */
     uint32_t ctx;
     int peer;       /* comm rank of the peer (or ANY_SOURCE for receives) */
     int peer_world; /* world rank of the peer (sends), or of the matched sender */

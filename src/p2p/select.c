@@ -25,6 +25,9 @@
  *      pending); otherwise it sends an RTS and the receiver decides as above;
  *      COOP only from TANDEM_COOP_MIN up (below it, splitting costs more than
  *      it gains: one side copies, RGET, with the fewest control packets);
+ *      no COOP in an exchange (the receiver has rendezvous sends of its own
+ *      to the sender in flight): both cores copy anyway, each its incoming
+ *      message, and COOP's halves only add control packets and syscalls;
  *      COOP-chunked for every CMA copy longer than TANDEM_COPY_CHUNK;
  *      no COOP when ranks outnumber cores (TANDEM_OVERSUBSCRIBED): both halves
  *      need both processes on a core at once, so a descheduled peer stalls
@@ -118,7 +121,7 @@ tdm_proto_id_t tdm_p2p_select(const tdm_select_in_t *in) {
         p = TDM_PROTO_RGET;
     else
         p = TDM_PROTO_COOP;
-    if (p == TDM_PROTO_COOP && (in->size < coop_min || oversubscribed))
+    if (p == TDM_PROTO_COOP && (in->size < coop_min || oversubscribed || in->exchange))
         p = TDM_PROTO_RGET;
     return p;
 }
@@ -160,6 +163,7 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
                                           memory_order_relaxed),
         .load_recv =
             atomic_load_explicit(&tdm_shm.procs[tdm_p2p.rank].copies_pending, memory_order_relaxed),
+        .exchange = tdm_p2p.rndv_out[r->peer_world] > 0,
     };
     tdm_proto_id_t p = tdm_p2p_select(&in);
     tdm_rndv_t *st = tdm_rndv(r);
@@ -264,6 +268,9 @@ void tdm_p2p_select_print(void *fp) {
             fputc(i + 1 < sizeof(sends) / sizeof(sends[0]) ? ',' : '\n', f);
         }
     }
+    if (forced == TDM_PROTO_AUTO)
+        fprintf(f, "  exchange (the receiver has its own rendezvous send to the sender in "
+                   "flight): coop becomes rget\n");
     fprintf(f,
             "  (load:a/b/c = copies pending equal / sender %lld more / receiver %lld more;"
             " a pair without CMA uses pipeline)\n",

@@ -71,6 +71,8 @@ static bool push_rts(tdm_req_t *s) {
     }
     tdm_shm_send_commit(s->peer_world);
     tdm_p2p_tx_envelope(s->peer_world, s->ctx, s->tag);
+    tdm_p2p.rndv_out[s->peer_world]++;
+    s->out_counted = 1;
     s->hdr_done = 1;
     s->stage = TDM_SSTAGE_WAIT_CTS;
     return true;

@@ -60,6 +60,13 @@ static void check_coop_load(void) {
     CHECK(tdm_p2p_select(&in) == TDM_PROTO_COOP);
     in.load_recv = 2;
     CHECK(tdm_p2p_select(&in) == TDM_PROTO_RPUT);
+    /* an exchange: each side reads what it receives */
+    in.load_recv = 0, in.exchange = 1;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_RGET);
+    in.send_mode = TDM_MODE_STD | TDM_MODE_BLOCKING, in.recv_blocking = 1;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_RGET);
+    in.exchange = 0;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_COOP);
 }
 
 static void check_announce_throttle(void) {

@@ -12,6 +12,9 @@
  *   isend-irecv   Isend x Irecv   COOP  (equal loads)
  *   bsend-recv    Bsend x Recv    RGET
  *   rsend-irecv   Rsend x Irecv   RTR   (the receive is posted first: counted by the sender)
+ *   isend-xchg    both ranks Isend two messages to each other, then receive:
+ *                 an exchange, RGET for at least the first of each pair (each
+ *                 reads what it receives; COOP would split both copies)
  *
  * Without the counters (any other environment) it is a plain data test.
  */
@@ -62,7 +65,31 @@ int main(int argc, char **argv) {
         attach = malloc((size_t)asz);
         MPI_Buffer_attach(attach, asz);
     }
-    for (int k = 0; k < N_MSGS; k++) {
+    if (!strcmp(rmode, "xchg")) {
+        /* Two messages each way: when the first one from the peer is matched, my
+         * second send is surely still in flight (the peer posts its receive only
+         * after its first receive completed), so the first match is an exchange.
+         * The second may or may not be, depending on timing. */
+        unsigned char *out = malloc(2 * BYTES);
+        for (int k = 0; k < N_MSGS; k++) {
+            MPI_Request rq[3];
+            fill(out, k + rank);
+            fill(out + BYTES, k + 7 + rank);
+            memset(buf, 0, BYTES);
+            MPI_Isend(out, BYTES, MPI_BYTE, 1 - rank, 2 * k, MPI_COMM_WORLD, &rq[0]);
+            MPI_Isend(out + BYTES, BYTES, MPI_BYTE, 1 - rank, 2 * k + 1, MPI_COMM_WORLD, &rq[1]);
+            MPI_Barrier(MPI_COMM_WORLD); /* every RTS is out before any receive */
+            MPI_Irecv(buf, BYTES, MPI_BYTE, 1 - rank, 2 * k, MPI_COMM_WORLD, &rq[2]);
+            MPI_Wait(&rq[2], MPI_STATUS_IGNORE); /* Isend x Irecv: COOP unless an exchange */
+            check(buf, k + 1 - rank);
+            MPI_Irecv(buf, BYTES, MPI_BYTE, 1 - rank, 2 * k + 1, MPI_COMM_WORLD, &rq[2]);
+            MPI_Waitall(3, rq, MPI_STATUSES_IGNORE);
+            check(buf, k + 7 + 1 - rank);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        free(out);
+    }
+    for (int k = 0; k < N_MSGS && strcmp(rmode, "xchg") != 0; k++) {
         if (rank == 0) {
             fill(buf, k);
             if (!strncmp(mode, "rsend", slen)) {
