@@ -89,6 +89,8 @@ int tdm_mpi_ccall_run(tdm_comm_t *c, const tdm_mpi_ccall_t *cc, tdm_req_t **req_
     case TDM_CCALL_REDUCE_SCATTER:
         return tdm_coll_reduce_scatter(cc->sbuf, cc->rbuf, cc->rcounts, cc->rcount, cc->rdt, cc->op,
                                        c, req_p);
+    case TDM_CCALL_NEIGHBOR:
+        return tdm_coll_neighbor(&cc->nsend, &cc->nrecv, cc->cart, c, req_p);
     }
     return TDM_ERR_INTERN;
 }

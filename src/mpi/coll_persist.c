@@ -15,7 +15,10 @@
  *
  * Count and displacement arrays are copied at init (the user may reuse them),
  * and the datatypes and op are retained until MPI_Request_free, so a type the
- * user frees after init keeps working.
+ * user frees after init keeps working. The neighbourhood collectives (topo.c)
+ * bind the same way; their arrays have the topology's in- and out-degree
+ * entries, not the communicator's size, and the neighbour lists are copied
+ * with them.
  */
 #include "coll_persist.h"
 
@@ -28,7 +31,48 @@ typedef struct persist_coll {
     tdm_mpi_ccall_t cc; /* arrays point into `ints` and `dts` */
     int *ints;          /* copies of the significant count/displacement arrays */
     tdm_dtype_t **dts;  /* Alltoallw: copies of the send then receive type arrays */
+    void *nmem[2];      /* neighbourhood kind: the send, receive side's arrays (nside_copy) */
 } persist_coll_t;
+
+/* Copy the arrays of a neighbourhood side (s->n entries each) into one block,
+ * *mem_p, and point s at the copies. -1 on ENOMEM (s then unchanged). */
+static int nside_copy(tdm_coll_nside_t *s, void **mem_p) {
+    size_t n = (size_t)s->n;
+    *mem_p = NULL;
+    if (n == 0) {
+        *s = (tdm_coll_nside_t){.buf = s->buf, .count = s->count, .dt = s->dt, .whole = s->whole};
+        return 0;
+    }
+    /* widest elements first, so every array is aligned */
+    char *m = malloc(n * (sizeof(ptrdiff_t) + sizeof(tdm_dtype_t *) + 3 * sizeof(int)));
+    if (!m)
+        return -1;
+    ptrdiff_t *bdispls = (ptrdiff_t *)m;
+    tdm_dtype_t **dts = (tdm_dtype_t **)(bdispls + n);
+    int *peers = (int *)(dts + n), *counts = peers + n, *displs = counts + n;
+    memcpy(peers, s->peers, n * sizeof(int));
+    s->peers = peers;
+    if (s->counts)
+        s->counts = memcpy(counts, s->counts, n * sizeof(int));
+    if (s->displs)
+        s->displs = memcpy(displs, s->displs, n * sizeof(int));
+    if (s->bdispls)
+        s->bdispls = memcpy(bdispls, s->bdispls, n * sizeof(ptrdiff_t));
+    if (s->dts)
+        s->dts = memcpy(dts, s->dts, n * sizeof(*dts));
+    *mem_p = m;
+    return 0;
+}
+
+/* Take (retain) or drop (release) a neighbourhood side's datatype references. */
+static void nside_refs(const tdm_coll_nside_t *s, bool retain) {
+    void (*fn)(tdm_dtype_t *) = retain ? tdm_dtype_retain : tdm_dtype_release;
+    if (s->dt)
+        fn(s->dt);
+    if (s->dts)
+        for (int i = 0; i < s->n; i++)
+            fn(s->dts[i]);
+}
 
 /* Does this rank read the send / receive arrays of cc (where the I-form checks them)? */
 static void arrays_significant(const tdm_comm_t *c, const tdm_mpi_ccall_t *cc, bool *send_p,
@@ -53,6 +97,12 @@ static void persist_release(persist_coll_t *pc, int p) {
     if (pc->dts)
         for (int i = 0; i < 2 * p; i++)
             tdm_dtype_release(pc->dts[i]);
+    if (cc->kind == TDM_CCALL_NEIGHBOR) {
+        nside_refs(&cc->nsend, false);
+        nside_refs(&cc->nrecv, false);
+    }
+    free(pc->nmem[1]);
+    free(pc->nmem[0]);
     free(pc->dts);
     free(pc->ints);
     free(pc);
@@ -94,6 +144,9 @@ int tdm_mpi_coll_persist_init(tdm_comm_t *c, const char *fn, const tdm_mpi_ccall
         pc->cc.sdts = pc->dts;
         pc->cc.rdts = pc->dts + p;
     }
+    if (cc->kind == TDM_CCALL_NEIGHBOR &&
+        (nside_copy(&pc->cc.nsend, &pc->nmem[0]) || nside_copy(&pc->cc.nrecv, &pc->nmem[1])))
+        goto err_free;
     tdm_req_t *r = tdm_req_alloc(TDM_REQ_OTHER);
     if (!r)
         goto err_free;
@@ -107,6 +160,10 @@ int tdm_mpi_coll_persist_init(tdm_comm_t *c, const char *fn, const tdm_mpi_ccall
     if (pc->dts)
         for (int i = 0; i < 2 * p; i++)
             tdm_dtype_retain(pc->dts[i]);
+    if (pc->cc.kind == TDM_CCALL_NEIGHBOR) {
+        nside_refs(&pc->cc.nsend, true);
+        nside_refs(&pc->cc.nrecv, true);
+    }
     r->persistent = 1;
     r->active = 0;
     r->done = 1; /* an inactive persistent request completes at once */
@@ -118,6 +175,8 @@ int tdm_mpi_coll_persist_init(tdm_comm_t *c, const char *fn, const tdm_mpi_ccall
     return MPI_SUCCESS;
 
 err_free:
+    free(pc->nmem[1]);
+    free(pc->nmem[0]);
     free(pc->dts);
     free(pc->ints);
     free(pc);
@@ -146,8 +205,7 @@ void tdm_mpi_coll_persist_free(tdm_req_t *p) {
 
 /* ---- bindings ---- */
 
-/* MPI_INFO_NULL or a valid info object (no hints are used yet). */
-static int check_info(const char *fn, MPI_Comm comm, MPI_Info info) {
+int tdm_mpi_coll_check_info(const char *fn, MPI_Comm comm, MPI_Info info) {
     TDM_CHECK_INIT(fn);
     if (info != MPI_INFO_NULL && !tdm_info_get(info))
         return tdm_mpi_err(tdm_comm_get(comm), MPI_ERR_INFO, fn, "invalid info (handle %#x)",
@@ -158,7 +216,7 @@ static int check_info(const char *fn, MPI_Comm comm, MPI_Info info) {
 #define P TDM_CALL_PERSISTENT
 #define INFO(_fn)                                                                                  \
     do {                                                                                           \
-        int err_ = check_info(_fn, comm, info);                                                    \
+        int err_ = tdm_mpi_coll_check_info(_fn, comm, info);                                       \
         if (err_)                                                                                  \
             return err_;                                                                           \
     } while (0)

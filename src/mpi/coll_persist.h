@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * One intracommunicator collective as a value (coll.c builds it after the
- * argument checks), so the same checked arguments can run now (blocking and
- * I-forms) or be bound to a persistent request and run at every MPI_Start
+ * One intracommunicator collective as a value (coll.c, and topo.c for the
+ * neighbourhood collectives, build it after the argument checks), so the same checked arguments can
+ * run now (blocking and I-forms) or be bound to a persistent request and run at every MPI_Start
  * (the *_init forms, coll_persist.c).
  */
 #ifndef TDM_MPI_COLL_PERSIST_H
@@ -29,11 +29,15 @@ typedef enum {
     TDM_CCALL_ALLGATHERV,     /* sbuf, scount, sdt, rbuf, rcounts, rdispls, rcount, rdt */
     TDM_CCALL_ALLTOALLW,      /* everything but op and root */
     TDM_CCALL_REDUCE_SCATTER, /* sbuf, rbuf, rcounts, rcount, rdt, op */
+    TDM_CCALL_NEIGHBOR,       /* nsend, nrecv, cart: all five Neighbor_* forms */
 } tdm_mpi_ccall_kind_t;
 
 /* The arguments of the tdm_coll_* entry point of `kind` (coll.h), as coll.c
  * passes them. Arrays have the communicator's size; NULL where coll.h says so
- * (fixed-count forms) or where they are not significant at this rank. */
+ * (fixed-count forms) or where they are not significant at this rank. The
+ * neighbourhood kind uses only nsend, nrecv and cart (tdm_coll_neighbor's
+ * arguments): their arrays have nsend.n (out-degree) and nrecv.n (in-degree)
+ * entries, and the datatypes of the other fields stay NULL. */
 typedef struct tdm_mpi_ccall {
     tdm_mpi_ccall_kind_t kind;
     const void *sbuf;
@@ -46,6 +50,8 @@ typedef struct tdm_mpi_ccall {
     tdm_op_t *op;
     int root;
     bool exclusive;
+    tdm_coll_nside_t nsend, nrecv;
+    bool cart;
 } tdm_mpi_ccall_t;
 
 /* Start the collective on c: blocking with req_p NULL, else *req_p receives a
@@ -54,6 +60,10 @@ int tdm_mpi_ccall_run(tdm_comm_t *c, const tdm_mpi_ccall_t *cc, tdm_req_t **req_
 
 /* The MPI error (through c's handler) for a collective's failure rc != TDM_OK. */
 int tdm_mpi_coll_error(tdm_comm_t *c, const char *fn, int rc);
+
+/* MPI_INFO_NULL or a valid info object (the _init forms' info argument; no
+ * hints are used yet). */
+int tdm_mpi_coll_check_info(const char *fn, MPI_Comm comm, MPI_Info info);
 
 /* _init forms: bind a copy of cc (arrays copied, datatypes and op retained) to
  * a new inactive persistent request. Arguments are checked already. */

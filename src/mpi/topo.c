@@ -2,7 +2,8 @@
 /*
  * Process topology bindings (MPI 3.1 chapter 7): Cartesian, graph and
  * distributed graph communicators, their queries, and the neighbourhood
- * collectives. Topology objects live in src/topo; the exchanges in src/coll.
+ * collectives (blocking, I- and MPI-4 _init forms, one check for all three).
+ * Topology objects live in src/topo; the exchanges in src/coll.
  *
  * reorder is ignored (the standard allows the identity mapping): a new
  * topology communicator is a split of the old one with key = old rank, so
@@ -17,6 +18,7 @@
 #include "../coll/coll.h"
 #include "../comm/info.h"
 #include "../topo/topo.h"
+#include "coll_persist.h"
 
 #include <stdlib.h>
 
@@ -673,13 +675,16 @@ static int nside(const char *fn, tdm_comm_t *c, const nargs_t *a, const int *pee
     return MPI_SUCCESS;
 }
 
+/* The blocking, I- and _init forms of every neighbourhood collective: check,
+ * then run now or bind to a persistent request (coll_persist.c, which copies
+ * the neighbour lists and arrays: dts and the user's arrays can go at once). */
 static int neighbor(const char *fn, MPI_Comm comm, const nargs_t *sa, const nargs_t *ra,
-                    MPI_Request *request, bool blocking) {
+                    MPI_Request *request, tdm_mpi_call_mode_t mode) {
     tdm_comm_t *c;
     tdm_topo_t *t;
     TDM_GET_COMM(fn, comm, c);
     GET_TOPO(fn, c, 0, t);
-    if (!blocking && !request)
+    if (mode != TDM_CALL_BLOCKING && !request)
         return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");
     tdm_dtype_t **dts = NULL;
     if (sa->w && t->indeg + t->outdeg > 0 &&
@@ -693,9 +698,16 @@ static int neighbor(const char *fn, MPI_Comm comm, const nargs_t *sa, const narg
         free(dts);
         return err;
     }
+    tdm_mpi_ccall_t cc = {
+        .kind = TDM_CCALL_NEIGHBOR, .nsend = s, .nrecv = r, .cart = t->kind == TDM_TOPO_CART};
+    if (mode == TDM_CALL_PERSISTENT) {
+        err = tdm_mpi_coll_persist_init(c, fn, &cc, request);
+        free(dts);
+        return err;
+    }
     tdm_req_t *req = NULL;
     /* the schedule holds its own references to the types: dts can go at once */
-    int rc = tdm_coll_neighbor(&s, &r, t->kind == TDM_TOPO_CART, c, request ? &req : NULL);
+    int rc = tdm_mpi_ccall_run(c, &cc, mode == TDM_CALL_NONBLOCKING ? &req : NULL);
     free(dts);
     if (TDM_UNLIKELY(rc != TDM_OK)) {
         if (rc == TDM_ERR_TRUNCATE)
@@ -709,21 +721,34 @@ static int neighbor(const char *fn, MPI_Comm comm, const nargs_t *sa, const narg
     return MPI_SUCCESS;
 }
 
-/* Each collective's blocking and non-blocking bindings: _SIG its parameters,
- * _S and _R the two sides it describes. */
+/* Each collective's blocking, non-blocking and persistent bindings: _SIG its
+ * parameters, _S and _R the two sides it describes. */
 #define NEIGHBOR_PAIR(_Name, _SIG, _S, _R)                                                         \
     int PMPI_Neighbor_##_Name _SIG {                                                               \
         nargs_t sa = _S, ra = _R;                                                                  \
-        return neighbor("MPI_Neighbor_" #_Name, comm, &sa, &ra, NULL, true);                       \
+        return neighbor("MPI_Neighbor_" #_Name, comm, &sa, &ra, NULL, TDM_CALL_BLOCKING);          \
     }                                                                                              \
     TDM_WEAK(MPI_Neighbor_##_Name)
 
 #define INEIGHBOR(_Name, _SIG, _S, _R)                                                             \
     int PMPI_Ineighbor_##_Name _SIG {                                                              \
         nargs_t sa = _S, ra = _R;                                                                  \
-        return neighbor("MPI_Ineighbor_" #_Name, comm, &sa, &ra, request, false);                  \
+        return neighbor("MPI_Ineighbor_" #_Name, comm, &sa, &ra, request, TDM_CALL_NONBLOCKING);   \
     }                                                                                              \
     TDM_WEAK(MPI_Ineighbor_##_Name)
+
+#define NEIGHBOR_INIT(_Name, _SIG, _S, _R)                                                         \
+    int PMPI_Neighbor_##_Name##_init _SIG {                                                        \
+        static const char fn_[] = "MPI_Neighbor_" #_Name "_init";                                  \
+        int err_ = tdm_mpi_coll_check_info(fn_, comm, info);                                       \
+        if (err_)                                                                                  \
+            return err_;                                                                           \
+        nargs_t sa = _S, ra = _R;                                                                  \
+        return neighbor(fn_, comm, &sa, &ra, request, TDM_CALL_PERSISTENT);                        \
+    }                                                                                              \
+    TDM_WEAK(MPI_Neighbor_##_Name##_init)
+
+#define INIT_TAIL MPI_Info info, MPI_Request *request
 
 #define P(...) __VA_ARGS__
 
@@ -736,6 +761,7 @@ static int neighbor(const char *fn, MPI_Comm comm, const nargs_t *sa, const narg
         MPI_Datatype recvtype, MPI_Comm comm
 NEIGHBOR_PAIR(allgather, (AG_SIG), P(AG_S), P(AG_R))
 INEIGHBOR(allgather, (AG_SIG, MPI_Request *request), P(AG_S), P(AG_R))
+NEIGHBOR_INIT(allgather, (AG_SIG, INIT_TAIL), P(AG_S), P(AG_R))
 
 #define AGV_R                                                                                      \
     { .buf = recvbuf, .counts = recvcounts, .displs = displs, .type = recvtype, .v = true }
@@ -744,11 +770,13 @@ INEIGHBOR(allgather, (AG_SIG, MPI_Request *request), P(AG_S), P(AG_R))
         const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm
 NEIGHBOR_PAIR(allgatherv, (AGV_SIG), P(AG_S), P(AGV_R))
 INEIGHBOR(allgatherv, (AGV_SIG, MPI_Request *request), P(AG_S), P(AGV_R))
+NEIGHBOR_INIT(allgatherv, (AGV_SIG, INIT_TAIL), P(AG_S), P(AGV_R))
 
 #define AA_S                                                                                       \
     { .buf = sendbuf, .count = sendcount, .type = sendtype }
 NEIGHBOR_PAIR(alltoall, (AG_SIG), P(AA_S), P(AG_R))
 INEIGHBOR(alltoall, (AG_SIG, MPI_Request *request), P(AA_S), P(AG_R))
+NEIGHBOR_INIT(alltoall, (AG_SIG, INIT_TAIL), P(AA_S), P(AG_R))
 
 #define AAV_S                                                                                      \
     { .buf = sendbuf, .counts = sendcounts, .displs = sdispls, .type = sendtype, .v = true }
@@ -760,6 +788,7 @@ INEIGHBOR(alltoall, (AG_SIG, MPI_Request *request), P(AA_S), P(AG_R))
         MPI_Comm comm
 NEIGHBOR_PAIR(alltoallv, (AAV_SIG), P(AAV_S), P(AAV_R))
 INEIGHBOR(alltoallv, (AAV_SIG, MPI_Request *request), P(AAV_S), P(AAV_R))
+NEIGHBOR_INIT(alltoallv, (AAV_SIG, INIT_TAIL), P(AAV_S), P(AAV_R))
 
 #define AAW_S                                                                                      \
     {                                                                                              \
@@ -777,3 +806,4 @@ INEIGHBOR(alltoallv, (AAV_SIG, MPI_Request *request), P(AAV_S), P(AAV_R))
         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm
 NEIGHBOR_PAIR(alltoallw, (AAW_SIG), P(AAW_S), P(AAW_R))
 INEIGHBOR(alltoallw, (AAW_SIG, MPI_Request *request), P(AAW_S), P(AAW_R))
+NEIGHBOR_INIT(alltoallw, (AAW_SIG, INIT_TAIL), P(AAW_S), P(AAW_R))

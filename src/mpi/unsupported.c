@@ -9,7 +9,7 @@
  * MPI_T_ functions return MPI_T_ERR_NOT_SUPPORTED: the tool interface never
  * calls error handlers.
  *
- * 638 functions declared, 295 implemented elsewhere, 343 stubbed here.
+ * 638 functions declared, 300 implemented elsewhere, 338 stubbed here.
  *
  * Never stubbed (they do not return an error code); implemented elsewhere:
  *   MPI_Aint MPI_Aint_add
@@ -1054,13 +1054,6 @@ int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 }
 TDM_WEAK(MPI_Neighbor_allgather_c)
 
-int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                 MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_allgather_init");
-}
-TDM_WEAK(MPI_Neighbor_allgather_init)
-
 int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                                    MPI_Comm comm, MPI_Info info, MPI_Request *request) {
@@ -1074,14 +1067,6 @@ int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
     return tdm_mpi_unsupported(comm, "MPI_Neighbor_allgatherv_c");
 }
 TDM_WEAK(MPI_Neighbor_allgatherv_c)
-
-int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, const int recvcounts[], const int displs[],
-                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                  MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_allgatherv_init");
-}
-TDM_WEAK(MPI_Neighbor_allgatherv_init)
 
 int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                     void *recvbuf, const MPI_Count recvcounts[],
@@ -1098,13 +1083,6 @@ int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 }
 TDM_WEAK(MPI_Neighbor_alltoall_c)
 
-int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoall_init");
-}
-TDM_WEAK(MPI_Neighbor_alltoall_init)
-
 int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                                   MPI_Comm comm, MPI_Info info, MPI_Request *request) {
@@ -1119,14 +1097,6 @@ int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
     return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoallv_c");
 }
 TDM_WEAK(MPI_Neighbor_alltoallv_c)
-
-int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                 MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoallv_init");
-}
-TDM_WEAK(MPI_Neighbor_alltoallv_init)
 
 int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
                                    const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
@@ -1144,15 +1114,6 @@ int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
     return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoallw_c");
 }
 TDM_WEAK(MPI_Neighbor_alltoallw_c)
-
-int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
-                                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                 void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                                 const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoallw_init");
-}
-TDM_WEAK(MPI_Neighbor_alltoallw_init)
 
 int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
