@@ -84,7 +84,8 @@ int tdm_coll_forced(tdm_coll_kind_t kind) {
     return forced_algo(kind);
 }
 
-int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute) {
+/* The decision alone (the table printer uses it too); tdm_coll_choose counts it. */
+static int decide(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute) {
     const coll_choice_t *c = &choices[kind];
     int algo = forced_algo(kind);
     if (algo < 0)
@@ -94,6 +95,11 @@ int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool comm
                   c->algos[0]);
         algo = 0;
     }
+    return algo;
+}
+
+int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute) {
+    int algo = decide(kind, bytes, comm_size, commute);
     tdm_coll_algo_runs[kind][algo]++;
     return algo;
 }
@@ -113,9 +119,7 @@ void tdm_coll_select_print(void *fp) {
         for (int n = 2; n <= 8; n++) {
             fprintf(f, "    %5d", n);
             for (int i = 0; i < nsizes; i++) {
-                int a = tdm_coll_choose((tdm_coll_kind_t)k, sizes[i], n, true);
-                tdm_coll_algo_runs[k][a]--; /* a table, not a run */
-                fprintf(f, " %7d", a);
+                fprintf(f, " %7d", decide((tdm_coll_kind_t)k, sizes[i], n, true));
             }
             fputc('\n', f);
         }

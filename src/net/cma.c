@@ -84,7 +84,7 @@ void tdm_cma_fini(void) {
 }
 
 static _Atomic uint32_t *pair_off(int from, int to) {
-    return &tdm_shm.pairs[(size_t)from * (size_t)tdm_shm.nranks + (size_t)to].cma_off;
+    return &tdm_shm_pair(from, to)->cma_off;
 }
 
 bool tdm_cma_usable(int peer) {

@@ -102,6 +102,11 @@ static inline size_t tdm_shm_body_size(void) {
     return tdm_shm.cell_size - TDM_SHM_CELL_PREFIX;
 }
 
+/* The shared slot of the ordered pair (src, dst). */
+static inline tdm_shm_pair_t *tdm_shm_pair(int src, int dst) {
+    return &tdm_shm.pairs[(size_t)src * (size_t)tdm_shm.nranks + (size_t)dst];
+}
+
 static inline tdm_shm_cell_t *tdm_shm_cell(int src, int dst, uint64_t pos) {
     return (tdm_shm_cell_t *)(tdm_shm.rings +
                               ((size_t)src * (size_t)tdm_shm.nranks + (size_t)dst) *
@@ -145,8 +150,7 @@ static inline void tdm_shm_recv_release(int peer) {
     tdm_shm_cell_t *c = tdm_shm_cell(peer, tdm_shm.rank, pos);
     atomic_store_explicit(&c->seq, (uint32_t)((pos >> tdm_shm.lap_shift) + 1) << 1,
                           memory_order_release);
-    tdm_shm_pair_t *p =
-        &tdm_shm.pairs[(size_t)peer * (size_t)tdm_shm.nranks + (size_t)tdm_shm.rank];
+    tdm_shm_pair_t *p = tdm_shm_pair(peer, tdm_shm.rank);
     /* The producer found the ring full. Wake it only if it really sleeps: while it
      * still polls, a futex call per released cell cost a back-to-back 4-byte
      * MPI_Bcast 0.4 us. The fence orders our release of the cell before the

@@ -97,9 +97,8 @@ void tdm_p2p_txq_push(int peer, tdm_txitem_t *item) {
         tdm_p2p.tx_busy++;
     tdm_list_push_back(&tdm_p2p.txq[peer], &item->link);
     /* ask the consumer to ring our doorbell when it frees a cell */
-    atomic_store_explicit(
-        &tdm_shm.pairs[(size_t)tdm_p2p.rank * (size_t)tdm_p2p.size + (size_t)peer].producer_waiting,
-        1, memory_order_relaxed);
+    atomic_store_explicit(&tdm_shm_pair(tdm_p2p.rank, peer)->producer_waiting, 1,
+                          memory_order_relaxed);
 }
 
 void tdm_p2p_send_ctrl(int peer, const void *pkt, size_t len) {
@@ -160,9 +159,8 @@ static int tx_progress(int peer) {
         }
         events++;
     }
-    atomic_store_explicit(
-        &tdm_shm.pairs[(size_t)tdm_p2p.rank * (size_t)tdm_p2p.size + (size_t)peer].producer_waiting,
-        0, memory_order_relaxed);
+    atomic_store_explicit(&tdm_shm_pair(tdm_p2p.rank, peer)->producer_waiting, 0,
+                          memory_order_relaxed);
     return events;
 }
 

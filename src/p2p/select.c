@@ -188,6 +188,27 @@ static const char *size_label(uint64_t v, char *buf, size_t n) {
     return buf;
 }
 
+static int decide_proto(const tdm_select_in_t *in) {
+    return (int)tdm_p2p_select(in);
+}
+
+static int decide_rtr(const tdm_select_in_t *in) {
+    return tdm_p2p_select_rtr(in);
+}
+
+/* A decision with the copies pending equal, the sender busier by the margin,
+ * the receiver busier by it (the table's load:a/b/c); true if all agree. */
+static bool three_loads(int (*decide)(const tdm_select_in_t *), tdm_select_in_t in, int out[3]) {
+    in.load_send = in.load_recv = 0;
+    out[0] = decide(&in);
+    in.load_send = load_margin;
+    out[1] = decide(&in);
+    in.load_send = 0;
+    in.load_recv = load_margin;
+    out[2] = decide(&in);
+    return out[0] == out[1] && out[0] == out[2];
+}
+
 void tdm_p2p_select_print(void *fp) {
     FILE *f = fp;
     static const struct {
@@ -227,19 +248,13 @@ void tdm_p2p_select_print(void *fp) {
             tdm_select_in_t in = {.send_mode = sends[i].mode, .size = lo, .cma = 1};
             char cell[2][64];
             for (int rb = 1; rb >= 0; rb--) {
+                int d[3];
                 in.recv_blocking = rb;
-                in.load_send = in.load_recv = 0;
-                tdm_proto_id_t eq = tdm_p2p_select(&in);
-                in.load_send = load_margin;
-                tdm_proto_id_t sbusy = tdm_p2p_select(&in);
-                in.load_send = 0;
-                in.load_recv = load_margin;
-                tdm_proto_id_t rbusy = tdm_p2p_select(&in);
-                if (eq == sbusy && eq == rbusy)
-                    snprintf(cell[rb], sizeof(cell[rb]), "%s", opt_names[eq]);
+                if (three_loads(decide_proto, in, d))
+                    snprintf(cell[rb], sizeof(cell[rb]), "%s", opt_names[d[0]]);
                 else
-                    snprintf(cell[rb], sizeof(cell[rb]), "load:%s/%s/%s", opt_names[eq],
-                             opt_names[sbusy], opt_names[rbusy]);
+                    snprintf(cell[rb], sizeof(cell[rb]), "load:%s/%s/%s", opt_names[d[0]],
+                             opt_names[d[1]], opt_names[d[2]]);
             }
             fprintf(f, "    %-8s %-16s %s\n", sends[i].name, cell[1], cell[0]);
         }
@@ -253,18 +268,12 @@ void tdm_p2p_select_print(void *fp) {
                                         : "to a peer that used under 1/4 of its last 16+ "
                                           "announcements, 1 Irecv in 16");
         for (size_t i = 0; i < sizeof(sends) / sizeof(sends[0]); i++) {
-            tdm_select_in_t in = {.send_mode = sends[i].mode};
-            int eq = tdm_p2p_select_rtr(&in);
-            in.load_send = load_margin;
-            int sbusy = tdm_p2p_select_rtr(&in);
-            in.load_send = 0;
-            in.load_recv = load_margin;
-            int rbusy = tdm_p2p_select_rtr(&in);
-            if (eq == sbusy && eq == rbusy)
-                fprintf(f, " %s %s", sends[i].name, eq ? "yes" : "no");
+            int d[3];
+            if (three_loads(decide_rtr, (tdm_select_in_t){.send_mode = sends[i].mode}, d))
+                fprintf(f, " %s %s", sends[i].name, d[0] ? "yes" : "no");
             else
-                fprintf(f, " %s load:%s/%s/%s", sends[i].name, eq ? "yes" : "no",
-                        sbusy ? "yes" : "no", rbusy ? "yes" : "no");
+                fprintf(f, " %s load:%s/%s/%s", sends[i].name, d[0] ? "yes" : "no",
+                        d[1] ? "yes" : "no", d[2] ? "yes" : "no");
             fputc(i + 1 < sizeof(sends) / sizeof(sends[0]) ? ',' : '\n', f);
         }
     }
