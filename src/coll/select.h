@@ -14,6 +14,7 @@ typedef enum {
     TDM_COLL_ALLREDUCE,
     TDM_COLL_ALLGATHER,
     TDM_COLL_ALLTOALL,
+    TDM_COLL_BARRIER,
     TDM_COLL_NKINDS
 } tdm_coll_kind_t;
 
@@ -29,10 +30,13 @@ enum {
     TDM_ALLGATHER_RING = 1,
     TDM_ALLTOALL_LINEAR = 0,
     TDM_ALLTOALL_PAIRWISE = 1,
+    TDM_BARRIER_DISSEMINATION = 0,
+    TDM_BARRIER_LINEAR = 1,
 };
 
 /* bytes: the whole buffer (bcast, reduce, allreduce) or one rank's block
- * (allgather, alltoall). `commute`: the op is commutative (reductions). */
+ * (allgather, alltoall); 0 for barrier. `commute`: the op is commutative
+ * (reductions). */
 int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute);
 
 /* The algorithm TANDEM_<COLL>_ALGORITHM forces (0 or 1), or -1 for auto. */
@@ -47,6 +51,8 @@ void tdm_coll_select_print(void *f);
 void tdm_coll_stats_print(int rank);
 
 /* ---- algorithms (one family per file) ---- */
+void tdm_coll_barrier_dissemination(tdm_sched_t *s);
+void tdm_coll_barrier_linear(tdm_sched_t *s);
 void tdm_coll_bcast_binomial(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt, int root);
 void tdm_coll_bcast_scatter_ring(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt,
                                  int root);

@@ -5,12 +5,15 @@
  * switch point), roots 0 and size-1, contiguous and strided (vector) types,
  * MPI_IN_PLACE, and a non-commutative user op (2x2 matrix product), each
  * checked against a serial reference computed on every rank. The testlist
- * runs it with every algorithm forced.
+ * runs it with every algorithm forced. The barrier is checked by time: in each
+ * round one rank arrives 20 ms late, and no rank may leave before it arrived.
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static int rank, size, errs, nb;
 
@@ -351,6 +354,37 @@ static void test_count(int n, MPI_Datatype vec2 /* every other int */) {
     free(b);
 }
 
+static double now(void) { /* CLOCK_MONOTONIC: one clock for every process of the node */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Round k: rank k % size arrives late; every rank must leave after the last
+ * arrival (the arrivals are compared afterwards, by Allgather). */
+static void test_barrier(void) {
+    int rounds = size < 3 ? 3 : size;
+    double *arrive = malloc(sizeof(double) * (size_t)size * (size_t)rounds);
+    double *leave = malloc(sizeof(double) * (size_t)rounds);
+    double *mine = malloc(sizeof(double) * (size_t)rounds);
+    for (int k = 0; k < rounds; k++) {
+        if (rank == k % size)
+            usleep(20000);
+        mine[k] = now();
+        COLL(MPI_Barrier(MPI_COMM_WORLD), MPI_Ibarrier(MPI_COMM_WORLD, RQ));
+        leave[k] = now();
+    }
+    MPI_Allgather(mine, rounds, MPI_DOUBLE, arrive, rounds, MPI_DOUBLE, MPI_COMM_WORLD);
+    for (int k = 0; k < rounds; k++) {
+        double last = arrive[(size_t)(k % size) * (size_t)rounds + (size_t)k];
+        CHECK(leave[k] >= last, "barrier round %d: left %.6f s before rank %d arrived", k,
+              last - leave[k], k % size);
+    }
+    free(arrive);
+    free(leave);
+    free(mine);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -362,6 +396,7 @@ int main(int argc, char **argv) {
     MPI_Type_create_resized(vec2, 0, 2 * sizeof(int), &v2);
     MPI_Type_commit(&v2);
     COLL(MPI_Barrier(MPI_COMM_WORLD), MPI_Ibarrier(MPI_COMM_WORLD, RQ));
+    test_barrier();
     for (int c = 0; c < NCOUNTS; c++)
         test_count(counts[c], v2);
     test_noncommutative();
