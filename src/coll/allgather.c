@@ -8,20 +8,53 @@
  */
 #include "select.h"
 
-static void allgather_ring(tdm_sched_t *s, void *rbuf, const int *rcounts, const int *displs,
-                           size_t rcount, tdm_dtype_t *rdt) {
+/* The first round sends the caller's own block from sbuf (when not in place)
+ * and copies it into rbuf only after posting: the peer then reads memory this
+ * core has not just dirtied, and the copy overlaps the transfer. 2 ranks,
+ * 256 KiB blocks: 64-68 us -> 35-40 us (Open MPI 33-39); copying first and
+ * sending from rbuf took twice as long as the same exchange from sbuf. */
+typedef struct own_blk {
+    const void *buf; /* sbuf, or NULL when in place */
+    size_t count;
+    tdm_dtype_t *dt;
+} own_blk_t;
+
+static void send_own(tdm_sched_t *s, const own_blk_t *own, void *mine, size_t myn, tdm_dtype_t *rdt,
+                     int to) {
+    if (own->buf)
+        tdm_sched_send(s, own->buf, own->count, own->dt, to, 0);
+    else
+        tdm_sched_send(s, mine, myn, rdt, to, 0);
+}
+
+static void copy_own(tdm_sched_t *s, const own_blk_t *own, void *mine, size_t myn,
+                     tdm_dtype_t *rdt) {
+    if (own->buf)
+        tdm_sched_copy(s, own->buf, own->count, own->dt, mine, myn, rdt);
+}
+
+static void allgather_ring(tdm_sched_t *s, const own_blk_t *own, void *rbuf, const int *rcounts,
+                           const int *displs, size_t rcount, tdm_dtype_t *rdt) {
     int p, r = tdm_sched_rank(s, &p);
     int right = (r + 1) % p, left = (r - 1 + p) % p;
     for (int i = 0; i < p - 1; i++) {
         int sb = (r - i + p) % p, rb = (r - i - 1 + p) % p;
         size_t sd = displs ? (size_t)displs[sb] : (size_t)sb * rcount;
         size_t rd = displs ? (size_t)displs[rb] : (size_t)rb * rcount;
+        size_t sn = rcounts ? (size_t)rcounts[sb] : rcount;
         tdm_sched_recv(s, tdm_coll_at(rbuf, rd, rdt), rcounts ? (size_t)rcounts[rb] : rcount, rdt,
                        left, 0);
-        tdm_sched_send(s, tdm_coll_at(rbuf, sd, rdt), rcounts ? (size_t)rcounts[sb] : rcount, rdt,
-                       right, 0);
+        if (i == 0) {
+            send_own(s, own, tdm_coll_at(rbuf, sd, rdt), sn, rdt, right);
+            copy_own(s, own, tdm_coll_at(rbuf, sd, rdt), sn, rdt);
+        } else {
+            tdm_sched_send(s, tdm_coll_at(rbuf, sd, rdt), sn, rdt, right, 0);
+        }
         tdm_sched_round(s);
     }
+    if (p == 1)
+        copy_own(s, own, tdm_coll_at(rbuf, displs ? (size_t)displs[r] : (size_t)r * rcount, rdt),
+                 rcounts ? (size_t)rcounts[r] : rcount, rdt);
 }
 
 static void allgather_bruck(tdm_sched_t *s, const void *own, void *rbuf, size_t rcount,
@@ -45,17 +78,28 @@ static void allgather_bruck(tdm_sched_t *s, const void *own, void *rbuf, size_t 
 
 /* Recursive doubling (power-of-two sizes): at step k each rank swaps the k
  * blocks it holds with rank r ^ k, in place in rbuf, so there is no temporary
- * and no final rotation (2 ranks: one exchange; Bruck needed three copies). */
-static void allgather_recdbl(tdm_sched_t *s, void *rbuf, size_t rcount, tdm_dtype_t *rdt) {
+ * and no final rotation (2 ranks: one exchange; Bruck needed three copies).
+ * The first step sends from sbuf and copies after posting, as the ring does. */
+static void allgather_recdbl(tdm_sched_t *s, const own_blk_t *own, void *rbuf, size_t rcount,
+                             tdm_dtype_t *rdt) {
     int p, r = tdm_sched_rank(s, &p);
+    void *mine = tdm_coll_at(rbuf, (size_t)r * rcount, rdt);
     for (int k = 1; k < p; k <<= 1) {
         int peer = r ^ k;
-        size_t mine = (size_t)(r & ~(k - 1)), theirs = (size_t)(peer & ~(k - 1));
+        size_t first = (size_t)(r & ~(k - 1)), theirs = (size_t)(peer & ~(k - 1));
         tdm_sched_recv(s, tdm_coll_at(rbuf, theirs * rcount, rdt), (size_t)k * rcount, rdt, peer,
                        0);
-        tdm_sched_send(s, tdm_coll_at(rbuf, mine * rcount, rdt), (size_t)k * rcount, rdt, peer, 0);
+        if (k == 1) {
+            send_own(s, own, mine, rcount, rdt, peer);
+            copy_own(s, own, mine, rcount, rdt);
+        } else {
+            tdm_sched_send(s, tdm_coll_at(rbuf, first * rcount, rdt), (size_t)k * rcount, rdt, peer,
+                           0);
+        }
         tdm_sched_round(s);
     }
+    if (p == 1)
+        copy_own(s, own, mine, rcount, rdt);
 }
 
 int tdm_coll_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
@@ -68,21 +112,21 @@ int tdm_coll_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void 
     size_t myd = displs ? (size_t)displs[r] : (size_t)r * rcount;
     size_t myn = rcounts ? (size_t)rcounts[r] : rcount;
     void *mine = tdm_coll_at(rbuf, myd, rdt);
+    own_blk_t own = {sbuf == TDM_COLL_IN_PLACE ? NULL : sbuf, scount, sdt};
+    int p = comm->size;
     if (!rcounts && tdm_coll_choose(TDM_COLL_ALLGATHER, rcount * rdt->size, comm->size, true) ==
                         TDM_ALLGATHER_BRUCK) {
-        if (sbuf != TDM_COLL_IN_PLACE) {
-            tdm_sched_copy(s, sbuf, scount, sdt, mine, myn, rdt);
-            tdm_sched_round(s);
-        }
-        int p = comm->size;
-        if ((p & (p - 1)) == 0 && tdm_coll_forced(TDM_COLL_ALLGATHER) < 0)
-            allgather_recdbl(s, rbuf, rcount, rdt);
-        else
+        if ((p & (p - 1)) == 0 && tdm_coll_forced(TDM_COLL_ALLGATHER) < 0) {
+            allgather_recdbl(s, &own, rbuf, rcount, rdt);
+        } else {
+            if (own.buf) {
+                tdm_sched_copy(s, sbuf, scount, sdt, mine, myn, rdt);
+                tdm_sched_round(s);
+            }
             allgather_bruck(s, mine, rbuf, rcount, rdt);
+        }
     } else {
-        if (sbuf != TDM_COLL_IN_PLACE)
-            tdm_sched_copy(s, sbuf, scount, sdt, mine, myn, rdt);
-        allgather_ring(s, rbuf, rcounts, displs, rcount, rdt);
+        allgather_ring(s, &own, rbuf, rcounts, displs, rcount, rdt);
     }
     return tdm_sched_run(s, req_p);
 }

@@ -259,6 +259,16 @@ static void test_count(int n, MPI_Datatype vec2 /* every other int */) {
     for (int r = 0; r < size; r++)
         for (int i = 0; i < n; i++)
             CHECK(b[r * n + i] == val(r, i), "allgather n=%d from %d", n, r);
+    /* a strided send type against a contiguous receive: each block leaves from sbuf */
+    int *sv = malloc(sizeof(int) * (2 * (size_t)n + 1));
+    for (int i = 0; i < n; i++)
+        sv[2 * i] = val(rank, i), sv[2 * i + 1] = -7;
+    COLL(MPI_Allgather(sv, n, vec2, b, n, MPI_INT, MPI_COMM_WORLD),
+         MPI_Iallgather(sv, n, vec2, b, n, MPI_INT, MPI_COMM_WORLD, RQ));
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < n; i++)
+            CHECK(b[r * n + i] == val(r, i), "allgather strided n=%d from %d", n, r);
+    free(sv);
     for (int i = 0; i < n * size; i++)
         b[i] = i / (n ? n : 1) == rank ? val(rank, i % n) : -1;
     COLL(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b, n, MPI_INT, MPI_COMM_WORLD),
