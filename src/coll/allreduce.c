@@ -7,6 +7,8 @@
  * always the left operand, so non-commutative ops reduce in rank order.
  * Ring (large messages, commutative ops): ring reduce-scatter then ring
  * allgather in the receive buffer, 2 (p-1)/p n bytes sent per rank.
+ * Linear (small messages when ranks outnumber cores): linear reduce to rank 0,
+ * linear broadcast from it; each rank is scheduled twice whatever p.
  */
 #include "select.h"
 
@@ -95,14 +97,28 @@ void tdm_coll_allreduce_ring(tdm_sched_t *s, const void *sbuf, void *rbuf, size_
     }
 }
 
+void tdm_coll_allreduce_linear(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                               tdm_dtype_t *dt, tdm_op_t *op) {
+    int p, r = tdm_sched_rank(s, &p);
+    if (r == 0) {
+        tdm_coll_reduce_linear(s, sbuf, rbuf, count, dt, op, 0);
+    } else {
+        tdm_sched_send(s, sbuf == TDM_COLL_IN_PLACE ? rbuf : sbuf, count, dt, 0, 0);
+        tdm_sched_round(s); /* in place, the send leaves rbuf before the result lands */
+    }
+    tdm_coll_bcast_linear(s, rbuf, count, dt, 0);
+}
+
 int tdm_coll_allreduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op,
                        tdm_comm_t *comm, tdm_req_t **req_p) {
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
-    if (tdm_coll_choose(TDM_COLL_ALLREDUCE, count * dt->size, comm->size, op->commute) ==
-        TDM_ALLREDUCE_RING)
+    int algo = tdm_coll_choose(TDM_COLL_ALLREDUCE, count * dt->size, comm->size, op->commute);
+    if (algo == TDM_ALLREDUCE_RING)
         tdm_coll_allreduce_ring(s, sbuf, rbuf, count, dt, op);
+    else if (algo == TDM_ALLREDUCE_LINEAR && comm->size > 1)
+        tdm_coll_allreduce_linear(s, sbuf, rbuf, count, dt, op);
     else
         tdm_coll_allreduce_recdbl(s, sbuf, rbuf, count, dt, op);
     return tdm_sched_run(s, req_p);

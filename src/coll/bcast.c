@@ -4,7 +4,9 @@
  * each). For large ones (van de Geijn) the root scatters p pieces and a ring
  * allgather assembles them: every rank sends about 2 * n bytes whatever p.
  * The scatter/ring works on bytes, so a non-contiguous type is packed at the
- * root and unpacked at the others.
+ * root and unpacked at the others. Linear (small messages when ranks outnumber
+ * cores): the root sends to every rank, so each waits for the root alone and
+ * no rank must be scheduled to forward (4 ranks on 2 cores, 4 B: see select.c).
  */
 #include "select.h"
 
@@ -23,6 +25,17 @@ void tdm_coll_bcast_binomial(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_
     for (mask >>= 1; mask > 0; mask >>= 1)
         if (vr + mask < p)
             tdm_sched_send(s, buf, count, dt, (vr + mask + root) % p, TDM_SCHED_AHEAD);
+    tdm_sched_round(s);
+}
+
+void tdm_coll_bcast_linear(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt, int root) {
+    int p, r = tdm_sched_rank(s, &p);
+    if (r == root) {
+        for (int i = 1; i < p; i++)
+            tdm_sched_send(s, buf, count, dt, (root + i) % p, TDM_SCHED_AHEAD);
+    } else {
+        tdm_sched_recv(s, buf, count, dt, root, 0);
+    }
     tdm_sched_round(s);
 }
 
@@ -73,9 +86,11 @@ int tdm_coll_bcast(void *buf, size_t count, tdm_dtype_t *dt, int root, tdm_comm_
     if (!s)
         return TDM_ERR_NOMEM;
     if (comm->size > 1) {
-        if (tdm_coll_choose(TDM_COLL_BCAST, count * dt->size, comm->size, true) ==
-            TDM_BCAST_SCATTER_RING)
+        int algo = tdm_coll_choose(TDM_COLL_BCAST, count * dt->size, comm->size, true);
+        if (algo == TDM_BCAST_SCATTER_RING)
             tdm_coll_bcast_scatter_ring(s, buf, count, dt, root);
+        else if (algo == TDM_BCAST_LINEAR)
+            tdm_coll_bcast_linear(s, buf, count, dt, root);
         else
             tdm_coll_bcast_binomial(s, buf, count, dt, root);
     }

@@ -7,6 +7,8 @@
  * rank 0 then forwards the result to the root. For large messages with a
  * commutative op: ring reduce-scatter (each rank ends with one fully reduced
  * block, moving about n bytes in all) and a gather of the blocks at the root.
+ * Linear (small messages when ranks outnumber cores): every rank sends to the
+ * root, which combines the contributions in rank order (any op).
  */
 #include "select.h"
 
@@ -46,6 +48,32 @@ void tdm_coll_reduce_binomial(tdm_sched_t *s, const void *sbuf, void *rbuf, size
     } else if (r == root) {
         tdm_sched_recv(s, rbuf, count, dt, 0, 0);
     }
+    tdm_sched_round(s);
+}
+
+void tdm_coll_reduce_linear(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                            tdm_dtype_t *dt, tdm_op_t *op, int root) {
+    int p, r = tdm_sched_rank(s, &p);
+    if (r != root) {
+        tdm_sched_send(s, sbuf, count, dt, root, 0);
+        tdm_sched_round(s);
+        return;
+    }
+    /* block i of t holds rank i's data, the root's own copied in; folded left,
+     * t[i] = t[i-1] op t[i], as the binomial tree does in rank order */
+    char *t = tdm_sched_tmp_items(s, (size_t)p * count, dt);
+    if (!t)
+        return;
+    for (int i = 0; i < p; i++)
+        if (i != r)
+            tdm_sched_recv(s, tdm_coll_at(t, (size_t)i * count, dt), count, dt, i, TDM_SCHED_AHEAD);
+    tdm_sched_copy(s, sbuf == TDM_COLL_IN_PLACE ? rbuf : sbuf, count, dt,
+                   tdm_coll_at(t, (size_t)r * count, dt), count, dt);
+    tdm_sched_round(s);
+    for (int i = 1; i < p; i++)
+        tdm_sched_reduce(s, tdm_coll_at(t, (size_t)(i - 1) * count, dt),
+                         tdm_coll_at(t, (size_t)i * count, dt), count, dt, op);
+    tdm_sched_copy(s, tdm_coll_at(t, (size_t)(p - 1) * count, dt), count, dt, rbuf, count, dt);
     tdm_sched_round(s);
 }
 
@@ -92,9 +120,11 @@ int tdm_coll_reduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt,
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
-    if (tdm_coll_choose(TDM_COLL_REDUCE, count * dt->size, comm->size, op->commute) ==
-        TDM_REDUCE_SCATTER_GATHER)
+    int algo = tdm_coll_choose(TDM_COLL_REDUCE, count * dt->size, comm->size, op->commute);
+    if (algo == TDM_REDUCE_SCATTER_GATHER)
         tdm_coll_reduce_scatter_gather(s, sbuf, rbuf, count, dt, op, root);
+    else if (algo == TDM_REDUCE_LINEAR)
+        tdm_coll_reduce_linear(s, sbuf, rbuf, count, dt, op, root);
     else
         tdm_coll_reduce_binomial(s, sbuf, rbuf, count, dt, op, root);
     return tdm_sched_run(s, req_p);

@@ -13,13 +13,13 @@
 #include <stdio.h>
 #include <string.h>
 
-unsigned long long tdm_coll_algo_runs[TDM_COLL_NKINDS][2];
+unsigned long long tdm_coll_algo_runs[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS];
 
 typedef struct coll_choice {
-    const char *name;     /* for log messages */
-    tdm_param_id_t algo;  /* TANDEM_<COLL>_ALGORITHM */
-    tdm_param_id_t large; /* TANDEM_<COLL>_LARGE */
-    const char *algos[2]; /* names of algorithm 0 and 1 */
+    const char *name;                      /* for log messages */
+    tdm_param_id_t algo;                   /* TANDEM_<COLL>_ALGORITHM */
+    tdm_param_id_t large;                  /* TANDEM_<COLL>_LARGE */
+    const char *algos[TDM_COLL_MAX_ALGOS]; /* names of algorithms 0, 1 (and 2) */
     bool large_needs_commute;
     int large_min_size;  /* the large algorithm only pays from this many ranks */
     bool oversubscribed; /* auto picks algorithm 1 when ranks outnumber cores,
@@ -30,19 +30,19 @@ static const coll_choice_t choices[TDM_COLL_NKINDS] = {
     [TDM_COLL_BCAST] = {"bcast",
                         TDM_PARAM_BCAST_ALGORITHM,
                         TDM_PARAM_BCAST_LARGE,
-                        {"binomial", "scatter_ring"},
+                        {"binomial", "scatter_ring", "linear"},
                         false,
                         3},
     [TDM_COLL_REDUCE] = {"reduce",
                          TDM_PARAM_REDUCE_ALGORITHM,
                          TDM_PARAM_REDUCE_LARGE,
-                         {"binomial", "scatter_gather"},
+                         {"binomial", "scatter_gather", "linear"},
                          true,
                          3},
     [TDM_COLL_ALLREDUCE] = {"allreduce",
                             TDM_PARAM_ALLREDUCE_ALGORITHM,
                             TDM_PARAM_ALLREDUCE_LARGE,
-                            {"recursive_doubling", "ring"},
+                            {"recursive_doubling", "ring", "linear"},
                             true,
                             2}, /* 2 ranks, 4 MiB: ring 0.80 ms, recursive doubling 1.25 */
     [TDM_COLL_ALLGATHER] = {"allgather",
@@ -83,12 +83,13 @@ static int forced_algo(tdm_coll_kind_t kind) {
     const char *forced = tdm_param_vals[c->algo].s;
     int algo = -1;
     if (forced && *forced && strcmp(forced, "auto") != 0) {
-        for (int i = 0; i < 2; i++)
-            if (strcmp(forced, c->algos[i]) == 0)
+        for (int i = 0; i < TDM_COLL_MAX_ALGOS; i++)
+            if (c->algos[i] && strcmp(forced, c->algos[i]) == 0)
                 algo = i;
         if (algo < 0)
-            tdm_warn(COLL, "unknown %s algorithm '%s' (known: auto, %s, %s); using auto", c->name,
-                     forced, c->algos[0], c->algos[1]);
+            tdm_warn(COLL, "unknown %s algorithm '%s' (known: auto, %s, %s%s%s); using auto",
+                     c->name, forced, c->algos[0], c->algos[1], c->algos[2] ? ", " : "",
+                     c->algos[2] ? c->algos[2] : "");
     }
     parsed[kind] = algo;
     done[kind] = true;
@@ -103,8 +104,12 @@ int tdm_coll_forced(tdm_coll_kind_t kind) {
 static int decide(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute) {
     const coll_choice_t *c = &choices[kind];
     int algo = forced_algo(kind);
+    bool oversubscribed = TDM_PARAM_I(OVERSUBSCRIBED) != 0;
     if (algo < 0 && c->oversubscribed)
-        algo = TDM_PARAM_I(OVERSUBSCRIBED) != 0;
+        algo = oversubscribed;
+    else if (algo < 0 && c->algos[2] && oversubscribed &&
+             bytes < (size_t)TDM_PARAM_I(COLL_LINEAR_MAX))
+        algo = 2;
     else if (algo < 0)
         algo = bytes >= (size_t)tdm_param_vals[c->large].i && comm_size >= c->large_min_size;
     if (algo == 1 && c->large_needs_commute && !commute) {
@@ -135,7 +140,10 @@ void tdm_coll_select_print(void *fp) {
                     TDM_PARAM_I(OVERSUBSCRIBED) ? " (oversubscribed)" : "");
             continue;
         }
-        fprintf(f, "  %s (0 = %s, 1 = %s)\n    ranks", c->name, c->algos[0], c->algos[1]);
+        fprintf(f, "  %s (0 = %s, 1 = %s", c->name, c->algos[0], c->algos[1]);
+        if (c->algos[2])
+            fprintf(f, ", 2 = %s", c->algos[2]);
+        fprintf(f, ")\n    ranks");
         for (int i = 0; i < nsizes; i++)
             fprintf(f, " %7zu", sizes[i]);
         fputc('\n', f);
@@ -152,9 +160,13 @@ void tdm_coll_select_print(void *fp) {
 void tdm_coll_stats_print(int rank) {
     char line[512];
     int off = snprintf(line, sizeof(line), "tandem: rank %d collective algorithms:", rank);
-    for (int k = 0; k < TDM_COLL_NKINDS && off < (int)sizeof(line); k++)
-        off += snprintf(line + off, sizeof(line) - (size_t)off, "%s %s %s %llu %s %llu",
-                        k ? "," : "", choices[k].name, choices[k].algos[0],
-                        tdm_coll_algo_runs[k][0], choices[k].algos[1], tdm_coll_algo_runs[k][1]);
+    for (int k = 0; k < TDM_COLL_NKINDS && off < (int)sizeof(line); k++) {
+        off += snprintf(line + off, sizeof(line) - (size_t)off, "%s %s", k ? "," : "",
+                        choices[k].name);
+        for (int a = 0; a < TDM_COLL_MAX_ALGOS && choices[k].algos[a] && off < (int)sizeof(line);
+             a++)
+            off += snprintf(line + off, sizeof(line) - (size_t)off, " %s %llu", choices[k].algos[a],
+                            tdm_coll_algo_runs[k][a]);
+    }
     fprintf(stderr, "%s\n", line);
 }

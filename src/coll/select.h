@@ -18,14 +18,19 @@ typedef enum {
     TDM_COLL_NKINDS
 } tdm_coll_kind_t;
 
-/* Algorithm ids: 0 is each collective's small-message algorithm, 1 its large one. */
+/* Algorithm ids: 0 is each collective's small-message algorithm, 1 its large one,
+ * 2 (where there is one) the linear one auto takes for small messages when ranks
+ * outnumber cores. */
 enum {
     TDM_BCAST_BINOMIAL = 0,
     TDM_BCAST_SCATTER_RING = 1,
+    TDM_BCAST_LINEAR = 2,
     TDM_REDUCE_BINOMIAL = 0,
     TDM_REDUCE_SCATTER_GATHER = 1,
+    TDM_REDUCE_LINEAR = 2,
     TDM_ALLREDUCE_RECDBL = 0,
     TDM_ALLREDUCE_RING = 1,
+    TDM_ALLREDUCE_LINEAR = 2,
     TDM_ALLGATHER_BRUCK = 0,
     TDM_ALLGATHER_RING = 1,
     TDM_ALLTOALL_LINEAR = 0,
@@ -39,11 +44,12 @@ enum {
  * (reductions). */
 int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute);
 
-/* The algorithm TANDEM_<COLL>_ALGORITHM forces (0 or 1), or -1 for auto. */
+/* The algorithm TANDEM_<COLL>_ALGORITHM forces (0, 1 or 2), or -1 for auto. */
 int tdm_coll_forced(tdm_coll_kind_t kind);
 
 /* How often each algorithm ran in this process (tdm_coll_choose counts). */
-extern unsigned long long tdm_coll_algo_runs[TDM_COLL_NKINDS][2];
+#define TDM_COLL_MAX_ALGOS 3
+extern unsigned long long tdm_coll_algo_runs[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS];
 /* The table of choices for communicator sizes 2..8 and sizes 4 B..4 MiB
  * (TANDEM_COLL_INFO=1 at MPI_Init; the golden test coll_select checks it). */
 void tdm_coll_select_print(void *f);
@@ -56,15 +62,20 @@ void tdm_coll_barrier_linear(tdm_sched_t *s);
 void tdm_coll_bcast_binomial(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt, int root);
 void tdm_coll_bcast_scatter_ring(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt,
                                  int root);
+void tdm_coll_bcast_linear(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt, int root);
 /* rbuf significant at root only; sbuf may be TDM_COLL_IN_PLACE at root. */
 void tdm_coll_reduce_binomial(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
                               tdm_dtype_t *dt, tdm_op_t *op, int root);
 void tdm_coll_reduce_scatter_gather(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
                                     tdm_dtype_t *dt, tdm_op_t *op, int root);
+void tdm_coll_reduce_linear(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                            tdm_dtype_t *dt, tdm_op_t *op, int root);
 void tdm_coll_allreduce_recdbl(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
                                tdm_dtype_t *dt, tdm_op_t *op);
 void tdm_coll_allreduce_ring(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
                              tdm_dtype_t *dt, tdm_op_t *op);
+void tdm_coll_allreduce_linear(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                               tdm_dtype_t *dt, tdm_op_t *op);
 void tdm_coll_scatterv_linear(tdm_sched_t *s, const void *sbuf, const int *scounts,
                               const int *displs, size_t scount, tdm_dtype_t *sdt, void *rbuf,
                               size_t rcount, tdm_dtype_t *rdt, int root);
