@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,29 @@ void tdm_shm_wake(int peer) {
     tdm_shm_proc_t *p = &tdm_shm.procs[peer];
     atomic_fetch_add_explicit(&p->doorbell, 1, memory_order_seq_cst);
     futex(&p->doorbell, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+void tdm_shm_block_fence(void) {
+    if (tdm_shm.membarrier && syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) == 0)
+        return;
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* Light publishes need every rank registered for GLOBAL_EXPEDITED (the kernel
+ * is the node's, so all ranks get the same answer). A rank that cannot
+ * register publishes with seq_cst stores; a failing membarrier call later
+ * (not expected once registered) leaves a blocked rank to its timeout. */
+static void membarrier_setup(tdm_shm_t *s) {
+    s->membarrier = 0;
+    if (!TDM_PARAM_I(SHM_MEMBARRIER))
+        return;
+    long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (cmds < 0 || !(cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED))
+        return;
+    if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0)
+        s->membarrier = 1;
+    else
+        tdm_debug(SHM, "membarrier registration failed (%m): seq_cst publishes");
 }
 
 void tdm_shm_sleep(uint32_t seen, long timeout_us) {
@@ -63,6 +87,7 @@ int tdm_shm_init(int fd, int rank, int nranks) {
     s->cell_size = (uint32_t)cell_size;
     s->lap_shift = (uint32_t)__builtin_ctzll(ncells);
     s->ring_bytes = (size_t)ncells * cell_size;
+    membarrier_setup(s);
 
     size_t off_procs = 4096;
     size_t off_pairs = TDM_ALIGN_UP(off_procs + (size_t)nranks * sizeof(tdm_shm_proc_t), 4096);

@@ -393,6 +393,7 @@ void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
          * published before seeing `sleeping` has its packet found here. */
         tdm_shm_proc_t *me = &tdm_shm.procs[tdm_p2p.rank];
         atomic_store_explicit(&me->sleeping, 1, memory_order_seq_cst);
+        tdm_shm_block_fence(); /* producers publish without a fence (shm.h) */
         uint32_t seen = atomic_load_explicit(&me->doorbell, memory_order_seq_cst);
         if (!tdm_p2p_progress() && !done(arg))
             tdm_shm_sleep(seen, tdm_p2p.block_us);
