@@ -4,6 +4,8 @@
  * (send) for every other rank at once and the others make one blocking call,
  * so the rendezvous selection sees Irecv x Send (RPUT: each sender writes into
  * the root's buffer in parallel) and Isend x Recv (RGET: each receiver reads).
+ * The root copies its own block after posting the others, so the copy overlaps
+ * the peers' transfers.
  */
 #include "select.h"
 
@@ -24,9 +26,10 @@ int tdm_coll_gatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rb
             void *at = tdm_coll_at(rbuf, disp_of(displs, rcount, i), rdt);
             if (i != r)
                 tdm_sched_recv(s, at, n, rdt, i, TDM_SCHED_AHEAD);
-            else if (sbuf != TDM_COLL_IN_PLACE)
-                tdm_sched_copy(s, sbuf, scount, sdt, at, n, rdt);
         }
+        if (sbuf != TDM_COLL_IN_PLACE)
+            tdm_sched_copy(s, sbuf, scount, sdt, tdm_coll_at(rbuf, disp_of(displs, rcount, r), rdt),
+                           rcounts ? (size_t)rcounts[r] : rcount, rdt);
     } else {
         tdm_sched_send(s, sbuf, scount, sdt, root, 0);
     }
@@ -43,9 +46,10 @@ void tdm_coll_scatterv_linear(tdm_sched_t *s, const void *sbuf, const int *scoun
             const void *at = tdm_coll_at(sbuf, disp_of(displs, scount, i), sdt);
             if (i != r)
                 tdm_sched_send(s, at, n, sdt, i, TDM_SCHED_AHEAD);
-            else if (rbuf != TDM_COLL_IN_PLACE)
-                tdm_sched_copy(s, at, n, sdt, rbuf, rcount, rdt);
         }
+        if (rbuf != TDM_COLL_IN_PLACE)
+            tdm_sched_copy(s, tdm_coll_at(sbuf, disp_of(displs, scount, r), sdt),
+                           scounts ? (size_t)scounts[r] : scount, sdt, rbuf, rcount, rdt);
     } else {
         tdm_sched_recv(s, rbuf, rcount, rdt, root, 0);
     }
