@@ -71,20 +71,37 @@ void tdm_coll_allreduce_recdbl(tdm_sched_t *s, const void *sbuf, void *rbuf, siz
 void tdm_coll_allreduce_ring(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
                              tdm_dtype_t *dt, tdm_op_t *op) {
     int p, r = tdm_sched_rank(s, &p);
-    void *rt = tdm_sched_tmp_items(s, tdm_coll_blk_len(count, p, 0), dt);
-    if (!rt)
-        return;
-    if (sbuf != TDM_COLL_IN_PLACE)
-        tdm_sched_copy(s, sbuf, count, dt, rbuf, count, dt);
     int right = (r + 1) % p, left = (r - 1 + p) % p;
-    for (int i = 0; i < p - 1; i++) {
-        int sb = (r - i + p) % p, rb = (r - i - 1 + p) % p;
-        tdm_sched_recv(s, rt, tdm_coll_blk_len(count, p, rb), dt, left, 0);
-        tdm_sched_send(s, tdm_coll_at(rbuf, tdm_coll_blk_start(count, p, sb), dt),
-                       tdm_coll_blk_len(count, p, sb), dt, right, 0);
-        tdm_sched_round(s);
-        tdm_sched_reduce(s, rt, tdm_coll_at(rbuf, tdm_coll_blk_start(count, p, rb), dt),
-                         tdm_coll_blk_len(count, p, rb), dt, op);
+    if (sbuf != TDM_COLL_IN_PLACE) {
+        /* Each block of rbuf is received once in the reduce-scatter and then
+         * combined with the caller's own block from sbuf (the op commutes), and
+         * the first block sent leaves from sbuf: no copy of sbuf into rbuf.
+         * 2 ranks, 4 MiB: see docs/performance.md (the copy was a third of it). */
+        for (int i = 0; i < p - 1; i++) {
+            int sb = (r - i + p) % p, rb = (r - i - 1 + p) % p;
+            size_t rs = tdm_coll_blk_start(count, p, rb), rl = tdm_coll_blk_len(count, p, rb);
+            tdm_sched_recv(s, tdm_coll_at(rbuf, rs, dt), rl, dt, left, 0);
+            tdm_sched_send(s,
+                           tdm_coll_at(i == 0 ? sbuf : rbuf, tdm_coll_blk_start(count, p, sb), dt),
+                           tdm_coll_blk_len(count, p, sb), dt, right, 0);
+            tdm_sched_round(s);
+            tdm_sched_reduce(s, tdm_coll_at(sbuf, rs, dt), tdm_coll_at(rbuf, rs, dt), rl, dt, op);
+        }
+        if (p == 1)
+            tdm_sched_copy(s, sbuf, count, dt, rbuf, count, dt);
+    } else {
+        void *rt = tdm_sched_tmp_items(s, tdm_coll_blk_len(count, p, 0), dt);
+        if (!rt)
+            return;
+        for (int i = 0; i < p - 1; i++) {
+            int sb = (r - i + p) % p, rb = (r - i - 1 + p) % p;
+            tdm_sched_recv(s, rt, tdm_coll_blk_len(count, p, rb), dt, left, 0);
+            tdm_sched_send(s, tdm_coll_at(rbuf, tdm_coll_blk_start(count, p, sb), dt),
+                           tdm_coll_blk_len(count, p, sb), dt, right, 0);
+            tdm_sched_round(s);
+            tdm_sched_reduce(s, rt, tdm_coll_at(rbuf, tdm_coll_blk_start(count, p, rb), dt),
+                             tdm_coll_blk_len(count, p, rb), dt, op);
+        }
     }
     /* rank j holds block (j + 1) % p; pass the blocks around the ring */
     for (int i = 0; i < p - 1; i++) {

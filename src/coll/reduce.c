@@ -82,20 +82,23 @@ void tdm_coll_reduce_scatter_gather(tdm_sched_t *s, const void *sbuf, void *rbuf
     int p, r = tdm_sched_rank(s, &p);
     const void *src = sbuf == TDM_COLL_IN_PLACE ? rbuf : sbuf;
     char *work = tdm_sched_tmp_items(s, count, dt);
-    void *rt = tdm_sched_tmp_items(s, tdm_coll_blk_len(count, p, 0), dt);
-    if (!work || !rt)
+    if (!work)
         return;
-    tdm_sched_copy(s, src, count, dt, work, count, dt);
+    /* each block of work is received once and then combined with our own block
+     * of src (the op commutes); the first block sent leaves from src: src is
+     * never copied (as in the ring Allreduce) */
     int right = (r + 1) % p, left = (r - 1 + p) % p;
     for (int i = 0; i < p - 1; i++) {
         int sb = (r - i + p) % p, rb = (r - i - 1 + p) % p;
-        tdm_sched_recv(s, rt, tdm_coll_blk_len(count, p, rb), dt, left, 0);
-        tdm_sched_send(s, tdm_coll_at(work, tdm_coll_blk_start(count, p, sb), dt),
+        size_t rs = tdm_coll_blk_start(count, p, rb), rl = tdm_coll_blk_len(count, p, rb);
+        tdm_sched_recv(s, tdm_coll_at(work, rs, dt), rl, dt, left, 0);
+        tdm_sched_send(s, tdm_coll_at(i == 0 ? src : work, tdm_coll_blk_start(count, p, sb), dt),
                        tdm_coll_blk_len(count, p, sb), dt, right, 0);
         tdm_sched_round(s);
-        tdm_sched_reduce(s, rt, tdm_coll_at(work, tdm_coll_blk_start(count, p, rb), dt),
-                         tdm_coll_blk_len(count, p, rb), dt, op);
+        tdm_sched_reduce(s, tdm_coll_at(src, rs, dt), tdm_coll_at(work, rs, dt), rl, dt, op);
     }
+    if (p == 1)
+        tdm_sched_copy(s, src, count, dt, work, count, dt);
     /* rank j now holds block (j + 1) % p */
     if (r == root) {
         for (int j = 0; j < p; j++) {
