@@ -403,9 +403,18 @@ static void finish(tdm_sched_t *s) {
     tdm_p2p_complete(u);
 }
 
+/* A root's fan-out step that turns out to be alone in its round (nothing in
+ * flight, nothing after it before the round ends) is waited for at once: it is
+ * then a blocking call, and the selection may share the copy (COOP). A 2-rank
+ * Bcast of 4 MiB was otherwise an Isend x Recv, copied by the receiver alone. */
+static bool alone_in_round(const tdm_sched_t *s, const step_t *st) {
+    const step_t *next = st + 1;
+    return s->pending == 0 && (next == s->steps + s->n || next->kind == STEP_ROUND);
+}
+
 static void post(tdm_sched_t *s, step_t *st) {
     tdm_comm_t *c = s->comm;
-    bool ahead = !s->blocking || (st->flags & TDM_SCHED_AHEAD);
+    bool ahead = !s->blocking || ((st->flags & TDM_SCHED_AHEAD) && !alone_in_round(s, st));
     int world;
     uint32_t ctx = c->ctx + 1;
     if (TDM_UNLIKELY(c->inter)) {

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Which rendezvous protocol the rooted collectives get on 2 ranks (seed 000
+ * §II-B1), read from TANDEM_PROTO_STATS by the testlist: a Scatter's root
+ * posts its send ahead and copies its own block, so the receiver copies (RGET);
+ * a Gather's root receives ahead, so the sender copies (RPUT); a Bcast root's
+ * only send is waited for at once, so both copy half (COOP). 5 calls each of
+ * 1 MiB, data checked.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N (1 << 20)
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size, errs = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *which = argc > 1 ? argv[1] : "bcast";
+    unsigned char *a = malloc((size_t)N * (size_t)size), *b = malloc((size_t)N * (size_t)size);
+    for (int it = 0; it < 5; it++) {
+        for (size_t i = 0; i < (size_t)N * (size_t)size; i++)
+            a[i] = (unsigned char)(i * 7 + (size_t)rank * 13 + (size_t)it), b[i] = 0;
+        if (strcmp(which, "bcast") == 0) {
+            MPI_Bcast(a, N, MPI_BYTE, 0, MPI_COMM_WORLD);
+            for (size_t i = 0; i < N; i++)
+                if (a[i] != (unsigned char)(i * 7 + (size_t)it) && errs++ < 5)
+                    fprintf(stderr, "[%d] bcast byte %zu\n", rank, i);
+        } else if (strcmp(which, "scatter") == 0) {
+            MPI_Scatter(a, N, MPI_BYTE, b, N, MPI_BYTE, 0, MPI_COMM_WORLD);
+            for (size_t i = 0; i < N; i++)
+                if (b[i] != (unsigned char)(((size_t)rank * N + i) * 7 + (size_t)it) && errs++ < 5)
+                    fprintf(stderr, "[%d] scatter byte %zu\n", rank, i);
+        } else {
+            MPI_Gather(a, N, MPI_BYTE, b, N, MPI_BYTE, 0, MPI_COMM_WORLD);
+            for (size_t i = 0; rank == 0 && i < (size_t)N * (size_t)size; i++) {
+                size_t r = i / N, j = i % N;
+                if (b[i] != (unsigned char)(j * 7 + r * 13 + (size_t)it) && errs++ < 5)
+                    fprintf(stderr, "[0] gather byte %zu\n", i);
+            }
+        }
+    }
+    free(a);
+    free(b);
+    int all;
+    MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0 && all == 0)
+        printf(" No Errors\n");
+    MPI_Finalize();
+    return all != 0;
+}
