@@ -2,10 +2,13 @@
 /* Collective bindings: argument checks, then one call into src/coll. Each
  * blocking collective, its I-variant and its persistent _init form
  * (coll_persist.c) share one function (request NULL: blocking), which ends in
- * a tdm_mpi_ccall_t run now or bound to a persistent request. */
+ * a tdm_mpi_ccall_t run now or bound to a persistent request
+ * (tdm_mpi_ccall_submit). On an intercommunicator it hands over to
+ * coll_inter.c's checks, which end the same way. */
 #include "bind.h"
 
 #include "../coll/coll.h"
+#include "../coll/inter.h"
 #include "coll_inter.h"
 #include "coll_persist.h"
 
@@ -56,11 +59,51 @@ int tdm_mpi_coll_error(tdm_comm_t *c, const char *fn, int rc) {
     if (rc == TDM_ERR_TRUNCATE)
         return tdm_mpi_err(c, MPI_ERR_TRUNCATE, fn,
                            "a message of the collective is longer than its receive buffer "
-                           "(counts or types do not match across ranks)");
+                           "(counts or types do not match across %s)",
+                           c->inter ? "the groups" : "ranks");
     return tdm_mpi_err(c, tdm_mpi_class_of((tdm_rc_t)rc), fn, "collective failed");
 }
 
+/* The two-group meanings of cc's fields (coll/inter.h); the checks refuse SCAN
+ * on intercommunicators and topologies are never built on them, so those two
+ * kinds cannot reach here. */
+static int ccall_run_inter(tdm_comm_t *c, const tdm_mpi_ccall_t *cc, tdm_req_t **req_p) {
+    switch (cc->kind) {
+    case TDM_CCALL_BARRIER:
+        return tdm_coll_inter_barrier(c, req_p);
+    case TDM_CCALL_BCAST:
+        return tdm_coll_inter_bcast(cc->rbuf, cc->rcount, cc->rdt, cc->root, c, req_p);
+    case TDM_CCALL_REDUCE:
+        return tdm_coll_inter_reduce(cc->sbuf, cc->rbuf, cc->rcount, cc->rdt, cc->op, cc->root, c,
+                                     req_p);
+    case TDM_CCALL_ALLREDUCE:
+        return tdm_coll_inter_allreduce(cc->sbuf, cc->rbuf, cc->rcount, cc->rdt, cc->op, c, req_p);
+    case TDM_CCALL_GATHERV:
+        return tdm_coll_inter_gatherv(cc->sbuf, cc->scount, cc->sdt, cc->rbuf, cc->rcounts,
+                                      cc->rdispls, cc->rcount, cc->rdt, cc->root, c, req_p);
+    case TDM_CCALL_SCATTERV:
+        return tdm_coll_inter_scatterv(cc->sbuf, cc->scounts, cc->sdispls, cc->scount, cc->sdt,
+                                       cc->rbuf, cc->rcount, cc->rdt, cc->root, c, req_p);
+    case TDM_CCALL_ALLGATHERV:
+        return tdm_coll_inter_allgatherv(cc->sbuf, cc->scount, cc->sdt, cc->rbuf, cc->rcounts,
+                                         cc->rdispls, cc->rcount, cc->rdt, c, req_p);
+    case TDM_CCALL_ALLTOALLW:
+        return tdm_coll_inter_alltoallw(cc->sbuf, cc->scounts, cc->sdispls, cc->sdts, cc->scount,
+                                        cc->sdt, cc->rbuf, cc->rcounts, cc->rdispls, cc->rdts,
+                                        cc->rcount, cc->rdt, c, req_p);
+    case TDM_CCALL_REDUCE_SCATTER:
+        return tdm_coll_inter_reduce_scatter(cc->sbuf, cc->rbuf, cc->rcounts, cc->rcount, cc->rdt,
+                                             cc->op, c, req_p);
+    case TDM_CCALL_SCAN:
+    case TDM_CCALL_NEIGHBOR:
+        break;
+    }
+    return TDM_ERR_INTERN;
+}
+
 int tdm_mpi_ccall_run(tdm_comm_t *c, const tdm_mpi_ccall_t *cc, tdm_req_t **req_p) {
+    if (TDM_UNLIKELY(c->inter))
+        return ccall_run_inter(c, cc, req_p);
     switch (cc->kind) {
     case TDM_CCALL_BARRIER:
         return tdm_coll_barrier(c, req_p);
@@ -95,9 +138,8 @@ int tdm_mpi_ccall_run(tdm_comm_t *c, const tdm_mpi_ccall_t *cc, tdm_req_t **req_
     return TDM_ERR_INTERN;
 }
 
-/* The checks passed: run the collective now, or bind it to a persistent request. */
-static int run(const char *fn, tdm_comm_t *c, tdm_mpi_call_mode_t mode, MPI_Request *request,
-               const tdm_mpi_ccall_t *cc) {
+int tdm_mpi_ccall_submit(tdm_comm_t *c, const char *fn, tdm_mpi_call_mode_t mode,
+                         MPI_Request *request, const tdm_mpi_ccall_t *cc) {
     if (mode == TDM_CALL_PERSISTENT)
         return tdm_mpi_coll_persist_init(c, fn, cc, request);
     tdm_req_t *r = NULL;
@@ -109,27 +151,17 @@ static int run(const char *fn, tdm_comm_t *c, tdm_mpi_call_mode_t mode, MPI_Requ
     return MPI_SUCCESS;
 }
 
-/* Intercommunicators: no persistent forms yet (the I-forms' checks live in
- * coll_inter.c and build straight into src/coll/inter.c). */
-#define NO_INTER_PERSIST(_fn, _c, _mode)                                                           \
-    do {                                                                                           \
-        if (TDM_UNLIKELY((_mode) == TDM_CALL_PERSISTENT))                                          \
-            return tdm_mpi_err(_c, MPI_ERR_UNSUPPORTED_OPERATION, _fn,                             \
-                               "%s is not implemented on intercommunicators", _fn);                \
-    } while (0)
-
 /* ---- Barrier ---- */
 
 int tdm_mpi_coll_barrier(MPI_Comm comm, MPI_Request *request, const char *fn,
                          tdm_mpi_call_mode_t mode) {
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter)) {
-        NO_INTER_PERSIST(fn, c, mode);
-        return tdm_mpi_inter_barrier(c, request, fn, mode == TDM_CALL_BLOCKING);
-    }
+    if (TDM_UNLIKELY(c->inter))
+        return tdm_mpi_inter_barrier(c, request, fn, mode);
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
-    return run(fn, c, mode, request, &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BARRIER});
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BARRIER});
 }
 int PMPI_Barrier(MPI_Comm comm) {
     return tdm_mpi_coll_barrier(comm, NULL, "MPI_Barrier", TDM_CALL_BLOCKING);
@@ -147,23 +179,20 @@ int tdm_mpi_coll_bcast(void *buf, int count, MPI_Datatype datatype, int root, MP
     tdm_comm_t *c;
     tdm_dtype_t *dt;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter)) {
-        NO_INTER_PERSIST(fn, c, mode);
-        return tdm_mpi_inter_bcast(c, buf, count, datatype, root, request, fn,
-                                   mode == TDM_CALL_BLOCKING);
-    }
+    if (TDM_UNLIKELY(c->inter))
+        return tdm_mpi_inter_bcast(c, buf, count, datatype, root, request, fn, mode);
     TDM_CHECK_COUNT(fn, c, count);
     GET_DT(fn, c, datatype, dt);
     TDM_CHECK_BUF(fn, c, buf, count, dt);
     NO_IN_PLACE(fn, c, buf, "the buffer of a broadcast");
     CHECK_ROOT(fn, c, root);
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
-    return run(fn, c, mode, request,
-               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BCAST,
-                                  .rbuf = buf,
-                                  .rcount = (size_t)count,
-                                  .rdt = dt,
-                                  .root = root});
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BCAST,
+                                                   .rbuf = buf,
+                                                   .rcount = (size_t)count,
+                                                   .rdt = dt,
+                                                   .root = root});
 }
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
     return tdm_mpi_coll_bcast(buffer, count, datatype, root, comm, NULL, "MPI_Bcast",
@@ -207,11 +236,8 @@ int tdm_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype da
     tdm_dtype_t *dt;
     tdm_op_t *o;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter)) {
-        NO_INTER_PERSIST(fn, c, mode);
-        return tdm_mpi_inter_reduce(c, sbuf, rbuf, count, datatype, op, root, request, fn,
-                                    mode == TDM_CALL_BLOCKING);
-    }
+    if (TDM_UNLIKELY(c->inter))
+        return tdm_mpi_inter_reduce(c, sbuf, rbuf, count, datatype, op, root, request, fn, mode);
     CHECK_ROOT(fn, c, root);
     int err = red_checks(fn, sbuf, rbuf, count, datatype, op, c, c->rank == root, &dt, &o);
     if (err)
@@ -219,14 +245,14 @@ int tdm_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype da
     if (c->rank != root)
         NO_IN_PLACE(fn, c, sbuf, "the send buffer at a non-root rank");
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
-    return run(fn, c, mode, request,
-               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE,
-                                  .sbuf = sbuf,
-                                  .rbuf = rbuf,
-                                  .rcount = (size_t)count,
-                                  .rdt = dt,
-                                  .op = o,
-                                  .root = root});
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE,
+                                                   .sbuf = sbuf,
+                                                   .rbuf = rbuf,
+                                                   .rcount = (size_t)count,
+                                                   .rdt = dt,
+                                                   .op = o,
+                                                   .root = root});
 }
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm) {
@@ -248,22 +274,19 @@ int tdm_mpi_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype
     tdm_dtype_t *dt;
     tdm_op_t *o;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter)) {
-        NO_INTER_PERSIST(fn, c, mode);
-        return tdm_mpi_inter_allreduce(c, sbuf, rbuf, count, datatype, op, request, fn,
-                                       mode == TDM_CALL_BLOCKING);
-    }
+    if (TDM_UNLIKELY(c->inter))
+        return tdm_mpi_inter_allreduce(c, sbuf, rbuf, count, datatype, op, request, fn, mode);
     int err = red_checks(fn, sbuf, rbuf, count, datatype, op, c, true, &dt, &o);
     if (err)
         return err;
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
-    return run(fn, c, mode, request,
-               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLREDUCE,
-                                  .sbuf = sbuf,
-                                  .rbuf = rbuf,
-                                  .rcount = (size_t)count,
-                                  .rdt = dt,
-                                  .op = o});
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLREDUCE,
+                                                   .sbuf = sbuf,
+                                                   .rbuf = rbuf,
+                                                   .rcount = (size_t)count,
+                                                   .rdt = dt,
+                                                   .op = o});
 }
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm) {
@@ -291,14 +314,14 @@ int tdm_mpi_coll_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype data
     if (err)
         return err;
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
-    return run(fn, c, mode, request,
-               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_SCAN,
-                                  .sbuf = sbuf,
-                                  .rbuf = rbuf,
-                                  .rcount = (size_t)count,
-                                  .rdt = dt,
-                                  .op = o,
-                                  .exclusive = exclusive});
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_SCAN,
+                                                   .sbuf = sbuf,
+                                                   .rbuf = rbuf,
+                                                   .rcount = (size_t)count,
+                                                   .rdt = dt,
+                                                   .op = o,
+                                                   .exclusive = exclusive});
 }
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm) {
@@ -332,11 +355,9 @@ int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
     tdm_dtype_t *dt;
     tdm_op_t *o;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter)) {
-        NO_INTER_PERSIST(fn, c, mode);
+    if (TDM_UNLIKELY(c->inter))
         return tdm_mpi_inter_red_scatter(c, sbuf, rbuf, rcounts, rcount, datatype, op, request, fn,
-                                         mode == TDM_CALL_BLOCKING);
-    }
+                                         mode);
     GET_DT(fn, c, datatype, dt);
     GET_OP(fn, c, op, dt, o);
     if (rcounts) {
@@ -350,14 +371,14 @@ int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
     CHECK_ALIAS(fn, c, sbuf, rbuf, dt->size > 0);
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
-    return run(fn, c, mode, request,
-               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE_SCATTER,
-                                  .sbuf = sbuf,
-                                  .rbuf = rbuf,
-                                  .rcounts = rcounts,
-                                  .rcount = (size_t)rcount,
-                                  .rdt = dt,
-                                  .op = o});
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE_SCATTER,
+                                                   .sbuf = sbuf,
+                                                   .rbuf = rbuf,
+                                                   .rcounts = rcounts,
+                                                   .rcount = (size_t)rcount,
+                                                   .rdt = dt,
+                                                   .op = o});
 }
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
@@ -410,11 +431,9 @@ int tdm_mpi_coll_gather(const void *sbuf, int scount, MPI_Datatype stype, void *
     tdm_comm_t *c;
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter)) {
-        NO_INTER_PERSIST(fn, c, mode);
+    if (TDM_UNLIKELY(c->inter))
         return tdm_mpi_inter_gather(c, sbuf, scount, stype, rbuf, rcount, rcounts, displs, rtype,
-                                    root, request, fn, mode == TDM_CALL_BLOCKING, v);
-    }
+                                    root, request, fn, mode, v);
     CHECK_ROOT(fn, c, root);
     bool am_root = c->rank == root;
     if (!(am_root && sbuf == MPI_IN_PLACE)) {
@@ -437,17 +456,17 @@ int tdm_mpi_coll_gather(const void *sbuf, int scount, MPI_Datatype stype, void *
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
     if (!sdt)
         sdt = rdt;
-    return run(fn, c, mode, request,
-               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_GATHERV,
-                                  .sbuf = sbuf,
-                                  .scount = (size_t)scount,
-                                  .sdt = sdt,
-                                  .rbuf = rbuf,
-                                  .rcounts = v ? rcounts : NULL,
-                                  .rdispls = v ? displs : NULL,
-                                  .rcount = (size_t)(rcount > 0 ? rcount : 0),
-                                  .rdt = rdt ? rdt : sdt,
-                                  .root = root});
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_GATHERV,
+                                                   .sbuf = sbuf,
+                                                   .scount = (size_t)scount,
+                                                   .sdt = sdt,
+                                                   .rbuf = rbuf,
+                                                   .rcounts = v ? rcounts : NULL,
+                                                   .rdispls = v ? displs : NULL,
+                                                   .rcount = (size_t)(rcount > 0 ? rcount : 0),
+                                                   .rdt = rdt ? rdt : sdt,
+                                                   .root = root});
 }
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
@@ -486,11 +505,9 @@ int tdm_mpi_coll_scatter(const void *sbuf, int scount, const int *scounts, const
     tdm_comm_t *c;
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter)) {
-        NO_INTER_PERSIST(fn, c, mode);
+    if (TDM_UNLIKELY(c->inter))
         return tdm_mpi_inter_scatter(c, sbuf, scount, scounts, displs, stype, rbuf, rcount, rtype,
-                                     root, request, fn, mode == TDM_CALL_BLOCKING, v);
-    }
+                                     root, request, fn, mode, v);
     CHECK_ROOT(fn, c, root);
     bool am_root = c->rank == root;
     if (!(am_root && rbuf == MPI_IN_PLACE)) {
@@ -513,17 +530,17 @@ int tdm_mpi_coll_scatter(const void *sbuf, int scount, const int *scounts, const
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
     if (!rdt)
         rdt = sdt;
-    return run(fn, c, mode, request,
-               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_SCATTERV,
-                                  .sbuf = sbuf,
-                                  .scounts = v ? scounts : NULL,
-                                  .sdispls = v ? displs : NULL,
-                                  .scount = (size_t)(scount > 0 ? scount : 0),
-                                  .sdt = sdt ? sdt : rdt,
-                                  .rbuf = rbuf,
-                                  .rcount = (size_t)(rcount > 0 ? rcount : 0),
-                                  .rdt = rdt,
-                                  .root = root});
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_SCATTERV,
+                                                   .sbuf = sbuf,
+                                                   .scounts = v ? scounts : NULL,
+                                                   .sdispls = v ? displs : NULL,
+                                                   .scount = (size_t)(scount > 0 ? scount : 0),
+                                                   .sdt = sdt ? sdt : rdt,
+                                                   .rbuf = rbuf,
+                                                   .rcount = (size_t)(rcount > 0 ? rcount : 0),
+                                                   .rdt = rdt,
+                                                   .root = root});
 }
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
@@ -565,11 +582,9 @@ int tdm_mpi_coll_allgather(const void *sbuf, int scount, MPI_Datatype stype, voi
     tdm_comm_t *c;
     tdm_dtype_t *sdt = NULL, *rdt;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter)) {
-        NO_INTER_PERSIST(fn, c, mode);
+    if (TDM_UNLIKELY(c->inter))
         return tdm_mpi_inter_allgather(c, sbuf, scount, stype, rbuf, rcount, rcounts, displs, rtype,
-                                       request, fn, mode == TDM_CALL_BLOCKING, v);
-    }
+                                       request, fn, mode, v);
     if (sbuf != MPI_IN_PLACE) {
         TDM_CHECK_COUNT(fn, c, scount);
         GET_DT(fn, c, stype, sdt);
@@ -585,16 +600,16 @@ int tdm_mpi_coll_allgather(const void *sbuf, int scount, MPI_Datatype stype, voi
     }
     CHECK_ALIAS(fn, c, sbuf, rbuf, scount > 0);
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
-    return run(fn, c, mode, request,
-               &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLGATHERV,
-                                  .sbuf = sbuf,
-                                  .scount = (size_t)(scount > 0 ? scount : 0),
-                                  .sdt = sdt ? sdt : rdt,
-                                  .rbuf = rbuf,
-                                  .rcounts = v ? rcounts : NULL,
-                                  .rdispls = v ? displs : NULL,
-                                  .rcount = (size_t)(rcount > 0 ? rcount : 0),
-                                  .rdt = rdt});
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLGATHERV,
+                                                   .sbuf = sbuf,
+                                                   .scount = (size_t)(scount > 0 ? scount : 0),
+                                                   .sdt = sdt ? sdt : rdt,
+                                                   .rbuf = rbuf,
+                                                   .rcounts = v ? rcounts : NULL,
+                                                   .rdispls = v ? displs : NULL,
+                                                   .rcount = (size_t)(rcount > 0 ? rcount : 0),
+                                                   .rdt = rdt});
 }
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
@@ -635,12 +650,10 @@ int tdm_mpi_coll_alltoall(const void *sbuf, int scount, const int *scounts, cons
                           int form /* 0 plain, 1 v, 2 w */) {
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
-    if (TDM_UNLIKELY(c->inter)) {
-        NO_INTER_PERSIST(fn, c, mode);
+    if (TDM_UNLIKELY(c->inter))
         return tdm_mpi_inter_alltoall(c, sbuf, scount, scounts, sdispls, stype, stypes, rbuf,
-                                      rcount, rcounts, rdispls, rtype, rtypes, request, fn,
-                                      mode == TDM_CALL_BLOCKING, form);
-    }
+                                      rcount, rcounts, rdispls, rtype, rtypes, request, fn, mode,
+                                      form);
     int p = c->size;
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
     tdm_dtype_t **sdts = NULL, **rdts = NULL;
@@ -685,20 +698,20 @@ int tdm_mpi_coll_alltoall(const void *sbuf, int scount, const int *scounts, cons
         free(sdts);
         return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");
     }
-    int err = run(fn, c, mode, request,
-                  &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLTOALLW,
-                                     .sbuf = sbuf,
-                                     .scounts = form ? scounts : NULL,
-                                     .sdispls = form ? sdispls : NULL,
-                                     .sdts = sdts,
-                                     .scount = (size_t)(scount > 0 ? scount : 0),
-                                     .sdt = sdt ? sdt : rdt,
-                                     .rbuf = rbuf,
-                                     .rcounts = form ? rcounts : NULL,
-                                     .rdispls = form ? rdispls : NULL,
-                                     .rdts = rdts,
-                                     .rcount = (size_t)(rcount > 0 ? rcount : 0),
-                                     .rdt = rdt});
+    int err = tdm_mpi_ccall_submit(c, fn, mode, request,
+                                   &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLTOALLW,
+                                                      .sbuf = sbuf,
+                                                      .scounts = form ? scounts : NULL,
+                                                      .sdispls = form ? sdispls : NULL,
+                                                      .sdts = sdts,
+                                                      .scount = (size_t)(scount > 0 ? scount : 0),
+                                                      .sdt = sdt ? sdt : rdt,
+                                                      .rbuf = rbuf,
+                                                      .rcounts = form ? rcounts : NULL,
+                                                      .rdispls = form ? rdispls : NULL,
+                                                      .rdts = rdts,
+                                                      .rcount = (size_t)(rcount > 0 ? rcount : 0),
+                                                      .rdt = rdt});
     free(sdts);
     return err;
 }

@@ -5,7 +5,9 @@
  * take MPI_ROOT, MPI_PROC_NULL or a rank of the remote group as root, and only
  * the arguments significant at the caller are checked. Per-peer arrays have an
  * entry per remote rank (Reduce_scatter's recvcounts: per local rank).
- * MPI_IN_PLACE is not defined on intercommunicators.
+ * MPI_IN_PLACE is not defined on intercommunicators. The checks end in a
+ * tdm_mpi_ccall_t, as coll.c's do, so the blocking, I- and _init forms share
+ * one path (tdm_mpi_ccall_submit, which dispatches to src/coll/inter.c).
  */
 #include "coll_inter.h"
 
@@ -15,9 +17,9 @@
 
 _Static_assert(MPI_ROOT == TDM_COLL_ROOT, "MPI_ROOT value shared with coll/");
 
-#define CHECK_REQ(_fn, _c, _req, _blocking)                                                        \
+#define CHECK_REQ(_fn, _c, _req, _mode)                                                            \
     do {                                                                                           \
-        if (!(_blocking) && !(_req))                                                               \
+        if ((_mode) != TDM_CALL_BLOCKING && !(_req))                                               \
             return tdm_mpi_err(_c, MPI_ERR_REQUEST, _fn, "request argument is NULL");              \
     } while (0)
 
@@ -59,34 +61,15 @@ static int check_counts(tdm_comm_t *c, const char *fn, const int *counts, const 
     return MPI_SUCCESS;
 }
 
-static int finish(tdm_comm_t *c, const char *fn, int rc, tdm_req_t *r, MPI_Request *request) {
-    if (TDM_UNLIKELY(rc != TDM_OK)) {
-        if (rc == TDM_ERR_TRUNCATE)
-            return tdm_mpi_err(c, MPI_ERR_TRUNCATE, fn,
-                               "a message of the collective is longer than its receive buffer "
-                               "(counts or types do not match across the groups)");
-        return tdm_mpi_err(c, tdm_mpi_class_of((tdm_rc_t)rc), fn, "collective failed");
-    }
-    if (request)
-        *request = tdm_req_handle(r);
-    return MPI_SUCCESS;
-}
-
-#define RUN(_fn, _c, _call)                                                                        \
-    do {                                                                                           \
-        tdm_req_t *r_ = NULL;                                                                      \
-        tdm_req_t **rp_ = request ? &r_ : NULL;                                                    \
-        int rc_ = (_call);                                                                         \
-        return finish(_c, _fn, rc_, r_, request);                                                  \
-    } while (0)
-
-int tdm_mpi_inter_barrier(tdm_comm_t *c, MPI_Request *request, const char *fn, bool blocking) {
-    CHECK_REQ(fn, c, request, blocking);
-    RUN(fn, c, tdm_coll_inter_barrier(c, rp_));
+int tdm_mpi_inter_barrier(tdm_comm_t *c, MPI_Request *request, const char *fn,
+                          tdm_mpi_call_mode_t mode) {
+    CHECK_REQ(fn, c, request, mode);
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BARRIER});
 }
 
 int tdm_mpi_inter_bcast(tdm_comm_t *c, void *buf, int count, MPI_Datatype datatype, int root,
-                        MPI_Request *request, const char *fn, bool blocking) {
+                        MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode) {
     tdm_dtype_t *dt = NULL;
     int err = check_root(c, fn, root);
     if (err)
@@ -97,8 +80,13 @@ int tdm_mpi_inter_bcast(tdm_comm_t *c, void *buf, int count, MPI_Datatype dataty
         TDM_CHECK_BUF(fn, c, buf, count, dt);
         NO_IN_PLACE(fn, c, buf, "the buffer");
     }
-    CHECK_REQ(fn, c, request, blocking);
-    RUN(fn, c, tdm_coll_inter_bcast(buf, (size_t)(count > 0 ? count : 0), dt, root, c, rp_));
+    CHECK_REQ(fn, c, request, mode);
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BCAST,
+                                                   .rbuf = buf,
+                                                   .rcount = (size_t)(count > 0 ? count : 0),
+                                                   .rdt = dt,
+                                                   .root = root});
 }
 
 /* The significant buffer of a reduction at this process: count, type, op, buffer. */
@@ -119,7 +107,7 @@ static int red_checks(tdm_comm_t *c, const char *fn, const void *buf, int count,
 
 int tdm_mpi_inter_reduce(tdm_comm_t *c, const void *sbuf, void *rbuf, int count,
                          MPI_Datatype datatype, MPI_Op op, int root, MPI_Request *request,
-                         const char *fn, bool blocking) {
+                         const char *fn, tdm_mpi_call_mode_t mode) {
     tdm_dtype_t *dt = NULL;
     tdm_op_t *o = NULL;
     int err = check_root(c, fn, root);
@@ -129,14 +117,20 @@ int tdm_mpi_inter_reduce(tdm_comm_t *c, const void *sbuf, void *rbuf, int count,
         err = red_checks(c, fn, sbuf, count, datatype, op, "the send buffer", &dt, &o);
     if (err)
         return err;
-    CHECK_REQ(fn, c, request, blocking);
-    RUN(fn, c,
-        tdm_coll_inter_reduce(sbuf, rbuf, (size_t)(count > 0 ? count : 0), dt, o, root, c, rp_));
+    CHECK_REQ(fn, c, request, mode);
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE,
+                                                   .sbuf = sbuf,
+                                                   .rbuf = rbuf,
+                                                   .rcount = (size_t)(count > 0 ? count : 0),
+                                                   .rdt = dt,
+                                                   .op = o,
+                                                   .root = root});
 }
 
 int tdm_mpi_inter_allreduce(tdm_comm_t *c, const void *sbuf, void *rbuf, int count,
                             MPI_Datatype datatype, MPI_Op op, MPI_Request *request, const char *fn,
-                            bool blocking) {
+                            tdm_mpi_call_mode_t mode) {
     tdm_dtype_t *dt;
     tdm_op_t *o;
     int err = red_checks(c, fn, sbuf, count, datatype, op, "the send buffer", &dt, &o);
@@ -144,13 +138,19 @@ int tdm_mpi_inter_allreduce(tdm_comm_t *c, const void *sbuf, void *rbuf, int cou
         return err;
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
     TDM_CHECK_BUF(fn, c, rbuf, count, dt);
-    CHECK_REQ(fn, c, request, blocking);
-    RUN(fn, c, tdm_coll_inter_allreduce(sbuf, rbuf, (size_t)count, dt, o, c, rp_));
+    CHECK_REQ(fn, c, request, mode);
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLREDUCE,
+                                                   .sbuf = sbuf,
+                                                   .rbuf = rbuf,
+                                                   .rcount = (size_t)count,
+                                                   .rdt = dt,
+                                                   .op = o});
 }
 
 int tdm_mpi_inter_red_scatter(tdm_comm_t *c, const void *sbuf, void *rbuf, const int *rcounts,
                               int rcount, MPI_Datatype datatype, MPI_Op op, MPI_Request *request,
-                              const char *fn, bool blocking) {
+                              const char *fn, tdm_mpi_call_mode_t mode) {
     tdm_dtype_t *dt;
     tdm_op_t *o;
     TDM_GET_DTYPE(fn, c, datatype, dt);
@@ -164,16 +164,21 @@ int tdm_mpi_inter_red_scatter(tdm_comm_t *c, const void *sbuf, void *rbuf, const
     }
     NO_IN_PLACE(fn, c, sbuf, "the send buffer");
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
-    CHECK_REQ(fn, c, request, blocking);
-    RUN(fn, c,
-        tdm_coll_inter_reduce_scatter(sbuf, rbuf, rcounts, (size_t)(rcount > 0 ? rcount : 0), dt, o,
-                                      c, rp_));
+    CHECK_REQ(fn, c, request, mode);
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE_SCATTER,
+                                                   .sbuf = sbuf,
+                                                   .rbuf = rbuf,
+                                                   .rcounts = rcounts,
+                                                   .rcount = (size_t)(rcount > 0 ? rcount : 0),
+                                                   .rdt = dt,
+                                                   .op = o});
 }
 
 int tdm_mpi_inter_gather(tdm_comm_t *c, const void *sbuf, int scount, MPI_Datatype stype,
                          void *rbuf, int rcount, const int *rcounts, const int *displs,
                          MPI_Datatype rtype, int root, MPI_Request *request, const char *fn,
-                         bool blocking, bool v) {
+                         tdm_mpi_call_mode_t mode, bool v) {
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
     int err = check_root(c, fn, root);
     if (err)
@@ -191,17 +196,24 @@ int tdm_mpi_inter_gather(tdm_comm_t *c, const void *sbuf, int scount, MPI_Dataty
         TDM_GET_DTYPE(fn, c, stype, sdt);
         TDM_CHECK_BUF(fn, c, sbuf, scount, sdt);
     }
-    CHECK_REQ(fn, c, request, blocking);
-    RUN(fn, c,
-        tdm_coll_inter_gatherv(sbuf, (size_t)(scount > 0 ? scount : 0), sdt, rbuf,
-                               v ? rcounts : NULL, v ? displs : NULL,
-                               (size_t)(rcount > 0 ? rcount : 0), rdt, root, c, rp_));
+    CHECK_REQ(fn, c, request, mode);
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_GATHERV,
+                                                   .sbuf = sbuf,
+                                                   .scount = (size_t)(scount > 0 ? scount : 0),
+                                                   .sdt = sdt,
+                                                   .rbuf = rbuf,
+                                                   .rcounts = v ? rcounts : NULL,
+                                                   .rdispls = v ? displs : NULL,
+                                                   .rcount = (size_t)(rcount > 0 ? rcount : 0),
+                                                   .rdt = rdt,
+                                                   .root = root});
 }
 
 int tdm_mpi_inter_scatter(tdm_comm_t *c, const void *sbuf, int scount, const int *scounts,
                           const int *displs, MPI_Datatype stype, void *rbuf, int rcount,
                           MPI_Datatype rtype, int root, MPI_Request *request, const char *fn,
-                          bool blocking, bool v) {
+                          tdm_mpi_call_mode_t mode, bool v) {
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
     int err = check_root(c, fn, root);
     if (err)
@@ -219,17 +231,24 @@ int tdm_mpi_inter_scatter(tdm_comm_t *c, const void *sbuf, int scount, const int
         TDM_GET_DTYPE(fn, c, rtype, rdt);
         TDM_CHECK_BUF(fn, c, rbuf, rcount, rdt);
     }
-    CHECK_REQ(fn, c, request, blocking);
-    RUN(fn, c,
-        tdm_coll_inter_scatterv(sbuf, v ? scounts : NULL, v ? displs : NULL,
-                                (size_t)(scount > 0 ? scount : 0), sdt, rbuf,
-                                (size_t)(rcount > 0 ? rcount : 0), rdt, root, c, rp_));
+    CHECK_REQ(fn, c, request, mode);
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_SCATTERV,
+                                                   .sbuf = sbuf,
+                                                   .scounts = v ? scounts : NULL,
+                                                   .sdispls = v ? displs : NULL,
+                                                   .scount = (size_t)(scount > 0 ? scount : 0),
+                                                   .sdt = sdt,
+                                                   .rbuf = rbuf,
+                                                   .rcount = (size_t)(rcount > 0 ? rcount : 0),
+                                                   .rdt = rdt,
+                                                   .root = root});
 }
 
 int tdm_mpi_inter_allgather(tdm_comm_t *c, const void *sbuf, int scount, MPI_Datatype stype,
                             void *rbuf, int rcount, const int *rcounts, const int *displs,
-                            MPI_Datatype rtype, MPI_Request *request, const char *fn, bool blocking,
-                            bool v) {
+                            MPI_Datatype rtype, MPI_Request *request, const char *fn,
+                            tdm_mpi_call_mode_t mode, bool v) {
     tdm_dtype_t *sdt, *rdt;
     NO_IN_PLACE(fn, c, sbuf, "the send buffer");
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
@@ -244,18 +263,24 @@ int tdm_mpi_inter_allgather(tdm_comm_t *c, const void *sbuf, int scount, MPI_Dat
     } else {
         TDM_CHECK_COUNT(fn, c, rcount);
     }
-    CHECK_REQ(fn, c, request, blocking);
-    RUN(fn, c,
-        tdm_coll_inter_allgatherv(sbuf, (size_t)scount, sdt, rbuf, v ? rcounts : NULL,
-                                  v ? displs : NULL, (size_t)(rcount > 0 ? rcount : 0), rdt, c,
-                                  rp_));
+    CHECK_REQ(fn, c, request, mode);
+    return tdm_mpi_ccall_submit(c, fn, mode, request,
+                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLGATHERV,
+                                                   .sbuf = sbuf,
+                                                   .scount = (size_t)scount,
+                                                   .sdt = sdt,
+                                                   .rbuf = rbuf,
+                                                   .rcounts = v ? rcounts : NULL,
+                                                   .rdispls = v ? displs : NULL,
+                                                   .rcount = (size_t)(rcount > 0 ? rcount : 0),
+                                                   .rdt = rdt});
 }
 
 int tdm_mpi_inter_alltoall(tdm_comm_t *c, const void *sbuf, int scount, const int *scounts,
                            const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes,
                            void *rbuf, int rcount, const int *rcounts, const int *rdispls,
                            MPI_Datatype rtype, const MPI_Datatype *rtypes, MPI_Request *request,
-                           const char *fn, bool blocking, int form) {
+                           const char *fn, tdm_mpi_call_mode_t mode, int form) {
     int m = c->remote.n;
     tdm_dtype_t *sdt = NULL, *rdt = NULL, **sdts = NULL, **rdts = NULL;
     NO_IN_PLACE(fn, c, sbuf, "the send buffer");
@@ -290,15 +315,25 @@ int tdm_mpi_inter_alltoall(tdm_comm_t *c, const void *sbuf, int scount, const in
             }
         }
     }
-    if (!blocking && !request) {
+    if (mode != TDM_CALL_BLOCKING && !request) {
         free(sdts);
         return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");
     }
-    tdm_req_t *r = NULL;
-    int rc = tdm_coll_inter_alltoallw(
-        sbuf, form ? scounts : NULL, form ? sdispls : NULL, sdts, (size_t)(scount > 0 ? scount : 0),
-        sdt, rbuf, form ? rcounts : NULL, form ? rdispls : NULL, rdts,
-        (size_t)(rcount > 0 ? rcount : 0), rdt, c, request ? &r : NULL);
+    /* a schedule or a persistent request keeps what it needs of sdts: it can go */
+    int err = tdm_mpi_ccall_submit(c, fn, mode, request,
+                                   &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLTOALLW,
+                                                      .sbuf = sbuf,
+                                                      .scounts = form ? scounts : NULL,
+                                                      .sdispls = form ? sdispls : NULL,
+                                                      .sdts = sdts,
+                                                      .scount = (size_t)(scount > 0 ? scount : 0),
+                                                      .sdt = sdt,
+                                                      .rbuf = rbuf,
+                                                      .rcounts = form ? rcounts : NULL,
+                                                      .rdispls = form ? rdispls : NULL,
+                                                      .rdts = rdts,
+                                                      .rcount = (size_t)(rcount > 0 ? rcount : 0),
+                                                      .rdt = rdt});
     free(sdts);
-    return finish(c, fn, rc, r, request);
+    return err;
 }

@@ -18,7 +18,10 @@
  * user frees after init keeps working. The neighbourhood collectives (topo.c)
  * bind the same way; their arrays have the topology's in- and out-degree
  * entries, not the communicator's size, and the neighbour lists are copied
- * with them.
+ * with them. On an intercommunicator (coll_inter.c binds the same way, and
+ * tdm_mpi_ccall_run picks the two-group builders) the per-peer arrays have an
+ * entry per remote rank, except Reduce_scatter's recvcounts (per local rank),
+ * and a rooted collective's arrays are significant only where root is MPI_ROOT.
  */
 #include "coll_persist.h"
 
@@ -31,6 +34,7 @@ typedef struct persist_coll {
     tdm_mpi_ccall_t cc; /* arrays point into `ints` and `dts` */
     int *ints;          /* copies of the significant count/displacement arrays */
     tdm_dtype_t **dts;  /* Alltoallw: copies of the send then receive type arrays */
+    int ndts;           /* entries of dts (each retained) */
     void *nmem[2];      /* neighbourhood kind: the send, receive side's arrays (nside_copy) */
 } persist_coll_t;
 
@@ -77,16 +81,32 @@ static void nside_refs(const tdm_coll_nside_t *s, bool retain) {
 /* Does this rank read the send / receive arrays of cc (where the I-form checks them)? */
 static void arrays_significant(const tdm_comm_t *c, const tdm_mpi_ccall_t *cc, bool *send_p,
                                bool *recv_p) {
+    /* on an intercommunicator the root names itself MPI_ROOT; its rank number
+     * may equal a remote root's */
+    bool am_root = c->inter ? cc->root == MPI_ROOT : c->rank == cc->root;
     *send_p = *recv_p = true;
     if (cc->kind == TDM_CCALL_GATHERV)
-        *recv_p = c->rank == cc->root;
+        *recv_p = am_root;
     else if (cc->kind == TDM_CCALL_SCATTERV)
-        *send_p = c->rank == cc->root;
+        *send_p = am_root;
     else if (cc->kind == TDM_CCALL_ALLTOALLW)
         *send_p = cc->sbuf != MPI_IN_PLACE;
 }
 
-static void persist_release(persist_coll_t *pc, int p) {
+/* Entries of cc's send and receive arrays (counts, displacements, Alltoallw's
+ * types): one per rank of the communicator, or on an intercommunicator one per
+ * remote rank (MPI-4.0 6.2.2), except Reduce_scatter's recvcounts, which
+ * split the result over the local group. */
+static void array_lengths(const tdm_comm_t *c, const tdm_mpi_ccall_t *cc, int *send_p,
+                          int *recv_p) {
+    *send_p = *recv_p = c->size;
+    if (c->inter) {
+        *send_p = c->remote.n;
+        *recv_p = cc->kind == TDM_CCALL_REDUCE_SCATTER ? c->size : c->remote.n;
+    }
+}
+
+static void persist_release(persist_coll_t *pc) {
     tdm_mpi_ccall_t *cc = &pc->cc;
     if (cc->sdt)
         tdm_dtype_release(cc->sdt);
@@ -94,9 +114,8 @@ static void persist_release(persist_coll_t *pc, int p) {
         tdm_dtype_release(cc->rdt);
     if (cc->op)
         tdm_op_release(cc->op);
-    if (pc->dts)
-        for (int i = 0; i < 2 * p; i++)
-            tdm_dtype_release(pc->dts[i]);
+    for (int i = 0; i < pc->ndts; i++)
+        tdm_dtype_release(pc->dts[i]);
     if (cc->kind == TDM_CCALL_NEIGHBOR) {
         nside_refs(&cc->nsend, false);
         nside_refs(&cc->nrecv, false);
@@ -110,39 +129,43 @@ static void persist_release(persist_coll_t *pc, int p) {
 
 int tdm_mpi_coll_persist_init(tdm_comm_t *c, const char *fn, const tdm_mpi_ccall_t *cc,
                               MPI_Request *request) {
-    int p = c->size;
     persist_coll_t *pc = calloc(1, sizeof(*pc));
     if (!pc)
         return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory");
     pc->cc = *cc;
     bool send_sig, recv_sig;
+    int ns, nr;
     arrays_significant(c, cc, &send_sig, &recv_sig);
+    array_lengths(c, cc, &ns, &nr);
     const int **arrays[4] = {&pc->cc.scounts, &pc->cc.sdispls, &pc->cc.rcounts, &pc->cc.rdispls};
     const bool sig[4] = {send_sig, send_sig, recv_sig, recv_sig};
+    const int len[4] = {ns, ns, nr, nr};
     size_t n = 0;
     for (int a = 0; a < 4; a++) {
         if (!sig[a])
             *arrays[a] = NULL;
-        n += *arrays[a] ? 1 : 0;
+        n += *arrays[a] ? (size_t)len[a] : 0;
     }
-    if (n && !(pc->ints = malloc(n * (size_t)p * sizeof(int))))
+    if (n && !(pc->ints = malloc(n * sizeof(int))))
         goto err_free;
     int *at = pc->ints;
     for (int a = 0; a < 4; a++) {
         if (!*arrays[a])
             continue;
-        memcpy(at, *arrays[a], (size_t)p * sizeof(int));
+        memcpy(at, *arrays[a], (size_t)len[a] * sizeof(int));
         *arrays[a] = at;
-        at += p;
+        at += len[a];
     }
     if (cc->sdts) {
-        /* coll.c passes both arrays (the receive types twice for MPI_IN_PLACE) */
-        if (!(pc->dts = malloc(2 * (size_t)p * sizeof(*pc->dts))))
+        /* coll.c and coll_inter.c pass both arrays (coll.c: the receive types
+         * twice for MPI_IN_PLACE) */
+        if (!(pc->dts = malloc((size_t)(ns + nr) * sizeof(*pc->dts))))
             goto err_free;
-        memcpy(pc->dts, cc->sdts, (size_t)p * sizeof(*pc->dts));
-        memcpy(pc->dts + p, cc->rdts, (size_t)p * sizeof(*pc->dts));
+        memcpy(pc->dts, cc->sdts, (size_t)ns * sizeof(*pc->dts));
+        memcpy(pc->dts + ns, cc->rdts, (size_t)nr * sizeof(*pc->dts));
         pc->cc.sdts = pc->dts;
-        pc->cc.rdts = pc->dts + p;
+        pc->cc.rdts = pc->dts + ns;
+        pc->ndts = ns + nr;
     }
     if (cc->kind == TDM_CCALL_NEIGHBOR &&
         (nside_copy(&pc->cc.nsend, &pc->nmem[0]) || nside_copy(&pc->cc.nrecv, &pc->nmem[1])))
@@ -157,9 +180,8 @@ int tdm_mpi_coll_persist_init(tdm_comm_t *c, const char *fn, const tdm_mpi_ccall
         tdm_dtype_retain(pc->cc.rdt);
     if (pc->cc.op)
         tdm_op_retain(pc->cc.op);
-    if (pc->dts)
-        for (int i = 0; i < 2 * p; i++)
-            tdm_dtype_retain(pc->dts[i]);
+    for (int i = 0; i < pc->ndts; i++)
+        tdm_dtype_retain(pc->dts[i]);
     if (pc->cc.kind == TDM_CCALL_NEIGHBOR) {
         nside_refs(&pc->cc.nsend, true);
         nside_refs(&pc->cc.nrecv, true);
@@ -197,8 +219,7 @@ int tdm_mpi_coll_persist_start(tdm_req_t *p, const char *fn) {
 }
 
 void tdm_mpi_coll_persist_free(tdm_req_t *p) {
-    tdm_comm_t *c = p->comm;
-    persist_release(p->cb_arg, c->size);
+    persist_release(p->cb_arg);
     p->cb_arg = NULL;
     tdm_p2p_release(p);
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * One intracommunicator collective as a value (coll.c, and topo.c for the
- * neighbourhood collectives, build it after the argument checks), so the same checked arguments can
- * run now (blocking and I-forms) or be bound to a persistent request and run at every MPI_Start
- * (the *_init forms, coll_persist.c).
+ * One collective as a value (coll.c and coll_inter.c build it after the
+ * argument checks, topo.c for the neighbourhood collectives), so the same
+ * checked arguments can run now (blocking and I-forms) or be bound to a
+ * persistent request and run at every MPI_Start (the *_init forms,
+ * coll_persist.c), on intra- and intercommunicators alike.
  */
 #ifndef TDM_MPI_COLL_PERSIST_H
 #define TDM_MPI_COLL_PERSIST_H
@@ -33,8 +34,14 @@ typedef enum {
 } tdm_mpi_ccall_kind_t;
 
 /* The arguments of the tdm_coll_* entry point of `kind` (coll.h), as coll.c
- * passes them. Arrays have the communicator's size; NULL where coll.h says so
- * (fixed-count forms) or where they are not significant at this rank. The
+ * passes them, or on an intercommunicator (the communicator says which) of its
+ * tdm_coll_inter_* entry point (coll/inter.h), as coll_inter.c passes them.
+ * Arrays have the communicator's size; on an intercommunicator the remote
+ * group's, except Reduce_scatter's rcounts (the local group's). They are NULL
+ * where coll.h says so (fixed-count forms) or where they are not significant
+ * at this rank (an intercommunicator's root is then MPI_ROOT, MPI_PROC_NULL or
+ * a remote rank, as inter.h says, and the datatypes not significant may be
+ * NULL). SCAN and NEIGHBOR exist on intracommunicators only. The
  * neighbourhood kind uses only nsend, nrecv and cart (tdm_coll_neighbor's
  * arguments): their arrays have nsend.n (out-degree) and nrecv.n (in-degree)
  * entries, and the datatypes of the other fields stay NULL. */
@@ -54,9 +61,17 @@ typedef struct tdm_mpi_ccall {
     bool cart;
 } tdm_mpi_ccall_t;
 
-/* Start the collective on c: blocking with req_p NULL, else *req_p receives a
- * request that completes with it. An internal tdm_rc_t. */
+/* Start the collective on c (the intercomm builders if c->inter): blocking
+ * with req_p NULL, else *req_p receives a request that completes with it. An
+ * internal tdm_rc_t. */
 int tdm_mpi_ccall_run(tdm_comm_t *c, const tdm_mpi_ccall_t *cc, tdm_req_t **req_p);
+
+/* The end of every binding's checks (coll.c, coll_inter.c): run cc now
+ * (blocking, or *request receives the active request of the I-form) or bind it
+ * to a new inactive persistent request (_init forms). An MPI error code,
+ * reported through c's handler with fn. */
+int tdm_mpi_ccall_submit(tdm_comm_t *c, const char *fn, tdm_mpi_call_mode_t mode,
+                         MPI_Request *request, const tdm_mpi_ccall_t *cc);
 
 /* The MPI error (through c's handler) for a collective's failure rc != TDM_OK. */
 int tdm_mpi_coll_error(tdm_comm_t *c, const char *fn, int rc);
