@@ -102,6 +102,27 @@ static void allgather_recdbl(tdm_sched_t *s, const own_blk_t *own, void *rbuf, s
         copy_own(s, own, mine, rcount, rdt);
 }
 
+/* Linear: every block to and from every rank in one round, so ranks that share
+ * cores wait once, not once per step. Auto when oversubscribed: 4 ranks on 2
+ * cores, medians of 4 interleaved runs, 64 KiB blocks 84/69 -> 61 us, 1 MiB
+ * 1.12/1.38 -> 0.88 ms (ring/Bruck -> linear; Open MPI 132 us, 1.63 ms). */
+static void allgather_linear(tdm_sched_t *s, const own_blk_t *own, void *rbuf, const int *rcounts,
+                             const int *displs, size_t rcount, tdm_dtype_t *rdt) {
+    int p, r = tdm_sched_rank(s, &p);
+    void *mine = tdm_coll_at(rbuf, displs ? (size_t)displs[r] : (size_t)r * rcount, rdt);
+    size_t myn = rcounts ? (size_t)rcounts[r] : rcount;
+    for (int i = 1; i < p; i++) {
+        int from = (r - i + p) % p;
+        tdm_sched_recv(
+            s, tdm_coll_at(rbuf, displs ? (size_t)displs[from] : (size_t)from * rcount, rdt),
+            rcounts ? (size_t)rcounts[from] : rcount, rdt, from, 0);
+    }
+    for (int i = 1; i < p; i++)
+        send_own(s, own, mine, myn, rdt, (r + i) % p);
+    copy_own(s, own, mine, myn, rdt);
+    tdm_sched_round(s);
+}
+
 int tdm_coll_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
                         const int *rcounts, const int *displs, size_t rcount, tdm_dtype_t *rdt,
                         tdm_comm_t *comm, tdm_req_t **req_p) {
@@ -114,8 +135,10 @@ int tdm_coll_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void 
     void *mine = tdm_coll_at(rbuf, myd, rdt);
     own_blk_t own = {sbuf == TDM_COLL_IN_PLACE ? NULL : sbuf, scount, sdt};
     int p = comm->size;
-    if (!rcounts && tdm_coll_choose(TDM_COLL_ALLGATHER, rcount * rdt->size, comm->size, true) ==
-                        TDM_ALLGATHER_BRUCK) {
+    int algo = tdm_coll_choose(TDM_COLL_ALLGATHER, rcount * rdt->size, comm->size, true);
+    if (algo == TDM_ALLGATHER_LINEAR) {
+        allgather_linear(s, &own, rbuf, rcounts, displs, rcount, rdt);
+    } else if (!rcounts && algo == TDM_ALLGATHER_BRUCK) {
         if ((p & (p - 1)) == 0 && tdm_coll_forced(TDM_COLL_ALLGATHER) < 0) {
             allgather_recdbl(s, &own, rbuf, rcount, rdt);
         } else {

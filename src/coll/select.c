@@ -2,8 +2,8 @@
 /*
  * Algorithm choice for every collective: TANDEM_<COLL>_ALGORITHM when set,
  * otherwise by message size against TANDEM_<COLL>_LARGE. When ranks outnumber
- * cores (TANDEM_OVERSUBSCRIBED, set by mpirun for every rank alike) the barrier
- * and the small Bcast/Reduce/Allreduce (every Bcast) go linear instead: there
+ * cores (TANDEM_OVERSUBSCRIBED, set by mpirun for every rank alike) the barrier,
+ * the small Reduce/Allreduce and every Bcast and Allgather go linear: there
  * the cost is how often a rank must be scheduled, not how many hops a message
  * takes. The large-message algorithms of the reductions combine blocks in ring
  * order, so they are used for commutative ops only (a forced one falls back,
@@ -60,9 +60,11 @@ static const coll_choice_t choices[TDM_COLL_NKINDS] = {
     [TDM_COLL_ALLGATHER] = {"allgather",
                             TDM_PARAM_ALLGATHER_ALGORITHM,
                             TDM_PARAM_ALLGATHER_LARGE,
-                            {"bruck", "ring"},
+                            {"bruck", "ring", "linear"},
                             false,
-                            2},
+                            2,
+                            false,
+                            true},
     [TDM_COLL_ALLTOALL] = {"alltoall",
                            TDM_PARAM_ALLTOALL_ALGORITHM,
                            TDM_PARAM_ALLTOALL_LARGE,
