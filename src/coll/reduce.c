@@ -7,8 +7,9 @@
  * rank 0 then forwards the result to the root. For large messages with a
  * commutative op: ring reduce-scatter (each rank ends with one fully reduced
  * block, moving about n bytes in all) and a gather of the blocks at the root.
- * Linear (small messages when ranks outnumber cores): every rank sends to the
- * root, which combines the contributions in rank order (any op).
+ * Linear (when ranks outnumber cores, up to TANDEM_COLL_LINEAR_TMP_MAX held at
+ * the root; figures in select.c): every rank sends to the root, which combines
+ * the contributions in rank order (any op).
  */
 #include "select.h"
 
