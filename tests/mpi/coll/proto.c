@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Which rendezvous protocol the rooted collectives get on 2 ranks (seed 000
- * §II-B1), read from TANDEM_PROTO_STATS by the testlist: a Scatter's root
- * posts its send ahead and copies its own block, so the receiver copies (RGET);
- * a Gather's root receives ahead, so the sender copies (RPUT); a Bcast root's
- * only send is waited for at once, so both copy half (COOP). 5 calls each of
- * 1 MiB, data checked.
+ * Which rendezvous protocol the rooted collectives get (seed 000 §II-B1), read
+ * from TANDEM_PROTO_STATS by the testlist. On 2 ranks the root's one transfer
+ * is all it waits for (its own block is local work), so it is posted as a
+ * blocking call and both sides copy half (COOP) in Bcast, Scatter and Gather.
+ * On 3 ranks a Scatter's root posts its sends ahead, so each receiver copies
+ * (RGET); a Gather's root receives ahead, so each sender copies (RPUT).
+ * 5 calls each of 1 MiB per rank, data checked.
  */
 #include <mpi.h>
 #include <stdio.h>
