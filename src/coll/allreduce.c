@@ -20,12 +20,24 @@ void tdm_coll_allreduce_recdbl(tdm_sched_t *s, const void *sbuf, void *rbuf, siz
     void *acc = rbuf, *b = tdm_sched_tmp_items(s, count, dt);
     if (!b)
         return;
-    if (sbuf != TDM_COLL_IN_PLACE)
-        tdm_sched_copy(s, sbuf, count, dt, acc, count, dt);
     int pof2 = 1;
     while (pof2 * 2 <= p)
         pof2 *= 2;
     int rem = p - pof2, newrank;
+    /* With no ranks to fold, the first exchange can leave from sbuf and land in
+     * rbuf, combined as sbuf op rbuf when our data is the left operand: no
+     * copy of sbuf. 2 ranks, medians of 6 interleaved runs: 1 KiB 0.56 -> 0.52 us,
+     * 16 KiB 4.75 -> 4.13 us (Open MPI 0.63, 9.95). */
+    int first = -1;
+    if (sbuf != TDM_COLL_IN_PLACE && rem == 0 && p > 1 && (op->commute || (r ^ 1) > r)) {
+        first = r ^ 1;
+        tdm_sched_recv(s, rbuf, count, dt, first, 0);
+        tdm_sched_send(s, sbuf, count, dt, first, 0);
+        tdm_sched_round(s);
+        tdm_sched_reduce(s, sbuf, rbuf, count, dt, op);
+    } else if (sbuf != TDM_COLL_IN_PLACE) {
+        tdm_sched_copy(s, sbuf, count, dt, acc, count, dt);
+    }
     if (r < 2 * rem) {
         if (r % 2 == 0) {
             tdm_sched_send(s, acc, count, dt, r + 1, 0);
@@ -41,7 +53,7 @@ void tdm_coll_allreduce_recdbl(tdm_sched_t *s, const void *sbuf, void *rbuf, siz
     }
     tdm_sched_round(s);
     if (newrank >= 0) {
-        for (int mask = 1; mask < pof2; mask <<= 1) {
+        for (int mask = first < 0 ? 1 : 2; mask < pof2; mask <<= 1) {
             int nd = newrank ^ mask;
             int dst = nd < rem ? nd * 2 + 1 : nd + rem;
             tdm_sched_recv(s, b, count, dt, dst, 0);
