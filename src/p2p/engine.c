@@ -187,8 +187,8 @@ static void rx_eager(int peer, const tdm_pkt_eager_t *h) {
         }
         return;
     }
-    tdm_unexp_t *ue = tdm_p2p_unexp_new(h->ctx, h->src, h->tag, h->size);
-    if (!ue || (h->size && !(ue->data = malloc(h->size)))) {
+    tdm_unexp_t *ue = tdm_p2p_unexp_new(h->ctx, h->src, h->tag, h->size, true);
+    if (!ue) {
         tdm_error(P2P, "out of memory keeping an unexpected %llu-byte message from rank %d",
                   (unsigned long long)h->size, peer);
         abort();
@@ -250,7 +250,7 @@ static void rx_rts(int peer, const tdm_pkt_rts_cma_t *h) {
         tdm_p2p_rndv_matched(r, &rts);
         return;
     }
-    tdm_unexp_t *ue = tdm_p2p_unexp_new(h->env.ctx, h->env.src, h->env.tag, h->env.size);
+    tdm_unexp_t *ue = tdm_p2p_unexp_new(h->env.ctx, h->env.src, h->env.tag, h->env.size, false);
     if (!ue) {
         tdm_error(P2P, "out of memory keeping an unexpected rts from rank %d", peer);
         abort();
@@ -431,6 +431,7 @@ void tdm_p2p_finalize(void) {
         tdm_list_remove(it);
         tdm_p2p_unexp_free(ue);
     }
+    tdm_p2p_unexp_cache_fini();
     if (TDM_PARAM_I(PROTO_STATS))
         tdm_p2p_stats_print();
     tdm_rtr_fini();

@@ -10,6 +10,9 @@
 
 /* A message that arrived before its receive was posted (or was taken by
  * MPI_Mprobe). Eager messages carry their data here; an RTS carries none. */
+/* Bytes of an unexpected eager message kept inside its entry. */
+#define TDM_UNEXP_INLINE 256
+
 struct tdm_unexp {
     tdm_list_t link;
     uint32_t ctx;
@@ -27,6 +30,9 @@ struct tdm_unexp {
     tdm_req_t *self_sreq; /* self-send waiting for its match (synchronous mode) */
     int32_t pid;          /* RTS: the sender's pid and buffer */
     tdm_rlayout_t rbuf;
+    struct tdm_unexp *next_free;
+    /* the data of a small eager message: no malloc for it */
+    _Alignas(16) unsigned char inline_data[TDM_UNEXP_INLINE];
 };
 
 /* Where the continuation fragments from a peer go (eager messages span cells). */
@@ -77,8 +83,12 @@ static inline void tdm_p2p_tx_envelope(int peer, uint32_t ctx, int32_t tag) {
 /* match.c */
 tdm_req_t *tdm_p2p_match_posted(uint32_t ctx, int src, int tag);
 tdm_unexp_t *tdm_p2p_match_unexp(uint32_t ctx, int src, int tag);
-tdm_unexp_t *tdm_p2p_unexp_new(uint32_t ctx, int src, int tag, size_t size);
+/* An unexpected-message entry; with `data` set, room for `size` bytes of it in
+ * ue->data. NULL when out of memory. */
+tdm_unexp_t *tdm_p2p_unexp_new(uint32_t ctx, int src, int tag, size_t size, bool data);
 void tdm_p2p_unexp_free(tdm_unexp_t *ue);
+/* Free the entries kept for reuse (finalize). */
+void tdm_p2p_unexp_cache_fini(void);
 
 /* recv.c: deliver a message to a receive that matched it */
 void tdm_p2p_recv_matched_unexp(tdm_req_t *r, tdm_unexp_t *ue);

@@ -132,9 +132,8 @@ static tdm_rc_t send_self(tdm_req_t *s) {
         tdm_p2p_complete(s);
         return TDM_OK;
     }
-    tdm_unexp_t *ue = tdm_p2p_unexp_new(s->ctx, s->self_rank, s->tag, s->bytes);
-    if (!ue || (s->bytes && !(ue->data = malloc(s->bytes)))) {
-        free(ue);
+    tdm_unexp_t *ue = tdm_p2p_unexp_new(s->ctx, s->self_rank, s->tag, s->bytes, true);
+    if (!ue) {
         tdm_error(P2P, "out of memory buffering a %zu-byte message to self", s->bytes);
         return TDM_ERR_NOMEM;
     }
