@@ -28,7 +28,23 @@ void tdm_coll_reduce_binomial(tdm_sched_t *s, const void *sbuf, void *rbuf, size
             break;
         }
         int child = vr | mask;
-        if (child < p) {
+        if (child < p && r == root && acc == sbuf) {
+            /* the root's first child lands in rbuf: rbuf = sbuf op child, no
+             * temporary and no copy at the end */
+            tdm_sched_recv(s, rbuf, count, dt, (child + base) % p, 0);
+            tdm_sched_round(s);
+            tdm_sched_reduce(s, acc, rbuf, count, dt, op);
+            acc = rbuf;
+        } else if (child < p && acc == rbuf && commute) {
+            /* rbuf (the root's) stays the accumulator: rbuf = child op rbuf */
+            void *b = spare ? spare : tdm_sched_tmp_items(s, count, dt);
+            if (!b)
+                return;
+            spare = b;
+            tdm_sched_recv(s, b, count, dt, (child + base) % p, 0);
+            tdm_sched_round(s);
+            tdm_sched_reduce(s, b, rbuf, count, dt, op);
+        } else if (child < p) {
             void *b = spare ? spare : tdm_sched_tmp_items(s, count, dt);
             if (!b)
                 return;

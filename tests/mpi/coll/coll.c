@@ -97,14 +97,26 @@ static void test_noncommutative(void) {
             mat_ref(0, size, k, ref);
             CHECK(!memcmp(ref, out + 4 * k, 16), "noncommutative allreduce n=%d item %d", n, k);
         }
-        int root = size - 1;
-        COLL(MPI_Reduce(in, out, n, mat, op, root, MPI_COMM_WORLD),
-             MPI_Ireduce(in, out, n, mat, op, root, MPI_COMM_WORLD, RQ));
-        if (rank == root)
-            for (int k = 0; k < n; k++) {
-                mat_ref(0, size, k, ref);
-                CHECK(!memcmp(ref, out + 4 * k, 16), "noncommutative reduce n=%d item %d", n, k);
+        /* every root kind of the rank-0 tree: rank 0, an inner node, a leaf;
+         * at the root also in place */
+        int roots[3] = {0, size / 2, size - 1};
+        for (int ri = 0; ri < 3; ri++) {
+            int root = roots[ri];
+            for (int inplace = 0; inplace < 2; inplace++) {
+                if (inplace && rank == root)
+                    memcpy(out, in, (size_t)n * 16);
+                const void *sb = inplace && rank == root ? MPI_IN_PLACE : in;
+                COLL(MPI_Reduce(sb, out, n, mat, op, root, MPI_COMM_WORLD),
+                     MPI_Ireduce(sb, out, n, mat, op, root, MPI_COMM_WORLD, RQ));
+                if (rank == root)
+                    for (int k = 0; k < n; k++) {
+                        mat_ref(0, size, k, ref);
+                        CHECK(!memcmp(ref, out + 4 * k, 16),
+                              "noncommutative reduce n=%d root %d%s item %d", n, root,
+                              inplace ? " in place" : "", k);
+                    }
             }
+        }
         COLL(MPI_Scan(in, out, n, mat, op, MPI_COMM_WORLD),
              MPI_Iscan(in, out, n, mat, op, MPI_COMM_WORLD, RQ));
         for (int k = 0; k < n; k++) {
