@@ -30,7 +30,7 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg) {
     p->rank = cfg->rank;
     p->size = cfg->size;
     p->oversubscribed = cfg->oversubscribed;
-    p->eager_limit = (size_t)TDM_PARAM_I(EAGER_LIMIT);
+    p->eager_limit = tdm_p2p_eager_limit_param(p->oversubscribed);
     if (p->oversubscribed) {
         /* another rank needs this core: hand it over at once, by yielding
          * (a yield costs nothing when another rank is runnable; 200 yields before

@@ -119,6 +119,9 @@ bool tdm_p2p_select_announce(tdm_rtr_history_t *h);
 /* The protocol chosen by TANDEM_RNDV_PROTOCOL (TDM_PROTO_AUTO when "auto"). */
 tdm_proto_id_t tdm_p2p_select_forced(void);
 int tdm_p2p_select_init(void);
+/* The eager limit the tunables give (EAGER_LIMIT, or when ranks outnumber cores
+ * EAGER_LIMIT_OVERSUBSCRIBED unless EAGER_LIMIT was set). */
+size_t tdm_p2p_eager_limit_param(bool oversubscribed);
 /* Print the decision table (sizes x call types) to f. */
 void tdm_p2p_select_print(void *f);
 const char *tdm_proto_name(tdm_proto_id_t id);

@@ -70,6 +70,31 @@ tdm_proto_id_t tdm_p2p_select_forced(void) {
     return forced;
 }
 
+/* Oversubscribed, a rendezvous costs scheduling round trips: the receiver must
+ * run to copy (or to answer), the sender to see the copy done, while an eager
+ * message is left in the ring for whenever the receiver runs. 4 ranks on 2
+ * cores, medians of 4 interleaved runs, eager limit 16 KiB -> 64 KiB:
+ * Allreduce 64 KiB 56 -> 34 us, Alltoall 64 KiB 47.6 -> 26.8 us; at 128 KiB
+ * (8 runs) limit 64 KiB -> 128 KiB: Allgather 98 -> 72 us, Alltoall 111 -> 74,
+ * Gather 22 -> 12, every one of the seven faster. But a 256 KiB message is
+ * half the 512 KiB ring, and two exchanges in flight fill it: Allgather and
+ * Alltoall of 256 KiB took 459-473 us eager against 166-190 by rendezvous. Not
+ * oversubscribed, 8 KiB: from 16 KiB a rendezvous costs no more than the ring
+ * (16 KiB ping-pong 2.56 against 2.59 us), and when the two vCPUs do not share
+ * a cache, ring copies are 2-4x slower and CMA is not (16 KiB: 9.8 us eager,
+ * 4.1 by rendezvous). */
+size_t tdm_p2p_eager_limit_param(bool oversubscribed) {
+    size_t limit = (size_t)TDM_PARAM_I(EAGER_LIMIT);
+    if (!oversubscribed || tdm_param_srcs[TDM_PARAM_EAGER_LIMIT] != TDM_PSRC_DEFAULT)
+        return limit;
+    size_t over = (size_t)TDM_PARAM_I(EAGER_LIMIT_OVERSUBSCRIBED);
+    if (tdm_param_srcs[TDM_PARAM_EAGER_LIMIT_OVERSUBSCRIBED] == TDM_PSRC_DEFAULT) {
+        size_t quarter = (size_t)TDM_PARAM_I(SHM_CELLS) * (size_t)TDM_PARAM_I(SHM_CELL_SIZE) / 4;
+        over = TDM_MIN(over, quarter);
+    }
+    return TDM_MAX(over, limit);
+}
+
 int tdm_p2p_select_init(void) {
     const char *want = TDM_PARAM_S(RNDV_PROTOCOL);
     forced = TDM_PROTO_AUTO;
