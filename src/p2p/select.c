@@ -70,19 +70,19 @@ tdm_proto_id_t tdm_p2p_select_forced(void) {
     return forced;
 }
 
-/* Oversubscribed, a rendezvous costs scheduling round trips: the receiver must
- * run to copy (or to answer), the sender to see the copy done, while an eager
- * message is left in the ring for whenever the receiver runs. 4 ranks on 2
- * cores, medians of 4 interleaved runs, eager limit 16 KiB -> 64 KiB:
- * Allreduce 64 KiB 56 -> 34 us, Alltoall 64 KiB 47.6 -> 26.8 us; at 128 KiB
- * (8 runs) limit 64 KiB -> 128 KiB: Allgather 98 -> 72 us, Alltoall 111 -> 74,
- * Gather 22 -> 12, every one of the seven faster. But a 256 KiB message is
- * half the 512 KiB ring, and two exchanges in flight fill it: Allgather and
- * Alltoall of 256 KiB took 459-473 us eager against 166-190 by rendezvous. Not
- * oversubscribed, 8 KiB: from 16 KiB a rendezvous costs no more than the ring
- * (16 KiB ping-pong 2.56 against 2.59 us), and when the two vCPUs do not share
- * a cache, ring copies are 2-4x slower and CMA is not (16 KiB: 9.8 us eager,
- * 4.1 by rendezvous). */
+/* Not oversubscribed, 8 KiB: from 16 KiB a rendezvous costs no more than the
+ * ring (16 KiB ping-pong 2.56 against 2.59 us), and when the two vCPUs do not
+ * share a cache (this KVM guest, for minutes at a time) ring copies are 2-4x
+ * slower and CMA is not (16 KiB: 9.8 us eager, 4.1 by rendezvous).
+ * Oversubscribed, 16 KiB: a rendezvous costs scheduling round trips (the
+ * receiver must run to copy, the sender to see it done), so on 4 ranks on 2
+ * cores 16 KiB eager beat 8 KiB (Allreduce 16 KiB 28 -> 15 us). Larger limits
+ * won more while the vCPUs shared a cache (limit 128 KiB, 8 interleaved runs:
+ * all seven collectives faster at 128 KiB, Alltoall 111 -> 74 us) and lost
+ * more when they did not (Bcast 64 KiB 14 -> 41 us), so the default stays at
+ * 16 KiB; unless set, it is capped at a quarter of a ring: at half
+ * a ring two exchanges in flight fill it (Allgather and Alltoall of 256 KiB:
+ * 459-473 us eager against 166-190 by rendezvous). */
 size_t tdm_p2p_eager_limit_param(bool oversubscribed) {
     size_t limit = (size_t)TDM_PARAM_I(EAGER_LIMIT);
     if (!oversubscribed || tdm_param_srcs[TDM_PARAM_EAGER_LIMIT] != TDM_PSRC_DEFAULT)
