@@ -359,6 +359,40 @@ void tdm_sched_free(tdm_sched_t *s) {
     }
 }
 
+/* ---- direct exchanges (no schedule) ---- */
+
+int tdm_coll_exchange(tdm_comm_t *c, int tag, const void *sbuf, void *rbuf, size_t count,
+                      tdm_dtype_t *dt, int peer) {
+    uint32_t ctx = c->ctx + 1;
+    int world = tdm_comm_world_rank(c, peer);
+    tdm_req_t *rr = NULL, *sr = NULL;
+    tdm_rc_t rc = tdm_p2p_irecv_ex(rbuf, count, dt, peer, world, tag, ctx, c, true, &rr);
+    if (rc != TDM_OK) {
+        tdm_error(COLL, "cannot receive %zu bytes from rank %d", count * dt->size, peer);
+        return rc;
+    }
+    rc = tdm_p2p_isend(sbuf, count, dt, world, c->rank, tag, ctx, TDM_MODE_STD | TDM_MODE_BLOCKING,
+                       c, false, &sr);
+    if (rc != TDM_OK) {
+        tdm_error(COLL, "cannot send %zu bytes to rank %d", count * dt->size, peer);
+        (void)tdm_p2p_cancel(rr); /* if it matched already, it completes anyway */
+        tdm_p2p_wait(rr);
+        tdm_p2p_release(rr);
+        return rc;
+    }
+    if (sr) {
+        tdm_p2p_wait(sr);
+        if (sr->status.error != TDM_OK)
+            rc = sr->status.error;
+        tdm_p2p_release(sr);
+    }
+    tdm_p2p_wait(rr);
+    if (rc == TDM_OK && rr->status.error != TDM_OK)
+        rc = rr->status.error;
+    tdm_p2p_release(rr);
+    return rc;
+}
+
 /* ---- running ---- */
 
 static void copy_data(const step_t *st) {
