@@ -168,7 +168,7 @@ static int allreduce_direct(const void *sbuf, void *rbuf, size_t count, tdm_dtyp
         int rc;
         if (mask == 1 && sbuf != TDM_COLL_IN_PLACE && (op->commute || peer > r)) {
             /* rbuf = sbuf op (the peer's): no copy of sbuf */
-            rc = tdm_coll_exchange(comm, tag, sbuf, rbuf, count, dt, peer);
+            rc = tdm_coll_sendrecv(comm, tag, sbuf, count, dt, peer, rbuf, count, dt, peer);
             if (rc != TDM_OK)
                 return rc;
             tdm_op_apply(op, sbuf, rbuf, count, dt);
@@ -176,7 +176,7 @@ static int allreduce_direct(const void *sbuf, void *rbuf, size_t count, tdm_dtyp
         }
         if (mask == 1 && sbuf != TDM_COLL_IN_PLACE)
             memcpy((char *)rbuf + dt->true_lb, (const char *)sbuf + dt->true_lb, bytes);
-        rc = tdm_coll_exchange(comm, tag, rbuf, tmp, count, dt, peer);
+        rc = tdm_coll_sendrecv(comm, tag, rbuf, count, dt, peer, tmp, count, dt, peer);
         if (rc != TDM_OK)
             return rc;
         if (peer < r || op->commute) {

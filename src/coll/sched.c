@@ -361,35 +361,43 @@ void tdm_sched_free(tdm_sched_t *s) {
 
 /* ---- direct exchanges (no schedule) ---- */
 
-int tdm_coll_exchange(tdm_comm_t *c, int tag, const void *sbuf, void *rbuf, size_t count,
-                      tdm_dtype_t *dt, int peer) {
+int tdm_coll_sendrecv(tdm_comm_t *c, int tag, const void *sbuf, size_t scount, tdm_dtype_t *sdt,
+                      int dst, void *rbuf, size_t rcount, tdm_dtype_t *rdt, int src) {
     uint32_t ctx = c->ctx + 1;
-    int world = tdm_comm_world_rank(c, peer);
     tdm_req_t *rr = NULL, *sr = NULL;
-    tdm_rc_t rc = tdm_p2p_irecv_ex(rbuf, count, dt, peer, world, tag, ctx, c, true, &rr);
-    if (rc != TDM_OK) {
-        tdm_error(COLL, "cannot receive %zu bytes from rank %d", count * dt->size, peer);
-        return rc;
+    tdm_rc_t rc = TDM_OK;
+    if (src >= 0) {
+        rc = tdm_p2p_irecv_ex(rbuf, rcount, rdt, src, tdm_comm_world_rank(c, src), tag, ctx, c,
+                              true, &rr);
+        if (rc != TDM_OK) {
+            tdm_error(COLL, "cannot receive %zu bytes from rank %d", rcount * rdt->size, src);
+            return rc;
+        }
     }
-    rc = tdm_p2p_isend(sbuf, count, dt, world, c->rank, tag, ctx, TDM_MODE_STD | TDM_MODE_BLOCKING,
-                       c, false, &sr);
-    if (rc != TDM_OK) {
-        tdm_error(COLL, "cannot send %zu bytes to rank %d", count * dt->size, peer);
-        (void)tdm_p2p_cancel(rr); /* if it matched already, it completes anyway */
-        tdm_p2p_wait(rr);
-        tdm_p2p_release(rr);
-        return rc;
+    if (dst >= 0) {
+        rc = tdm_p2p_isend(sbuf, scount, sdt, tdm_comm_world_rank(c, dst), c->rank, tag, ctx,
+                           TDM_MODE_STD | TDM_MODE_BLOCKING, c, false, &sr);
+        if (rc != TDM_OK) {
+            tdm_error(COLL, "cannot send %zu bytes to rank %d", scount * sdt->size, dst);
+            if (rr) {
+                (void)tdm_p2p_cancel(rr); /* if it matched already, it completes anyway */
+                tdm_p2p_wait(rr);
+                tdm_p2p_release(rr);
+            }
+            return rc;
+        }
     }
     if (sr) {
         tdm_p2p_wait(sr);
-        if (sr->status.error != TDM_OK)
-            rc = sr->status.error;
+        rc = sr->status.error;
         tdm_p2p_release(sr);
     }
-    tdm_p2p_wait(rr);
-    if (rc == TDM_OK && rr->status.error != TDM_OK)
-        rc = rr->status.error;
-    tdm_p2p_release(rr);
+    if (rr) {
+        tdm_p2p_wait(rr);
+        if (rc == TDM_OK)
+            rc = rr->status.error;
+        tdm_p2p_release(rr);
+    }
     return rc;
 }
 
