@@ -130,6 +130,8 @@ int tdm_coll_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void 
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
+    if (!rcounts) /* recursive doubling and Bruck send up to p blocks at once */
+        tdm_sched_immediate(s, (size_t)comm->size * rcount * rdt->size);
     int r = comm->rank;
     size_t myd = displs ? (size_t)displs[r] : (size_t)r * rcount;
     size_t myn = rcounts ? (size_t)rcounts[r] : rcount;

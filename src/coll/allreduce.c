@@ -12,8 +12,6 @@
  */
 #include "select.h"
 
-#include <string.h>
-
 void tdm_coll_allreduce_recdbl(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
                                tdm_dtype_t *dt, tdm_op_t *op) {
     int p, r = tdm_sched_rank(s, &p);
@@ -141,62 +139,13 @@ void tdm_coll_allreduce_linear(tdm_sched_t *s, const void *sbuf, void *rbuf, siz
     tdm_coll_bcast_linear(s, rbuf, count, dt, 0);
 }
 
-/* The blocking small-message recursive doubling on a power-of-two
- * communicator, run straight on the p2p layer: the same exchanges (tags,
- * partners, order) and the same combinations as tdm_coll_allreduce_recdbl,
- * with no schedule to build, run and free. That machinery was about a quarter
- * of a 2-rank 8-byte Allreduce's time. 2 ranks, medians of 6 interleaved runs:
- * 4 B 0.327 -> 0.254 us, 1 KiB 0.557 -> 0.392, 4 KiB 1.80 -> 1.56 (Open MPI
- * 0.327, 0.694, 1.74). The datatype is the same on every rank (MPI requires
- * it for reductions), so every rank takes the same path. */
-#define ALLREDUCE_DIRECT_MAX 8192
-
-static bool allreduce_direct_ok(size_t count, const tdm_dtype_t *dt, int p) {
-    return count * dt->size <= ALLREDUCE_DIRECT_MAX && dt->contig && p > 1 && (p & (p - 1)) == 0;
-}
-
-static int allreduce_direct(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt,
-                            tdm_op_t *op, tdm_comm_t *comm) {
-    int p = comm->size, r = comm->rank, tag = tdm_coll_next_tag(comm);
-    if (tag < 0)
-        return TDM_ERR_NOMEM;
-    size_t bytes = count * dt->size;
-    _Alignas(64) unsigned char space[ALLREDUCE_DIRECT_MAX];
-    void *tmp = space - dt->true_lb; /* addressed like a user buffer */
-    for (int mask = 1; mask < p; mask <<= 1) {
-        int peer = r ^ mask;
-        int rc;
-        if (mask == 1 && sbuf != TDM_COLL_IN_PLACE && (op->commute || peer > r)) {
-            /* rbuf = sbuf op (the peer's): no copy of sbuf */
-            rc = tdm_coll_sendrecv(comm, tag, sbuf, count, dt, peer, rbuf, count, dt, peer);
-            if (rc != TDM_OK)
-                return rc;
-            tdm_op_apply(op, sbuf, rbuf, count, dt);
-            continue;
-        }
-        if (mask == 1 && sbuf != TDM_COLL_IN_PLACE)
-            memcpy((char *)rbuf + dt->true_lb, (const char *)sbuf + dt->true_lb, bytes);
-        rc = tdm_coll_sendrecv(comm, tag, rbuf, count, dt, peer, tmp, count, dt, peer);
-        if (rc != TDM_OK)
-            return rc;
-        if (peer < r || op->commute) {
-            tdm_op_apply(op, tmp, rbuf, count, dt); /* the lower ranks' part on the left */
-        } else {
-            tdm_op_apply(op, rbuf, tmp, count, dt);
-            memcpy((char *)rbuf + dt->true_lb, (char *)tmp + dt->true_lb, bytes);
-        }
-    }
-    return TDM_OK;
-}
-
 int tdm_coll_allreduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op,
                        tdm_comm_t *comm, tdm_req_t **req_p) {
     int algo = tdm_coll_choose(TDM_COLL_ALLREDUCE, count * dt->size, comm->size, op->commute);
-    if (!req_p && algo == TDM_ALLREDUCE_RECDBL && allreduce_direct_ok(count, dt, comm->size))
-        return allreduce_direct(sbuf, rbuf, count, dt, op, comm);
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
+    tdm_sched_immediate(s, count * dt->size);
     if (algo == TDM_ALLREDUCE_RING)
         tdm_coll_allreduce_ring(s, sbuf, rbuf, count, dt, op);
     else if (algo == TDM_ALLREDUCE_LINEAR && comm->size > 1)

@@ -45,6 +45,9 @@ int tdm_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
         return tdm_sched_run(s, req_p);
     fill(rb, p, rbuf, rcounts, rdispls, rdts, rcount, rdt);
     size_t maxbytes = 0;
+    for (int i = 0; i < p; i++) /* the send blocks match these (type signatures) */
+        maxbytes = TDM_MAX(maxbytes, rb[i].count * rb[i].dt->size);
+    tdm_sched_immediate(s, maxbytes);
     if (sbuf == TDM_COLL_IN_PLACE) {
         /* the span of memory the receive blocks cover */
         char *lo = NULL, *hi = NULL;
@@ -71,8 +74,6 @@ int tdm_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
     } else {
         fill(sb, p, sbuf, scounts, sdispls, sdts, scount, sdt);
     }
-    for (int i = 0; i < p; i++)
-        maxbytes = TDM_MAX(maxbytes, sb[i].count * sb[i].dt->size);
     tdm_sched_copy(s, sb[r].addr, sb[r].count, sb[r].dt, rb[r].addr, rb[r].count, rb[r].dt);
     bool pairwise = tdm_coll_choose(TDM_COLL_ALLTOALL, maxbytes, p, true) == TDM_ALLTOALL_PAIRWISE;
     for (int i = 1; i < p; i++) {

@@ -38,6 +38,7 @@ int tdm_coll_barrier(tdm_comm_t *comm, tdm_req_t **req_p) {
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
+    tdm_sched_immediate(s, 0);
     if (comm->size > 1) {
         if (tdm_coll_choose(TDM_COLL_BARRIER, 0, comm->size, true) == TDM_BARRIER_LINEAR)
             tdm_coll_barrier_linear(s);

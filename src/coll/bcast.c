@@ -80,49 +80,14 @@ void tdm_coll_bcast_scatter_ring(tdm_sched_t *s, void *buf, size_t count, tdm_dt
     tdm_sched_round(s);
 }
 
-/* A blocking binomial Bcast of small messages runs straight on the p2p layer
- * (as allreduce.c explains): the same messages between the same ranks on the
- * same tag as tdm_coll_bcast_binomial, so it meets ranks that took the
- * schedule (their datatypes may differ) just as well. */
-#define BCAST_DIRECT_MAX 8192
-
-static int bcast_direct(void *buf, size_t count, tdm_dtype_t *dt, int root, tdm_comm_t *comm) {
-    int p = comm->size, r = comm->rank, tag = tdm_coll_next_tag(comm);
-    if (tag < 0)
-        return TDM_ERR_NOMEM;
-    int vr = r >= root ? r - root : r - root + p;
-    int mask = 1;
-    while (mask < p) {
-        if (vr & mask) {
-            int parent = (vr - mask + root) % p;
-            int rc = tdm_coll_sendrecv(comm, tag, NULL, 0, dt, -1, buf, count, dt, parent);
-            if (rc != TDM_OK)
-                return rc;
-            break;
-        }
-        mask <<= 1;
-    }
-    for (mask >>= 1; mask > 0; mask >>= 1) {
-        if (vr + mask < p) {
-            int rc = tdm_coll_sendrecv(comm, tag, buf, count, dt, (vr + mask + root) % p, NULL, 0,
-                                       dt, -1);
-            if (rc != TDM_OK)
-                return rc;
-        }
-    }
-    return TDM_OK;
-}
-
 int tdm_coll_bcast(void *buf, size_t count, tdm_dtype_t *dt, int root, tdm_comm_t *comm,
                    tdm_req_t **req_p) {
-    int algo =
-        comm->size > 1 ? tdm_coll_choose(TDM_COLL_BCAST, count * dt->size, comm->size, true) : -1;
-    if (!req_p && algo == TDM_BCAST_BINOMIAL && count * dt->size <= BCAST_DIRECT_MAX)
-        return bcast_direct(buf, count, dt, root, comm);
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
+    tdm_sched_immediate(s, count * dt->size);
     if (comm->size > 1) {
+        int algo = tdm_coll_choose(TDM_COLL_BCAST, count * dt->size, comm->size, true);
         if (algo == TDM_BCAST_SCATTER_RING)
             tdm_coll_bcast_scatter_ring(s, buf, count, dt, root);
         else if (algo == TDM_BCAST_LINEAR)

@@ -9,6 +9,8 @@
  */
 #include "select.h"
 
+#include <stdint.h>
+
 static size_t disp_of(const int *displs, size_t fixed, int i) {
     return displs ? (size_t)displs[i] : (size_t)i * fixed;
 }
@@ -20,6 +22,9 @@ int tdm_coll_gatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rb
     if (!s)
         return TDM_ERR_NOMEM;
     int p = comm->size, r = comm->rank;
+    tdm_sched_immediate(s, r != root ? scount * sdt->size
+                           : rcounts ? SIZE_MAX
+                                     : rcount * rdt->size);
     if (r == root) {
         for (int i = 0; i < p; i++) {
             size_t n = rcounts ? (size_t)rcounts[i] : rcount;
@@ -62,6 +67,9 @@ int tdm_coll_scatterv(const void *sbuf, const int *scounts, const int *displs, s
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
+    tdm_sched_immediate(s, comm->rank != root ? rcount * rdt->size
+                           : scounts          ? SIZE_MAX
+                                              : scount * sdt->size);
     tdm_coll_scatterv_linear(s, sbuf, scounts, displs, scount, sdt, rbuf, rcount, rdt, root);
     return tdm_sched_run(s, req_p);
 }

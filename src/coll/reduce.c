@@ -13,8 +13,6 @@
  */
 #include "select.h"
 
-#include <string.h>
-
 void tdm_coll_reduce_binomial(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
                               tdm_dtype_t *dt, tdm_op_t *op, int root) {
     int p, r = tdm_sched_rank(s, &p);
@@ -137,78 +135,13 @@ void tdm_coll_reduce_scatter_gather(tdm_sched_t *s, const void *sbuf, void *rbuf
     tdm_sched_round(s);
 }
 
-/* A blocking binomial Reduce of small messages runs straight on the p2p layer
- * (as allreduce.c explains): the same tree, messages, tags and combinations as
- * tdm_coll_reduce_binomial, one step at a time. The datatype is the same on
- * every rank (MPI requires it for reductions), so all ranks take this path. */
-#define REDUCE_DIRECT_MAX 8192
-
-static int reduce_direct(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op,
-                         int root, tdm_comm_t *comm) {
-    int p = comm->size, r = comm->rank, tag = tdm_coll_next_tag(comm);
-    if (tag < 0)
-        return TDM_ERR_NOMEM;
-    size_t bytes = count * dt->size;
-    _Alignas(64) unsigned char space[2][REDUCE_DIRECT_MAX];
-    void *tmps[2] = {space[0] - dt->true_lb, space[1] - dt->true_lb};
-    bool commute = op->commute;
-    const void *acc = sbuf == TDM_COLL_IN_PLACE ? rbuf : sbuf;
-    int vr = commute ? (r - root + p) % p : r, base = commute ? root : 0, next = 0, rc;
-    for (int mask = 1; mask < p; mask <<= 1) {
-        if (vr & mask) {
-            rc = tdm_coll_sendrecv(comm, tag, acc, count, dt, ((vr & ~mask) + base) % p, NULL, 0,
-                                   dt, -1);
-            if (rc != TDM_OK)
-                return rc;
-            break;
-        }
-        int child = vr | mask;
-        if (child >= p)
-            continue;
-        int from = (child + base) % p;
-        if (r == root && acc == sbuf) { /* rbuf = sbuf op child */
-            rc = tdm_coll_sendrecv(comm, tag, NULL, 0, dt, -1, rbuf, count, dt, from);
-            if (rc != TDM_OK)
-                return rc;
-            tdm_op_apply(op, acc, rbuf, count, dt);
-            acc = rbuf;
-        } else if (acc == rbuf && commute) { /* rbuf = child op rbuf */
-            rc = tdm_coll_sendrecv(comm, tag, NULL, 0, dt, -1, tmps[0], count, dt, from);
-            if (rc != TDM_OK)
-                return rc;
-            tdm_op_apply(op, tmps[0], rbuf, count, dt);
-        } else { /* b = acc op child, then b is the accumulator */
-            void *b = tmps[next];
-            next ^= 1;
-            rc = tdm_coll_sendrecv(comm, tag, NULL, 0, dt, -1, b, count, dt, from);
-            if (rc != TDM_OK)
-                return rc;
-            tdm_op_apply(op, acc, b, count, dt);
-            acc = b;
-        }
-    }
-    if (vr == 0) {
-        if (r == root) {
-            if (acc != rbuf)
-                memcpy((char *)rbuf + dt->true_lb, (const char *)acc + dt->true_lb, bytes);
-            return TDM_OK;
-        }
-        return tdm_coll_sendrecv(comm, tag, acc, count, dt, root, NULL, 0, dt, -1);
-    }
-    if (r == root)
-        return tdm_coll_sendrecv(comm, tag, NULL, 0, dt, -1, rbuf, count, dt, 0);
-    return TDM_OK;
-}
-
 int tdm_coll_reduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op,
                     int root, tdm_comm_t *comm, tdm_req_t **req_p) {
     int algo = tdm_coll_choose(TDM_COLL_REDUCE, count * dt->size, comm->size, op->commute);
-    if (!req_p && algo == TDM_REDUCE_BINOMIAL && count * dt->size <= REDUCE_DIRECT_MAX &&
-        dt->contig)
-        return reduce_direct(sbuf, rbuf, count, dt, op, root, comm);
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
+    tdm_sched_immediate(s, count * dt->size);
     if (algo == TDM_REDUCE_SCATTER_GATHER)
         tdm_coll_reduce_scatter_gather(s, sbuf, rbuf, count, dt, op, root);
     else if (algo == TDM_REDUCE_LINEAR)

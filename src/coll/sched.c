@@ -47,6 +47,7 @@ struct tdm_sched {
     tdm_comm_t *comm;
     int tag;
     bool blocking;
+    bool immediate; /* steps run as they are added (tdm_sched_immediate) */
     bool done;
     int error; /* tdm_rc_t */
     int pending;
@@ -99,6 +100,27 @@ tdm_dtype_t *tdm_coll_byte_type(void) {
 }
 
 /* ---- building ---- */
+
+static void post(tdm_sched_t *s, step_t *st);
+static void copy_data(const step_t *st);
+static bool nothing_pending(void *arg);
+
+/* Up to this many bytes per message a blocking schedule runs each step as it
+ * is added: what it sends, to whom, on which tag and in which rounds is the
+ * same, but no step is recorded, replayed and released, and every send and
+ * receive is posted as a blocking call (a send that fits the ring leaves with
+ * no request; a send added before its round's last step cannot be told it is
+ * alone in the round, which for messages that go eagerly changes nothing).
+ * 2 ranks, medians of 6 interleaved runs against recorded schedules:
+ * Allreduce 4 B 0.373 -> 0.287 us, 1 KiB 0.565 -> 0.501, Alltoall 1 KiB
+ * 0.525 -> 0.465, Reduce 4 B 0.226 -> 0.203; Bcast and Scatter unchanged
+ * (Open MPI 0.333, 0.689, 0.574, 0.232). */
+#define SCHED_IMMEDIATE_MAX 8192
+
+void tdm_sched_immediate(tdm_sched_t *s, size_t bytes) {
+    if (s->blocking && bytes <= SCHED_IMMEDIATE_MAX && s->n == 0)
+        s->immediate = true;
+}
 
 int tdm_sched_rank(const tdm_sched_t *s, int *size_p) {
     *size_p = s->comm->size;
@@ -275,6 +297,16 @@ static step_t *add(tdm_sched_t *s, step_kind_t kind) {
 
 void tdm_sched_send(tdm_sched_t *s, const void *buf, size_t count, tdm_dtype_t *dt, int peer,
                     int flags) {
+    if (s->immediate) {
+        step_t now = {.kind = STEP_SEND,
+                      .flags = (uint8_t)flags,
+                      .peer = peer,
+                      .sbuf = buf,
+                      .scount = count,
+                      .sdt = dt};
+        post(s, &now);
+        return;
+    }
     step_t *st = add(s, STEP_SEND);
     if (!st)
         return;
@@ -287,6 +319,16 @@ void tdm_sched_send(tdm_sched_t *s, const void *buf, size_t count, tdm_dtype_t *
 }
 
 void tdm_sched_recv(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt, int peer, int flags) {
+    if (s->immediate) {
+        step_t now = {.kind = STEP_RECV,
+                      .flags = (uint8_t)flags,
+                      .peer = peer,
+                      .rbuf = buf,
+                      .rcount = count,
+                      .rdt = dt};
+        post(s, &now);
+        return;
+    }
     step_t *st = add(s, STEP_RECV);
     if (!st)
         return;
@@ -300,6 +342,17 @@ void tdm_sched_recv(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt, in
 
 void tdm_sched_copy(tdm_sched_t *s, const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
                     size_t rcount, tdm_dtype_t *rdt) {
+    if (s->immediate) {
+        step_t now = {.kind = STEP_COPY,
+                      .sbuf = sbuf,
+                      .scount = scount,
+                      .sdt = sdt,
+                      .rbuf = rbuf,
+                      .rcount = rcount,
+                      .rdt = rdt};
+        copy_data(&now);
+        return;
+    }
     step_t *st = add(s, STEP_COPY);
     if (!st)
         return;
@@ -315,6 +368,10 @@ void tdm_sched_copy(tdm_sched_t *s, const void *sbuf, size_t scount, tdm_dtype_t
 
 void tdm_sched_reduce(tdm_sched_t *s, const void *in, void *inout, size_t count, tdm_dtype_t *dt,
                       tdm_op_t *op) {
+    if (s->immediate) {
+        tdm_op_apply(op, in, inout, count, dt);
+        return;
+    }
     step_t *st = add(s, STEP_REDUCE);
     if (!st)
         return;
@@ -328,6 +385,11 @@ void tdm_sched_reduce(tdm_sched_t *s, const void *in, void *inout, size_t count,
 }
 
 void tdm_sched_round(tdm_sched_t *s) {
+    if (s->immediate) {
+        if (s->pending)
+            tdm_p2p_wait_until(nothing_pending, s);
+        return;
+    }
     if (s->n && s->steps[s->n - 1].kind == STEP_ROUND)
         return;
     add(s, STEP_ROUND);
@@ -357,48 +419,6 @@ void tdm_sched_free(tdm_sched_t *s) {
     } else {
         free(s);
     }
-}
-
-/* ---- direct exchanges (no schedule) ---- */
-
-int tdm_coll_sendrecv(tdm_comm_t *c, int tag, const void *sbuf, size_t scount, tdm_dtype_t *sdt,
-                      int dst, void *rbuf, size_t rcount, tdm_dtype_t *rdt, int src) {
-    uint32_t ctx = c->ctx + 1;
-    tdm_req_t *rr = NULL, *sr = NULL;
-    tdm_rc_t rc = TDM_OK;
-    if (src >= 0) {
-        rc = tdm_p2p_irecv_ex(rbuf, rcount, rdt, src, tdm_comm_world_rank(c, src), tag, ctx, c,
-                              true, &rr);
-        if (rc != TDM_OK) {
-            tdm_error(COLL, "cannot receive %zu bytes from rank %d", rcount * rdt->size, src);
-            return rc;
-        }
-    }
-    if (dst >= 0) {
-        rc = tdm_p2p_isend(sbuf, scount, sdt, tdm_comm_world_rank(c, dst), c->rank, tag, ctx,
-                           TDM_MODE_STD | TDM_MODE_BLOCKING, c, false, &sr);
-        if (rc != TDM_OK) {
-            tdm_error(COLL, "cannot send %zu bytes to rank %d", scount * sdt->size, dst);
-            if (rr) {
-                (void)tdm_p2p_cancel(rr); /* if it matched already, it completes anyway */
-                tdm_p2p_wait(rr);
-                tdm_p2p_release(rr);
-            }
-            return rc;
-        }
-    }
-    if (sr) {
-        tdm_p2p_wait(sr);
-        rc = sr->status.error;
-        tdm_p2p_release(sr);
-    }
-    if (rr) {
-        tdm_p2p_wait(rr);
-        if (rc == TDM_OK)
-            rc = rr->status.error;
-        tdm_p2p_release(rr);
-    }
-    return rc;
 }
 
 /* ---- running ---- */
@@ -431,7 +451,7 @@ static void note_status(tdm_sched_t *s, const tdm_req_t *r) {
 static void on_p2p_complete(tdm_req_t *r) {
     tdm_sched_t *s = r->cb_arg;
     note_status(s, r);
-    if (--s->pending == 0)
+    if (--s->pending == 0 && !s->immediate)
         advance(s);
 }
 
@@ -466,7 +486,8 @@ static bool alone_in_round(const tdm_sched_t *s, const step_t *st) {
 
 static void post(tdm_sched_t *s, step_t *st) {
     tdm_comm_t *c = s->comm;
-    bool ahead = !s->blocking || ((st->flags & TDM_SCHED_AHEAD) && !alone_in_round(s, st));
+    bool ahead =
+        !s->blocking || ((st->flags & TDM_SCHED_AHEAD) && (s->immediate || !alone_in_round(s, st)));
     int world;
     uint32_t ctx = c->ctx + 1;
     if (TDM_UNLIKELY(c->inter)) {
@@ -541,7 +562,17 @@ static bool sched_done(void *arg) {
     return ((tdm_sched_t *)arg)->done;
 }
 
+static bool nothing_pending(void *arg) {
+    return ((tdm_sched_t *)arg)->pending == 0;
+}
+
 int tdm_sched_run(tdm_sched_t *s, tdm_req_t **req_p) {
+    if (s->immediate) { /* blocking; every step ran already: wait for the last round */
+        tdm_sched_round(s);
+        int rc = s->error;
+        tdm_sched_free(s);
+        return rc;
+    }
     if (s->error != TDM_OK) {
         int rc = s->error;
         tdm_sched_free(s);

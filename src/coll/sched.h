@@ -24,13 +24,10 @@
 
 tdm_sched_t *tdm_sched_new(tdm_comm_t *comm, bool blocking);
 
-/* Outside any schedule, for a blocking collective's direct path: send
- * (sbuf, scount, sdt) to rank `dst` of an intracomm and receive (rbuf, rcount,
- * rdt) from rank `src` (either < 0: none), on the collective context with
- * `tag` (from tdm_coll_next_tag), posted as a blocking Sendrecv would be.
- * Returns when both completed; an internal tdm_rc_t. */
-int tdm_coll_sendrecv(tdm_comm_t *comm, int tag, const void *sbuf, size_t scount, tdm_dtype_t *sdt,
-                      int dst, void *rbuf, size_t rcount, tdm_dtype_t *rdt, int src);
+/* Call before adding steps: a blocking schedule whose messages are at most
+ * `bytes` each and small (sched.c) then runs every step as it is added, with
+ * the same messages, tags and rounds. */
+void tdm_sched_immediate(tdm_sched_t *s, size_t bytes);
 /* Temporary of `bytes`; NULL (and the schedule fails with NOMEM) on ENOMEM. */
 void *tdm_sched_tmp(tdm_sched_t *s, size_t bytes);
 /* Free the large temporaries kept between collectives (MPI_Finalize). */
