@@ -77,7 +77,7 @@ int tdm_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
     tdm_sched_copy(s, sb[r].addr, sb[r].count, sb[r].dt, rb[r].addr, rb[r].count, rb[r].dt);
     bool pairwise = tdm_coll_choose(TDM_COLL_ALLTOALL, maxbytes, p, true) == TDM_ALLTOALL_PAIRWISE;
     for (int i = 1; i < p; i++) {
-        int to = (r + i) % p, from = (r - i + p) % p;
+        int to = tdm_coll_wrap(r + i, p), from = tdm_coll_wrap(r - i, p);
         tdm_sched_recv(s, rb[from].addr, rb[from].count, rb[from].dt, from, 0);
         tdm_sched_send(s, sb[to].addr, sb[to].count, sb[to].dt, to, 0);
         if (pairwise)

@@ -12,8 +12,8 @@ void tdm_coll_barrier_dissemination(tdm_sched_t *s) {
     int p, r = tdm_sched_rank(s, &p);
     tdm_dtype_t *byte = tdm_coll_byte_type();
     for (int k = 1; k < p; k <<= 1) {
-        tdm_sched_recv(s, NULL, 0, byte, (r - k + p) % p, 0);
-        tdm_sched_send(s, NULL, 0, byte, (r + k) % p, 0);
+        tdm_sched_recv(s, NULL, 0, byte, tdm_coll_wrap(r - k, p), 0);
+        tdm_sched_send(s, NULL, 0, byte, tdm_coll_wrap(r + k, p), 0);
         tdm_sched_round(s);
     }
 }

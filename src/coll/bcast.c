@@ -12,11 +12,11 @@
 
 void tdm_coll_bcast_binomial(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt, int root) {
     int p, r = tdm_sched_rank(s, &p);
-    int vr = (r - root + p) % p;
+    int vr = tdm_coll_wrap(r - root, p);
     int mask = 1;
     while (mask < p) {
         if (vr & mask) {
-            tdm_sched_recv(s, buf, count, dt, ((vr - mask) + root) % p, 0);
+            tdm_sched_recv(s, buf, count, dt, tdm_coll_wrap(vr - mask + root, p), 0);
             tdm_sched_round(s);
             break;
         }
@@ -24,7 +24,7 @@ void tdm_coll_bcast_binomial(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_
     }
     for (mask >>= 1; mask > 0; mask >>= 1)
         if (vr + mask < p)
-            tdm_sched_send(s, buf, count, dt, (vr + mask + root) % p, TDM_SCHED_AHEAD);
+            tdm_sched_send(s, buf, count, dt, tdm_coll_wrap(vr + mask + root, p), TDM_SCHED_AHEAD);
     tdm_sched_round(s);
 }
 
@@ -32,7 +32,7 @@ void tdm_coll_bcast_linear(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t 
     int p, r = tdm_sched_rank(s, &p);
     if (r == root) {
         for (int i = 1; i < p; i++)
-            tdm_sched_send(s, buf, count, dt, (root + i) % p, TDM_SCHED_AHEAD);
+            tdm_sched_send(s, buf, count, dt, tdm_coll_wrap(root + i, p), TDM_SCHED_AHEAD);
     } else {
         tdm_sched_recv(s, buf, count, dt, root, 0);
     }

@@ -18,12 +18,12 @@ void tdm_coll_reduce_binomial(tdm_sched_t *s, const void *sbuf, void *rbuf, size
     int p, r = tdm_sched_rank(s, &p);
     bool commute = op->commute;
     const void *acc = sbuf == TDM_COLL_IN_PLACE ? rbuf : sbuf;
-    int vr = commute ? (r - root + p) % p : r;
+    int vr = commute ? tdm_coll_wrap(r - root, p) : r;
     int base = commute ? root : 0;
     void *spare = NULL, *owned = NULL;
     for (int mask = 1; mask < p; mask <<= 1) {
         if (vr & mask) {
-            tdm_sched_send(s, acc, count, dt, ((vr & ~mask) + base) % p, 0);
+            tdm_sched_send(s, acc, count, dt, tdm_coll_wrap((vr & ~mask) + base, p), 0);
             tdm_sched_round(s);
             break;
         }
@@ -31,7 +31,7 @@ void tdm_coll_reduce_binomial(tdm_sched_t *s, const void *sbuf, void *rbuf, size
         if (child < p && r == root && acc == sbuf) {
             /* the root's first child lands in rbuf: rbuf = sbuf op child, no
              * temporary and no copy at the end */
-            tdm_sched_recv(s, rbuf, count, dt, (child + base) % p, 0);
+            tdm_sched_recv(s, rbuf, count, dt, tdm_coll_wrap(child + base, p), 0);
             tdm_sched_round(s);
             tdm_sched_reduce(s, acc, rbuf, count, dt, op);
             acc = rbuf;
@@ -41,14 +41,14 @@ void tdm_coll_reduce_binomial(tdm_sched_t *s, const void *sbuf, void *rbuf, size
             if (!b)
                 return;
             spare = b;
-            tdm_sched_recv(s, b, count, dt, (child + base) % p, 0);
+            tdm_sched_recv(s, b, count, dt, tdm_coll_wrap(child + base, p), 0);
             tdm_sched_round(s);
             tdm_sched_reduce(s, b, rbuf, count, dt, op);
         } else if (child < p) {
             void *b = spare ? spare : tdm_sched_tmp_items(s, count, dt);
             if (!b)
                 return;
-            tdm_sched_recv(s, b, count, dt, (child + base) % p, 0);
+            tdm_sched_recv(s, b, count, dt, tdm_coll_wrap(child + base, p), 0);
             tdm_sched_round(s);
             tdm_sched_reduce(s, acc, b, count, dt, op);
             spare = owned;

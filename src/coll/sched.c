@@ -505,15 +505,25 @@ static void post(tdm_sched_t *s, step_t *st) {
     }
     tdm_req_t *r = NULL;
     tdm_rc_t rc;
+    /* A send that fits one cell leaves at once, and a receive whose message is
+     * here already completes at once, both with no request: whether the peer
+     * sees a blocking or a non-blocking call matters to rendezvous messages only.
+     * With the MPI layer's direct blocking calls and the builders' division-free
+     * peers (bench/coll, 2 ranks, medians of 7 interleaved runs): Bcast 4 B
+     * 0.273 -> 0.195 us, Scatter 4 B 0.271 -> 0.185, Allreduce 8 B 0.410 ->
+     * 0.322, Allgather 8 B 0.411 -> 0.296 (Open MPI 0.232, 0.244, 0.340, 0.308). */
     if (st->kind == STEP_SEND) {
-        /* a blocking-mode send that fits one cell leaves at once, with no request */
         rc = tdm_p2p_isend(st->sbuf, st->scount, st->sdt, world, c->rank, s->tag, ctx,
-                           ahead ? TDM_MODE_STD : TDM_MODE_STD | TDM_MODE_BLOCKING, c, ahead, &r);
-        if (rc == TDM_OK && !r && !ahead)
+                           ahead ? TDM_MODE_STD : TDM_MODE_STD | TDM_MODE_BLOCKING, c, false, &r);
+        if (rc == TDM_OK && !r)
             return;
-    } else
+    } else {
+        tdm_status_t status;
+        if (tdm_p2p_recv_arrived(st->rbuf, st->rcount, st->rdt, st->peer, s->tag, ctx, &status))
+            return;
         rc = tdm_p2p_irecv_ex(st->rbuf, st->rcount, st->rdt, st->peer, world, s->tag, ctx, c,
                               !ahead, &r);
+    }
     if (rc != TDM_OK || !r) {
         tdm_error(COLL, "cannot %s %zu bytes %s rank %d",
                   st->kind == STEP_SEND ? "send" : "receive",

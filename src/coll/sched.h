@@ -56,6 +56,12 @@ void tdm_sched_free(tdm_sched_t *s);
 static inline void *tdm_coll_at(const void *buf, size_t items, const tdm_dtype_t *dt) {
     return (char *)buf + (ptrdiff_t)items * tdm_dtype_extent(dt);
 }
+/* a mod p for a in [-p, 2p): the tree and ring builders' peer arithmetic
+ * without an integer division (three idivs were half of a 2-rank binomial
+ * Bcast's builder). */
+static inline int tdm_coll_wrap(int a, int p) {
+    return a < 0 ? a + p : a >= p ? a - p : a;
+}
 /* Block i of `count` items split in n near-equal blocks: start and length. */
 static inline size_t tdm_coll_blk_start(size_t count, int n, int i) {
     size_t q = count / (size_t)n, r = count % (size_t)n;

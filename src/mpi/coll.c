@@ -138,6 +138,13 @@ int tdm_mpi_ccall_run(tdm_comm_t *c, const tdm_mpi_ccall_t *cc, tdm_req_t **req_
     return TDM_ERR_INTERN;
 }
 
+/* The blocking forms of the most frequent small collectives call the algorithm
+ * at once: building the 288-byte call record and dispatching on it was a
+ * tenth of a 2-rank 4-byte Bcast's root. */
+static inline int blocking_done(tdm_comm_t *c, const char *fn, int rc) {
+    return TDM_UNLIKELY(rc != TDM_OK) ? tdm_mpi_coll_error(c, fn, rc) : MPI_SUCCESS;
+}
+
 int tdm_mpi_ccall_submit(tdm_comm_t *c, const char *fn, tdm_mpi_call_mode_t mode,
                          MPI_Request *request, const tdm_mpi_ccall_t *cc) {
     if (mode == TDM_CALL_PERSISTENT)
@@ -160,6 +167,8 @@ int tdm_mpi_coll_barrier(MPI_Comm comm, MPI_Request *request, const char *fn,
     if (TDM_UNLIKELY(c->inter))
         return tdm_mpi_inter_barrier(c, request, fn, mode);
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    if (mode == TDM_CALL_BLOCKING)
+        return blocking_done(c, fn, tdm_coll_barrier(c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BARRIER});
 }
@@ -187,6 +196,8 @@ int tdm_mpi_coll_bcast(void *buf, int count, MPI_Datatype datatype, int root, MP
     NO_IN_PLACE(fn, c, buf, "the buffer of a broadcast");
     CHECK_ROOT(fn, c, root);
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    if (mode == TDM_CALL_BLOCKING)
+        return blocking_done(c, fn, tdm_coll_bcast(buf, (size_t)count, dt, root, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BCAST,
                                                    .rbuf = buf,
@@ -245,6 +256,9 @@ int tdm_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype da
     if (c->rank != root)
         NO_IN_PLACE(fn, c, sbuf, "the send buffer at a non-root rank");
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    if (mode == TDM_CALL_BLOCKING)
+        return blocking_done(c, fn,
+                             tdm_coll_reduce(sbuf, rbuf, (size_t)count, dt, o, root, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE,
                                                    .sbuf = sbuf,
@@ -280,6 +294,8 @@ int tdm_mpi_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype
     if (err)
         return err;
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    if (mode == TDM_CALL_BLOCKING)
+        return blocking_done(c, fn, tdm_coll_allreduce(sbuf, rbuf, (size_t)count, dt, o, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLREDUCE,
                                                    .sbuf = sbuf,
@@ -456,6 +472,12 @@ int tdm_mpi_coll_gather(const void *sbuf, int scount, MPI_Datatype stype, void *
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
     if (!sdt)
         sdt = rdt;
+    if (mode == TDM_CALL_BLOCKING)
+        return blocking_done(c, fn,
+                             tdm_coll_gatherv(sbuf, (size_t)(scount > 0 ? scount : 0), sdt, rbuf,
+                                              v ? rcounts : NULL, v ? displs : NULL,
+                                              (size_t)(rcount > 0 ? rcount : 0), rdt ? rdt : sdt,
+                                              root, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_GATHERV,
                                                    .sbuf = sbuf,
@@ -530,6 +552,12 @@ int tdm_mpi_coll_scatter(const void *sbuf, int scount, const int *scounts, const
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
     if (!rdt)
         rdt = sdt;
+    if (mode == TDM_CALL_BLOCKING)
+        return blocking_done(c, fn,
+                             tdm_coll_scatterv(sbuf, v ? scounts : NULL, v ? displs : NULL,
+                                               (size_t)(scount > 0 ? scount : 0), sdt ? sdt : rdt,
+                                               rbuf, (size_t)(rcount > 0 ? rcount : 0), rdt, root,
+                                               c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_SCATTERV,
                                                    .sbuf = sbuf,
@@ -600,6 +628,12 @@ int tdm_mpi_coll_allgather(const void *sbuf, int scount, MPI_Datatype stype, voi
     }
     CHECK_ALIAS(fn, c, sbuf, rbuf, scount > 0);
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    if (mode == TDM_CALL_BLOCKING)
+        return blocking_done(c, fn,
+                             tdm_coll_allgatherv(sbuf, (size_t)(scount > 0 ? scount : 0),
+                                                 sdt ? sdt : rdt, rbuf, v ? rcounts : NULL,
+                                                 v ? displs : NULL,
+                                                 (size_t)(rcount > 0 ? rcount : 0), rdt, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLGATHERV,
                                                    .sbuf = sbuf,
@@ -697,6 +731,16 @@ int tdm_mpi_coll_alltoall(const void *sbuf, int scount, const int *scounts, cons
     if (mode != TDM_CALL_BLOCKING && !request) {
         free(sdts);
         return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");
+    }
+    if (mode == TDM_CALL_BLOCKING) {
+        int err = blocking_done(
+            c, fn,
+            tdm_coll_alltoallw(sbuf, form ? scounts : NULL, form ? sdispls : NULL, sdts,
+                               (size_t)(scount > 0 ? scount : 0), sdt ? sdt : rdt, rbuf,
+                               form ? rcounts : NULL, form ? rdispls : NULL, rdts,
+                               (size_t)(rcount > 0 ? rcount : 0), rdt, c, NULL));
+        free(sdts);
+        return err;
     }
     int err = tdm_mpi_ccall_submit(c, fn, mode, request,
                                    &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLTOALLW,

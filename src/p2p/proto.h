@@ -129,6 +129,8 @@ const char *tdm_proto_name(tdm_proto_id_t id);
 /* Counters (printed with TANDEM_PROTO_STATS=1, MPI_T pvars later). */
 typedef struct tdm_p2p_stats {
     uint64_t eager_msgs;
+    uint64_t sent_at_once;     /* eager sends that left with no request */
+    uint64_t received_at_once; /* receives of an arrived message, with no request */
     uint64_t proto_msgs[TDM_PROTO_COUNT];
     uint64_t bytes_read;    /* copied by this rank with process_vm_readv */
     uint64_t bytes_written; /* copied by this rank with process_vm_writev */

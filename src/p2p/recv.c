@@ -87,6 +87,29 @@ static tdm_req_t *recv_new(void *buf, size_t count, tdm_dtype_t *dt, int src, in
     return r;
 }
 
+bool tdm_p2p_recv_arrived(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
+                          tdm_status_t *status) {
+    if (tdm_list_empty(&tdm_p2p.unexp))
+        return false;
+    tdm_unexp_t *ue = tdm_p2p_match_unexp(ctx, src, tag);
+    size_t cap = count * dt->size;
+    if (!ue || ue->type != TDM_PKT_EAGER || ue->received < ue->size || ue->size > cap)
+        return false; /* the request path: rendezvous, still arriving, or truncated */
+    tdm_list_remove(&ue->link);
+    if (ue->flags & TDM_PKTF_SYNC)
+        ack_sync(ue->src_world, ue->sreq, ue->self_sreq);
+    if (ue->size) {
+        if (dt->contig)
+            memcpy((char *)buf + dt->true_lb, ue->data, ue->size);
+        else
+            tdm_dtype_unpack(buf, count, dt, 0, ue->data, ue->size);
+    }
+    *status = (tdm_status_t){.source = ue->src, .tag = ue->tag, .bytes = ue->size};
+    tdm_p2p_unexp_free(ue);
+    tdm_p2p_stats.received_at_once++;
+    return true;
+}
+
 tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
                           uint32_t ctx, void *comm, bool blocking, tdm_req_t **req_p) {
     tdm_req_t *r = recv_new(buf, count, dt, src, tag, ctx, comm);
@@ -115,6 +138,8 @@ tdm_rc_t tdm_p2p_irecv(void *buf, size_t count, tdm_dtype_t *dt, int src, int ta
 
 tdm_rc_t tdm_p2p_recv(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
                       uint32_t ctx, void *comm, tdm_status_t *status) {
+    if (tdm_p2p_recv_arrived(buf, count, dt, src, tag, ctx, status))
+        return TDM_OK;
     tdm_req_t *r;
     tdm_rc_t rc = tdm_p2p_irecv_ex(buf, count, dt, src, src_world, tag, ctx, comm, true, &r);
     if (rc != TDM_OK)

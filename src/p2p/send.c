@@ -183,6 +183,7 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
             tdm_shm_send_commit(dst_world);
             tdm_p2p_tx_envelope(dst_world, ctx, tag);
             tdm_p2p_stats.eager_msgs++;
+            tdm_p2p_stats.sent_at_once++;
             *req_p = NULL;
             return TDM_OK;
         }
