@@ -35,6 +35,8 @@ typedef struct coll_choice {
                                   most TANDEM_COLL_LINEAR_TMP_MAX bytes of it */
     bool small_oversubscribed; /* oversubscribed, auto keeps algorithm 0 at every
                                   size (`large` is then unused) */
+    int linear_min_size;       /* oversubscribed, auto takes algorithm 2 only from
+                                  this many ranks */
 } coll_choice_t;
 
 static const coll_choice_t choices[TDM_COLL_NKINDS] = {
@@ -65,12 +67,20 @@ static const coll_choice_t choices[TDM_COLL_NKINDS] = {
                           * 412 us, 2.5 ms) */
                          true,
                          true},
+    /* 2 ranks, 4 MiB: ring 0.80 ms, recursive doubling 1.25. Oversubscribed,
+     * small messages go linear from 5 ranks: with request-less small messages
+     * (sched.c), recursive doubling's two rounds beat the root's fan-in and
+     * fan-out on 3 and 4 ranks, and lose from 6 (2 cores, bench/coll, medians
+     * of 4-10 interleaved runs, 8 B, linear -> recursive doubling: 3 ranks 4.25
+     * -> 3.19 us, 4 ranks 5.83 -> 4.52, 5 ranks 6.74 -> 6.55, 6 ranks 8.19 ->
+     * 8.07, 8 ranks 11.9 -> 13.2; 1 KiB on 5 ranks 7.24 -> 7.86). */
     [TDM_COLL_ALLREDUCE] = {"allreduce",
                             TDM_PARAM_ALLREDUCE_ALGORITHM,
                             TDM_PARAM_ALLREDUCE_LARGE,
                             {"recursive_doubling", "ring", "linear"},
                             true,
-                            2}, /* 2 ranks, 4 MiB: ring 0.80 ms, recursive doubling 1.25 */
+                            2,
+                            .linear_min_size = 5},
     [TDM_COLL_ALLGATHER] = {"allgather",
                             TDM_PARAM_ALLGATHER_ALGORITHM,
                             TDM_PARAM_ALLGATHER_LARGE,
@@ -142,7 +152,7 @@ static int decide(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commut
     bool oversubscribed = TDM_PARAM_I(OVERSUBSCRIBED) != 0;
     if (algo < 0 && c->oversubscribed)
         algo = oversubscribed;
-    else if (algo < 0 && c->algos[2] && oversubscribed &&
+    else if (algo < 0 && c->algos[2] && oversubscribed && comm_size >= c->linear_min_size &&
              (bytes < (size_t)TDM_PARAM_I(COLL_LINEAR_MAX) ||
               (c->linear_any_size &&
                (!c->linear_tmp ||
