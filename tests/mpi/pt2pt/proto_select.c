@@ -14,7 +14,9 @@
  *   rsend-irecv   Rsend x Irecv   RTR   (the receive is posted first: counted by the sender)
  *   isend-xchg    both ranks Isend two messages to each other, then receive:
  *                 an exchange, RGET for at least the first of each pair (each
- *                 reads what it receives; COOP would split both copies)
+ *                 reads what it receives; COOP would split both copies), or
+ *                 with a second argument of at most 16384 (bytes per message)
+ *                 the two-copy pipeline for at least the first of each pair
  *
  * Without the counters (any other environment) it is a plain data test.
  */
@@ -24,7 +26,7 @@
 #include <string.h>
 
 #define N_MSGS 5
-#define BYTES (1 << 20)
+static int BYTES = 1 << 20; /* the second argument, when given */
 
 static int errs;
 
@@ -56,6 +58,8 @@ int main(int argc, char **argv) {
             fprintf(stderr, "usage: 2 ranks, argument SEND-RECV (e.g. isend-irecv)\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    if (argc > 2)
+        BYTES = atoi(argv[2]);
     const char *rmode = dash + 1;
     size_t slen = (size_t)(dash - mode);
     unsigned char *buf = malloc(BYTES);
