@@ -5,7 +5,11 @@
  * latencies overlap); pairwise takes one peer per round, sending to r + i and
  * receiving from r - i, so at most one large transfer per rank is in flight.
  * MPI_IN_PLACE: the receive buffer's memory span is copied first and used as
- * the send buffer.
+ * the send buffer. Each exchange posts its send first, and the own block is
+ * copied after the first send: the peers' waits end sooner, and a small
+ * message that arrives meanwhile is taken at once when its receive is posted
+ * (4 ranks on 2 cores, medians of 10 interleaved runs: 8 B 3.88 -> 3.69 us,
+ * 64 KiB 58.6 -> 50.0; 2 ranks and 1 MiB unchanged).
  */
 #include "select.h"
 
@@ -74,14 +78,17 @@ int tdm_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
     } else {
         fill(sb, p, sbuf, scounts, sdispls, sdts, scount, sdt);
     }
-    tdm_sched_copy(s, sb[r].addr, sb[r].count, sb[r].dt, rb[r].addr, rb[r].count, rb[r].dt);
     bool pairwise = tdm_coll_choose(TDM_COLL_ALLTOALL, maxbytes, p, true) == TDM_ALLTOALL_PAIRWISE;
     for (int i = 1; i < p; i++) {
         int to = tdm_coll_wrap(r + i, p), from = tdm_coll_wrap(r - i, p);
-        tdm_sched_recv(s, rb[from].addr, rb[from].count, rb[from].dt, from, 0);
         tdm_sched_send(s, sb[to].addr, sb[to].count, sb[to].dt, to, 0);
+        if (i == 1)
+            tdm_sched_copy(s, sb[r].addr, sb[r].count, sb[r].dt, rb[r].addr, rb[r].count, rb[r].dt);
+        tdm_sched_recv(s, rb[from].addr, rb[from].count, rb[from].dt, from, 0);
         if (pairwise)
             tdm_sched_round(s);
     }
+    if (p == 1)
+        tdm_sched_copy(s, sb[r].addr, sb[r].count, sb[r].dt, rb[r].addr, rb[r].count, rb[r].dt);
     return tdm_sched_run(s, req_p);
 }
