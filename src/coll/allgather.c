@@ -80,7 +80,11 @@ static void allgather_bruck(tdm_sched_t *s, const void *own, void *rbuf, size_t 
 /* Recursive doubling (power-of-two sizes): at step k each rank swaps the k
  * blocks it holds with rank r ^ k, in place in rbuf, so there is no temporary
  * and no final rotation (2 ranks: one exchange; Bruck needed three copies).
- * The first step sends from sbuf and copies after posting, as the ring does. */
+ * The first step sends from sbuf and copies after posting, as the ring does.
+ * Each step posts its send before its receive (as Allreduce does): 2 ranks,
+ * medians of 12 interleaved runs, 8 B 0.210 -> 0.189 us, 1 KiB 0.343 ->
+ * 0.282; 16 KiB and up unchanged. (The linear form keeps its receives first:
+ * sends first made 4 ranks on 2 cores slower, 1 KiB 4.26 -> 4.94 us.) */
 static void allgather_recdbl(tdm_sched_t *s, const own_blk_t *own, void *rbuf, size_t rcount,
                              tdm_dtype_t *rdt) {
     int p, r = tdm_sched_rank(s, &p);
@@ -88,8 +92,6 @@ static void allgather_recdbl(tdm_sched_t *s, const own_blk_t *own, void *rbuf, s
     for (int k = 1; k < p; k <<= 1) {
         int peer = r ^ k;
         size_t first = (size_t)(r & ~(k - 1)), theirs = (size_t)(peer & ~(k - 1));
-        tdm_sched_recv(s, tdm_coll_at(rbuf, theirs * rcount, rdt), (size_t)k * rcount, rdt, peer,
-                       0);
         if (k == 1) {
             send_own(s, own, mine, rcount, rdt, peer);
             copy_own(s, own, mine, rcount, rdt);
@@ -97,6 +99,8 @@ static void allgather_recdbl(tdm_sched_t *s, const own_blk_t *own, void *rbuf, s
             tdm_sched_send(s, tdm_coll_at(rbuf, first * rcount, rdt), (size_t)k * rcount, rdt, peer,
                            0);
         }
+        tdm_sched_recv(s, tdm_coll_at(rbuf, theirs * rcount, rdt), (size_t)k * rcount, rdt, peer,
+                       0);
         tdm_sched_round(s);
     }
     if (p == 1)

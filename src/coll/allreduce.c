@@ -27,12 +27,16 @@ void tdm_coll_allreduce_recdbl(tdm_sched_t *s, const void *sbuf, void *rbuf, siz
     /* With no ranks to fold, the first exchange can leave from sbuf and land in
      * rbuf, combined as sbuf op rbuf when our data is the left operand: no
      * copy of sbuf. 2 ranks, medians of 6 interleaved runs: 1 KiB 0.56 -> 0.52 us,
-     * 16 KiB 4.75 -> 4.13 us (Open MPI 0.63, 9.95). */
+     * 16 KiB 4.75 -> 4.13 us (Open MPI 0.63, 9.95). Every exchange posts its
+     * send before its receive: the partner's wait ends sooner, and a small
+     * message that arrived meanwhile completes at once (medians of 10-12
+     * interleaved runs, 8 B: 2 ranks 0.232 -> 0.195 us, 4 ranks on 2 cores
+     * 4.57 -> 4.10). */
     int first = -1;
     if (sbuf != TDM_COLL_IN_PLACE && rem == 0 && p > 1 && (op->commute || (r ^ 1) > r)) {
         first = r ^ 1;
-        tdm_sched_recv(s, rbuf, count, dt, first, 0);
         tdm_sched_send(s, sbuf, count, dt, first, 0);
+        tdm_sched_recv(s, rbuf, count, dt, first, 0);
         tdm_sched_round(s);
         tdm_sched_reduce(s, sbuf, rbuf, count, dt, op);
     } else if (sbuf != TDM_COLL_IN_PLACE) {
@@ -56,8 +60,8 @@ void tdm_coll_allreduce_recdbl(tdm_sched_t *s, const void *sbuf, void *rbuf, siz
         for (int mask = first < 0 ? 1 : 2; mask < pof2; mask <<= 1) {
             int nd = newrank ^ mask;
             int dst = nd < rem ? nd * 2 + 1 : nd + rem;
-            tdm_sched_recv(s, b, count, dt, dst, 0);
             tdm_sched_send(s, acc, count, dt, dst, 0);
+            tdm_sched_recv(s, b, count, dt, dst, 0);
             tdm_sched_round(s);
             if (dst < r || op->commute) {
                 tdm_sched_reduce(s, b, acc, count, dt, op);
