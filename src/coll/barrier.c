@@ -5,6 +5,10 @@
  * when every rank has a core). Linear: every rank signals rank 0, which
  * releases them all once it has heard from everyone (two hops whatever p,
  * and each rank scheduled twice: what counts when ranks share cores).
+ * Dissemination signals before it listens: the peer's wait ends sooner, and a
+ * signal that arrived meanwhile completes at once (2 ranks, three series of
+ * 10 interleaved runs: 0.336/0.198/0.195 -> 0.230/0.166/0.172 us; Open MPI
+ * 0.214/0.210/0.195).
  */
 #include "select.h"
 
@@ -12,8 +16,8 @@ void tdm_coll_barrier_dissemination(tdm_sched_t *s) {
     int p, r = tdm_sched_rank(s, &p);
     tdm_dtype_t *byte = tdm_coll_byte_type();
     for (int k = 1; k < p; k <<= 1) {
-        tdm_sched_recv(s, NULL, 0, byte, tdm_coll_wrap(r - k, p), 0);
         tdm_sched_send(s, NULL, 0, byte, tdm_coll_wrap(r + k, p), 0);
+        tdm_sched_recv(s, NULL, 0, byte, tdm_coll_wrap(r - k, p), 0);
         tdm_sched_round(s);
     }
 }
