@@ -9,6 +9,7 @@
  */
 #include "sched.h"
 
+#include "../base/copy.h"
 #include "../base/log.h"
 #include "mpi.h"
 
@@ -429,8 +430,12 @@ static void copy_data(const step_t *st) {
     if (!bytes)
         return;
     if (st->sdt->contig && st->rdt->contig) {
-        memmove((char *)st->rbuf + st->rdt->true_lb, (const char *)st->sbuf + st->sdt->true_lb,
-                bytes);
+        char *d = (char *)st->rbuf + st->rdt->true_lb;
+        const char *src = (const char *)st->sbuf + st->sdt->true_lb;
+        if (d + bytes <= src || src + bytes <= d)
+            tdm_copy_large(d, src, bytes); /* streams large blocks (base/copy.h) */
+        else
+            memmove(d, src, bytes);
         return;
     }
     char chunk[16384];
