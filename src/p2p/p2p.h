@@ -50,13 +50,12 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
 tdm_rc_t tdm_p2p_irecv(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
                        void *comm, tdm_req_t **req_p);
 /* The same, knowing the source's world rank (-1 for MPI_ANY_SOURCE) and whether
- * the caller blocks (MPI_Recv): this lets the receive announce itself (RTR). */
+ * the caller blocks (MPI_Recv): this lets the receive announce itself (RTR).
+ * With `now` non-NULL, a message already here whole (eager) that fits completes
+ * at once with no request: *req_p is then NULL and *now its status. */
 tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
-                          uint32_t ctx, void *comm, bool blocking, tdm_req_t **req_p);
-/* A receive whose message has arrived whole (eager) and fits: delivered into
- * buf and *status at once, with no request (true); otherwise nothing done. */
-bool tdm_p2p_recv_arrived(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
-                          tdm_status_t *status);
+                          uint32_t ctx, void *comm, bool blocking, tdm_status_t *now,
+                          tdm_req_t **req_p);
 /* Blocking receive: completes into *status; no request is left behind. */
 tdm_rc_t tdm_p2p_recv(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
                       uint32_t ctx, void *comm, tdm_status_t *status);

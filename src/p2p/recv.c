@@ -21,6 +21,14 @@ void tdm_p2p_recv_set_envelope(tdm_req_t *r, int src, int tag, int src_world, si
     }
 }
 
+static void copy_in(void *buf, size_t count, tdm_dtype_t *dt, size_t off, const void *data,
+                    size_t len) {
+    if (dt->contig)
+        memcpy((char *)buf + dt->true_lb + off, data, len);
+    else
+        tdm_dtype_unpack(buf, count, dt, off, data, len);
+}
+
 /* Copy stream bytes [off, off+len) of the message into the receive buffer,
  * dropping what lies past its end. */
 void tdm_p2p_recv_copy(tdm_req_t *r, size_t off, const void *data, size_t len) {
@@ -28,10 +36,7 @@ void tdm_p2p_recv_copy(tdm_req_t *r, size_t off, const void *data, size_t len) {
         return;
     if (len > r->bytes - off)
         len = r->bytes - off;
-    if (r->dt->contig)
-        memcpy((char *)r->buf + r->dt->true_lb + off, data, len);
-    else
-        tdm_dtype_unpack(r->buf, r->count, r->dt, off, data, len);
+    copy_in(r->buf, r->count, r->dt, off, data, len);
 }
 
 static void ack_sync(int src_world, uint32_t sreq, tdm_req_t *self_sreq) {
@@ -87,38 +92,30 @@ static tdm_req_t *recv_new(void *buf, size_t count, tdm_dtype_t *dt, int src, in
     return r;
 }
 
-bool tdm_p2p_recv_arrived(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
-                          tdm_status_t *status) {
-    if (tdm_list_empty(&tdm_p2p.unexp))
-        return false;
-    tdm_unexp_t *ue = tdm_p2p_match_unexp(ctx, src, tag);
-    size_t cap = count * dt->size;
-    if (!ue || ue->type != TDM_PKT_EAGER || ue->received < ue->size || ue->size > cap)
-        return false; /* the request path: rendezvous, still arriving, or truncated */
-    tdm_list_remove(&ue->link);
-    if (ue->flags & TDM_PKTF_SYNC)
-        ack_sync(ue->src_world, ue->sreq, ue->self_sreq);
-    if (ue->size) {
-        if (dt->contig)
-            memcpy((char *)buf + dt->true_lb, ue->data, ue->size);
-        else
-            tdm_dtype_unpack(buf, count, dt, 0, ue->data, ue->size);
-    }
-    *status = (tdm_status_t){.source = ue->src, .tag = ue->tag, .bytes = ue->size};
-    tdm_p2p_unexp_free(ue);
-    tdm_p2p_stats.received_at_once++;
-    return true;
-}
-
 tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
-                          uint32_t ctx, void *comm, bool blocking, tdm_req_t **req_p) {
+                          uint32_t ctx, void *comm, bool blocking, tdm_status_t *now,
+                          tdm_req_t **req_p) {
+    tdm_unexp_t *ue = tdm_p2p_match_unexp(ctx, src, tag);
+    if (ue && now && ue->type == TDM_PKT_EAGER && ue->received == ue->size &&
+        ue->size <= count * dt->size) {
+        /* here whole and fitting: delivered with no request (rendezvous, still
+         * arriving or truncated messages take the request path below) */
+        tdm_list_remove(&ue->link);
+        if (ue->flags & TDM_PKTF_SYNC)
+            ack_sync(ue->src_world, ue->sreq, ue->self_sreq);
+        copy_in(buf, count, dt, 0, ue->data, ue->size);
+        *now = (tdm_status_t){.source = ue->src, .tag = ue->tag, .bytes = ue->size};
+        tdm_p2p_unexp_free(ue);
+        tdm_p2p_stats.received_at_once++;
+        *req_p = NULL;
+        return TDM_OK;
+    }
     tdm_req_t *r = recv_new(buf, count, dt, src, tag, ctx, comm);
     if (!r)
         return TDM_ERR_NOMEM;
     if (blocking)
         r->mode = TDM_MODE_BLOCKING; /* Table II's Recv column */
     *req_p = r;
-    tdm_unexp_t *ue = tdm_p2p_match_unexp(ctx, src, tag);
     if (ue) {
         tdm_list_remove(&ue->link);
         tdm_p2p_recv_matched_unexp(r, ue);
@@ -133,16 +130,15 @@ tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int
 
 tdm_rc_t tdm_p2p_irecv(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
                        void *comm, tdm_req_t **req_p) {
-    return tdm_p2p_irecv_ex(buf, count, dt, src, -1, tag, ctx, comm, false, req_p);
+    return tdm_p2p_irecv_ex(buf, count, dt, src, -1, tag, ctx, comm, false, NULL, req_p);
 }
 
 tdm_rc_t tdm_p2p_recv(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
                       uint32_t ctx, void *comm, tdm_status_t *status) {
-    if (tdm_p2p_recv_arrived(buf, count, dt, src, tag, ctx, status))
-        return TDM_OK;
     tdm_req_t *r;
-    tdm_rc_t rc = tdm_p2p_irecv_ex(buf, count, dt, src, src_world, tag, ctx, comm, true, &r);
-    if (rc != TDM_OK)
+    tdm_rc_t rc =
+        tdm_p2p_irecv_ex(buf, count, dt, src, src_world, tag, ctx, comm, true, status, &r);
+    if (rc != TDM_OK || !r)
         return rc;
     tdm_p2p_wait(r);
     *status = r->status;

@@ -315,15 +315,15 @@ void tdm_p2p_select_print(void *fp) {
             fputc(i + 1 < sizeof(sends) / sizeof(sends[0]) ? ',' : '\n', f);
         }
     }
-    if (forced == TDM_PROTO_AUTO && exchange_pipeline_max > 0 && !oversubscribed) {
-        char lim[32];
+    if (forced == TDM_PROTO_AUTO) {
+        char lim[32], pipe[64] = "";
+        if (exchange_pipeline_max > 0 && !oversubscribed)
+            snprintf(pipe, sizeof(pipe), "pipeline up to %s, then ",
+                     size_label(exchange_pipeline_max, lim, sizeof(lim)));
         fprintf(f,
                 "  exchange (the receiver has its own rendezvous send to the sender in "
-                "flight): pipeline up to %s, then coop becomes rget\n",
-                size_label(exchange_pipeline_max, lim, sizeof(lim)));
-    } else if (forced == TDM_PROTO_AUTO) {
-        fprintf(f, "  exchange (the receiver has its own rendezvous send to the sender in "
-                   "flight): coop becomes rget\n");
+                "flight): %scoop becomes rget\n",
+                pipe);
     }
     fprintf(f,
             "  (load:a/b/c = copies pending equal / sender %lld more / receiver %lld more;"
