@@ -26,6 +26,7 @@ int main(int argc, char **argv) {
     for (int si = 0; si < b.nsizes; si++) {
         size_t size = b.sizes[si];
         bench_loop_t l;
+        double c2c = bench_c2c_probe(&b);
         for (int phase = 0; phase < 2; phase++) {
             long n;
             if (phase == 0)
@@ -60,6 +61,7 @@ int main(int argc, char **argv) {
         }
         double bytes = 2.0 * (double)size * b.window * (double)l.done;
         bench_row(&b, "bibw", "-", size, "bw_MBps", bytes / l.elapsed / 1e6);
+        bench_row_c2c(&b, "bibw", "-", size, c2c, bench_c2c_probe(&b));
     }
     if (b.rank < 2) {
         bench_buf_free(&sbuf);

@@ -205,7 +205,7 @@ int main(int argc, char **argv) {
             if (c == C_REDUCE || c == C_ALLREDUCE)
                 size -= size % sizeof(float);
             bench_loop_t l;
-            double mine = 0;
+            double mine = 0, c2c = bench_c2c_probe(&b);
             for (int phase = 0; phase < 2; phase++) {
                 long n;
                 if (phase == 0)
@@ -232,6 +232,7 @@ int main(int argc, char **argv) {
             double mean = bench_allmean(us), slowest = bench_allmax(us);
             bench_row(&b, coll_names[c], "-", size, "lat_us", mean);
             bench_row(&b, coll_names[c], "-", size, "max_us", slowest);
+            bench_row_c2c(&b, coll_names[c], "-", size, c2c, bench_c2c_probe(&b));
         }
     }
     bench_buf_free(&sbuf);

@@ -1,15 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "common.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -703,4 +710,101 @@ double bench_allmax(double v) {
 
 double bench_allmean(double v) {
     return bench_ctl_reduce(v, 1);
+}
+
+/*
+ * Core-to-core latency probe. On a virtual machine the host may run the two
+ * virtual CPUs on cores that share a cache for a while, then on cores that
+ * do not: seen on the development machine, a cache line moves from one to
+ * the other in about 30 ns for some seconds, then in about 165 ns for some
+ * seconds. A run of a small-message benchmark then measures mostly where the
+ * host put the CPUs. Each probe times a cache line passed back and forth
+ * between ranks 0 and 1 through a page of their own (no MPI involved), so
+ * that every figure can carry the state the machine was in.
+ */
+#define BENCH_C2C_LINES 64
+#define BENCH_C2C_TRIPS 1000
+
+static struct {
+    int state; /* 0: not set up, 1: ready, -1: unavailable */
+    _Atomic long *page;
+    unsigned next; /* the line the next probe uses */
+} bench_c2c;
+
+static void bench_c2c_setup(const bench_t *b) {
+    char name[64];
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    /* Oversubscribed, the two ranks can share a CPU: the probe would measure
+     * the scheduler. */
+    int ok = b->nprocs >= 2 && ncpu >= 2 && b->nprocs <= ncpu;
+    int fd = -1;
+    snprintf(name, sizeof name, "/tandem-bench-c2c.%ld", (long)getpid());
+    bench_ctl_bcast(name, (int)sizeof name, MPI_CHAR);
+    if (ok && b->rank == 0) {
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd >= 0 && ftruncate(fd, 4096) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    bench_barrier(); /* rank 0 has created it */
+    if (ok && b->rank == 1)
+        fd = shm_open(name, O_RDWR, 0600);
+    bench_barrier(); /* rank 1 has opened it */
+    if (ok && b->rank == 0 && fd >= 0)
+        shm_unlink(name);
+    if (ok && b->rank <= 1) {
+        void *p =
+            fd >= 0 ? mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+        if (fd >= 0)
+            close(fd);
+        if (p == MAP_FAILED)
+            ok = 0;
+        else
+            bench_c2c.page = p;
+    }
+    /* every rank learns whether both ends are ready: the max of -ok is 0 if one failed */
+    double v = bench_ctl_reduce(ok ? -1.0 : 0.0, 0);
+    bench_c2c.state = v < 0 ? 1 : -1;
+}
+
+double bench_c2c_probe(const bench_t *b) {
+    if (bench_c2c.state == 0)
+        bench_c2c_setup(b);
+    if (bench_c2c.state < 0)
+        return NAN;
+    _Atomic long *line = bench_c2c.page + (size_t)(bench_c2c.next++ % BENCH_C2C_LINES) * 8;
+    if (b->rank == 0)
+        atomic_store(line, 0);
+    bench_barrier();
+    double ns = NAN;
+    if (b->rank <= 1) {
+        /* rank 0 writes odd values, rank 1 answers with the next even one */
+        double t0 = bench_now(), limit = t0 + 0.05;
+        int done = 1;
+        for (long i = 0; i < BENCH_C2C_TRIPS && done; i++) {
+            if (b->rank == 0)
+                atomic_store_explicit(line, 2 * i + 1, memory_order_release);
+            long want = b->rank == 0 ? 2 * i + 2 : 2 * i + 1;
+            for (long spin = 0; atomic_load_explicit(line, memory_order_acquire) != want; spin++) {
+                if ((spin & 1023) == 1023 && bench_now() > limit) {
+                    done = 0;
+                    break;
+                }
+            }
+            if (done && b->rank == 1)
+                atomic_store_explicit(line, 2 * i + 2, memory_order_release);
+        }
+        if (done && b->rank == 0)
+            ns = (bench_now() - t0) * 1e9 / (2.0 * BENCH_C2C_TRIPS);
+    }
+    bench_ctl_bcast(&ns, 1, MPI_DOUBLE);
+    return ns;
+}
+
+void bench_row_c2c(const bench_t *b, const char *bench, const char *param, size_t size,
+                   double before, double after) {
+    if (isnan(before) || isnan(after))
+        return;
+    bench_row(b, bench, param, size, "c2c_ns", before > after ? before : after);
 }

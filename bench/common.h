@@ -162,4 +162,12 @@ void bench_bcast_double(double *v);
 double bench_allmax(double v);
 double bench_allmean(double v);
 
+/* One-way time (ns) of a cache line between ranks 0 and 1, on every rank;
+ * NaN when it cannot be measured (one rank, more ranks than CPUs). Collective. */
+double bench_c2c_probe(const bench_t *b);
+/* The row "c2c_ns" of one figure: the slower of the probes taken just before
+ * and just after it (none when a probe could not be taken). */
+void bench_row_c2c(const bench_t *b, const char *bench, const char *param, size_t size,
+                   double before, double after);
+
 #endif

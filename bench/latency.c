@@ -22,6 +22,7 @@ int main(int argc, char **argv) {
     for (int si = 0; si < b.nsizes; si++) {
         size_t size = b.sizes[si];
         bench_loop_t l;
+        double c2c = bench_c2c_probe(&b);
         for (int phase = 0; phase < 2; phase++) {
             long n;
             if (phase == 0)
@@ -52,6 +53,7 @@ int main(int argc, char **argv) {
             }
         }
         bench_row(&b, "latency", "-", size, "lat_us", l.elapsed * 1e6 / (2.0 * (double)l.done));
+        bench_row_c2c(&b, "latency", "-", size, c2c, bench_c2c_probe(&b));
     }
     bench_buf_free(&sbuf);
     bench_buf_free(&rbuf);

@@ -33,6 +33,7 @@ int main(int argc, char **argv) {
         size_t size = b.sizes[si];
         bench_loop_t l;
         double mine = 0; /* this sender's timed seconds */
+        double c2c = bench_c2c_probe(&b);
         for (int phase = 0; phase < 2; phase++) {
             long n;
             if (phase == 0)
@@ -77,6 +78,7 @@ int main(int argc, char **argv) {
         double msgs = (double)pairs * b.window * (double)l.done;
         bench_row(&b, "mbw_mr", param, size, "bw_MBps", msgs * (double)size / slowest / 1e6);
         bench_row(&b, "mbw_mr", param, size, "msg_rate", msgs / slowest);
+        bench_row_c2c(&b, "mbw_mr", param, size, c2c, bench_c2c_probe(&b));
     }
     if (active)
         bench_buf_free(&buf);

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The benchmark harness's host probe (bench/common.c) and what bench/compare makes of it.
+
+usage: check_bench.py --mpirun MPIRUN --latency LATENCY_EXE --compare bench/compare
+
+1. With 2 ranks on at least 2 CPUs, every latency figure carries a c2c_ns row: the
+   time a cache line took between ranks 0 and 1, a positive number of nanoseconds.
+2. With more ranks than CPUs no probe is taken (the ranks may share a CPU).
+3. bench/compare keeps, in its "near" tables, only the rounds whose probes were fast,
+   and compares the libraries on those rounds alone.
+"""
+import argparse
+import importlib.machinery
+import importlib.util
+import os
+import subprocess
+import sys
+
+
+def run(mpirun, n, exe):
+    r = subprocess.run([mpirun, "-n", str(n), exe, "-s", "8,64", "-T", "0.01"],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        sys.exit(f"FAIL: {exe} on {n} ranks exited {r.returncode}:\n{r.stdout}{r.stderr}")
+    rows = [l.split(",") for l in r.stdout.splitlines() if l.count(",") == 4
+            and not l.startswith("bench,")]
+    return rows
+
+
+def check_probe(args):
+    ncpu = os.cpu_count() or 1
+    if ncpu < 2:
+        print("skip: one CPU, no probe to take")
+        return 77
+    rows = run(args.mpirun, 2, args.latency)
+    probes = {int(r[2]): float(r[4]) for r in rows if r[3] == "c2c_ns"}
+    if sorted(probes) != [8, 64]:
+        sys.exit(f"FAIL: expected a c2c_ns row for sizes 8 and 64, got {rows}")
+    for size, ns in probes.items():
+        if not 0 < ns < 1e6:
+            sys.exit(f"FAIL: c2c_ns {ns} at size {size} is not a plausible time")
+    print(f"ok: 2 ranks, probes {probes} ns")
+    rows = run(args.mpirun, ncpu + 1, args.latency)
+    if any(r[3] == "c2c_ns" for r in rows):
+        sys.exit(f"FAIL: {ncpu + 1} ranks on {ncpu} CPUs took a probe: {rows}")
+    if not any(r[3] == "lat_us" for r in rows):
+        sys.exit(f"FAIL: no latency rows on {ncpu + 1} ranks: {rows}")
+    print(f"ok: {ncpu + 1} ranks on {ncpu} CPUs, no probe")
+    return 0
+
+
+def check_compare(path):
+    loader = importlib.machinery.SourceFileLoader("compare", path)
+    spec = importlib.util.spec_from_loader("compare", loader)
+    cmp = importlib.util.module_from_spec(spec)
+    loader.exec_module(cmp)
+    raw = []
+
+    def fig(lib, rnd, value, c2c, bench="allreduce", size=8):
+        base = dict(lib=lib, round=str(rnd), job="coll.np2", np="2", buffers="-", bench=bench,
+                    param="-", size=str(size))
+        raw.append(dict(base, metric="lat_us", value=str(value)))
+        raw.append(dict(base, metric="c2c_ns", value=str(c2c)))
+
+    # Near rounds (40 ns): Tandem 0.9, Open MPI 1.0, MPICH 2.0 -> 0.90. Far rounds
+    # (170 ns) would turn it around (Tandem 3.0) and must not count.
+    for rnd in range(3):
+        fig("tandem", rnd, 0.9, 40)
+        fig("ompi", rnd, 1.0, 42)
+        fig("mpich", rnd, 2.0, 41)
+    for rnd in range(3, 9):
+        fig("tandem", rnd, 3.0, 170)
+        fig("ompi", rnd, 1.1, 40 if rnd == 3 else 165)
+        fig("mpich", rnd, 2.2, 175)
+    # a cell where Open MPI has a single near round: a dash, not a ratio
+    fig("tandem", 0, 0.5, 40, size=64)
+    fig("ompi", 0, 0.6, 40, size=64)
+    fig("ompi", 1, 0.6, 160, size=64)
+    fig("mpich", 0, 0.7, 40, size=64)
+    fig("mpich", 1, 0.7, 40, size=64)
+    fig("tandem", 1, 0.5, 40, size=64)
+    states, near = cmp.host_states(raw)
+    if not 40 <= near <= 120:
+        sys.exit(f"FAIL: near threshold {near} ns from probes of 40-175 ns")
+    if states[("tandem", 5, "coll.np2", "allreduce", 2, "-", "-", 8)] != "other":
+        sys.exit("FAIL: a 170 ns round counted as near")
+    acc = cmp.aggregate_states(raw, states)
+    libs = {n: cmp.LibInfo(n, {}) for n in ("tandem", "ompi", "mpich")}
+    text = cmp.state_tables(acc, states, near, libs)
+    row = next((l for l in text.splitlines() if l.startswith("| allreduce |")), None)
+    if row is None:
+        sys.exit(f"FAIL: no allreduce row in:\n{text}")
+    cells = [c.strip() for c in row.strip("|").split("|")][1:]
+    if cells != ["0.90", "-"]:
+        sys.exit(f"FAIL: expected near ratios ['0.90', '-'], got {cells}:\n{text}")
+    if "1 of 1 at or below 1" not in text:
+        sys.exit(f"FAIL: the count of cells at or below 1 is wrong:\n{text}")
+    if cmp.state_tables(cmp.aggregate_states([], {}), {}, None, libs) != "":
+        sys.exit("FAIL: a run without probes must give no near tables")
+    print("ok: bench/compare compares the near rounds only")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--latency", required=True)
+    ap.add_argument("--compare", required=True)
+    args = ap.parse_args()
+    check_compare(args.compare)
+    return check_probe(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
