@@ -71,9 +71,11 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(rmode, "xchg")) {
         /* Two messages each way: when the first one from the peer is matched, my
-         * second send is surely still in flight (the peer posts its receive only
-         * after its first receive completed), so the first match is an exchange.
-         * The second may or may not be, depending on timing. */
+         * second send is surely still in flight (the peer posts the receive for
+         * it only after the barrier between the two receives, which I reach only
+         * after my first receive completed), so the first match is an exchange.
+         * My first send gives no such guarantee: the peer may have read it
+         * already. The second match may or may not be an exchange. */
         unsigned char *out = malloc(2 * BYTES);
         for (int k = 0; k < N_MSGS; k++) {
             MPI_Request rq[3];
@@ -86,6 +88,7 @@ int main(int argc, char **argv) {
             MPI_Irecv(buf, BYTES, MPI_BYTE, 1 - rank, 2 * k, MPI_COMM_WORLD, &rq[2]);
             MPI_Wait(&rq[2], MPI_STATUS_IGNORE); /* Isend x Irecv: COOP unless an exchange */
             check(buf, k + 1 - rank);
+            MPI_Barrier(MPI_COMM_WORLD);
             MPI_Irecv(buf, BYTES, MPI_BYTE, 1 - rank, 2 * k + 1, MPI_COMM_WORLD, &rq[2]);
             MPI_Waitall(3, rq, MPI_STATUSES_IGNORE);
             check(buf, k + 7 + 1 - rank);
