@@ -117,7 +117,10 @@ static bool nothing_pending(void *arg);
  * 2 ranks, medians of 6 interleaved runs against recorded schedules:
  * Allreduce 4 B 0.373 -> 0.287 us, 1 KiB 0.565 -> 0.501, Alltoall 1 KiB
  * 0.525 -> 0.465, Reduce 4 B 0.226 -> 0.203; Bcast and Scatter unchanged
- * (Open MPI 0.333, 0.689, 0.574, 0.232). */
+ * (Open MPI 0.333, 0.689, 0.574, 0.232). Raised to 16 KiB with the eager
+ * limit, it made the rooted collectives slower with the CPUs near (12-16 KiB,
+ * medians of 6 runs: Bcast 12 KiB 1.67 -> 2.03 us, Reduce 16 KiB 1.89 -> 2.07,
+ * Gather 16 KiB 1.44 -> 1.59) and nothing faster beyond noise, so it stays. */
 #define SCHED_IMMEDIATE_MAX 8192
 
 void tdm_sched_immediate(tdm_sched_t *s, size_t bytes) {

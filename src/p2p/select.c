@@ -80,28 +80,41 @@ tdm_proto_id_t tdm_p2p_select_forced(void) {
     return forced;
 }
 
-/* Not oversubscribed, 8 KiB: from 16 KiB a rendezvous costs no more than the
- * ring (16 KiB ping-pong 2.56 against 2.59 us), and when the two vCPUs do not
- * share a cache (this KVM guest, for minutes at a time) ring copies are 2-4x
- * slower and CMA is not (16 KiB: 9.8 us eager, 4.1 by rendezvous).
+/* Not oversubscribed, 16 KiB: a CMA read costs a system call and page pinning
+ * that the ring does not (on this kernel the call also runs the host's BPF
+ * hooks), and up to 16 KiB the ring won in both states of the host's vCPU
+ * placement (bench/README.md, host probe). 2 ranks, eager limit 8 -> 16 KiB,
+ * medians of 5-10 interleaved runs split by the probe, CPUs near / far:
+ * ping-pong 16 KiB 4.30 -> 1.41 / 5.86 -> 4.72 us; window bandwidth 16 KiB
+ * 4.1 -> 16.3 / 3.9 -> 5.6 GB/s; Reduce 16 KiB 5.47 -> 1.63 / 6.47 -> 2.40 us,
+ * Bcast 4.13 -> 1.75 / 5.63 -> 2.45, Gather 4.53 -> 1.69 / 6.18 -> 4.43
+ * (Open MPI 4.98 / 5.84). At 32 KiB the far state turns it round (ping-pong
+ * 7.03 by rendezvous, 7.46 eager; 64 KiB 9.18 against 14.6), so the limit
+ * stops at 16 KiB. (Earlier, with a fence on every ring publish, 16 KiB eager
+ * took 9.8 us in the far state against 4.1 by rendezvous, and the limit was
+ * 8 KiB.)
  * Oversubscribed, 16 KiB: a rendezvous costs scheduling round trips (the
  * receiver must run to copy, the sender to see it done), so on 4 ranks on 2
  * cores 16 KiB eager beat 8 KiB (Allreduce 16 KiB 28 -> 15 us). Larger limits
  * won more while the vCPUs shared a cache (limit 128 KiB, 8 interleaved runs:
  * all seven collectives faster at 128 KiB, Alltoall 111 -> 74 us) and lost
  * more when they did not (Bcast 64 KiB 14 -> 41 us), so the default stays at
- * 16 KiB; unless set, it is capped at a quarter of a ring: at half
+ * 16 KiB. Either default is capped at a quarter of a ring: at half
  * a ring two exchanges in flight fill it (Allgather and Alltoall of 256 KiB:
  * 459-473 us eager against 166-190 by rendezvous). */
 size_t tdm_p2p_eager_limit_param(bool oversubscribed) {
     size_t limit = (size_t)TDM_PARAM_I(EAGER_LIMIT);
-    if (!oversubscribed || tdm_param_srcs[TDM_PARAM_EAGER_LIMIT] != TDM_PSRC_DEFAULT)
+    if (tdm_param_srcs[TDM_PARAM_EAGER_LIMIT] != TDM_PSRC_DEFAULT)
+        return limit;
+    /* a default limit leaves a small ring (TANDEM_SHM_CELLS, _CELL_SIZE set) its
+     * headroom too */
+    size_t quarter = (size_t)TDM_PARAM_I(SHM_CELLS) * (size_t)TDM_PARAM_I(SHM_CELL_SIZE) / 4;
+    limit = TDM_MIN(limit, quarter);
+    if (!oversubscribed)
         return limit;
     size_t over = (size_t)TDM_PARAM_I(EAGER_LIMIT_OVERSUBSCRIBED);
-    if (tdm_param_srcs[TDM_PARAM_EAGER_LIMIT_OVERSUBSCRIBED] == TDM_PSRC_DEFAULT) {
-        size_t quarter = (size_t)TDM_PARAM_I(SHM_CELLS) * (size_t)TDM_PARAM_I(SHM_CELL_SIZE) / 4;
+    if (tdm_param_srcs[TDM_PARAM_EAGER_LIMIT_OVERSUBSCRIBED] == TDM_PSRC_DEFAULT)
         over = TDM_MIN(over, quarter);
-    }
     return TDM_MAX(over, limit);
 }
 
@@ -317,7 +330,7 @@ void tdm_p2p_select_print(void *fp) {
     }
     if (forced == TDM_PROTO_AUTO) {
         char lim[32], pipe[64] = "";
-        if (exchange_pipeline_max > 0 && !oversubscribed)
+        if (exchange_pipeline_max > tdm_p2p.eager_limit && !oversubscribed)
             snprintf(pipe, sizeof(pipe), "pipeline up to %s, then ",
                      size_label(exchange_pipeline_max, lim, sizeof(lim)));
         fprintf(f,

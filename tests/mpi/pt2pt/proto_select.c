@@ -15,8 +15,9 @@
  *   isend-xchg    both ranks Isend two messages to each other, then receive:
  *                 an exchange, RGET for at least the first of each pair (each
  *                 reads what it receives; COOP would split both copies), or
- *                 with a second argument of at most 16384 (bytes per message)
- *                 the two-copy pipeline for at least the first of each pair
+ *                 with a second argument (bytes per message) above the eager
+ *                 limit and at most TANDEM_EXCHANGE_PIPELINE_MAX the two-copy
+ *                 pipeline for at least the first of each pair
  *
  * Without the counters (any other environment) it is a plain data test.
  */
