@@ -170,6 +170,8 @@ static void bench_usage(const char *name, const bench_defaults_t *d) {
             "  -T SEC     time budget per size [%g]\n"
             "  -w N       window: messages in flight per iteration [%d]\n"
             "  -b MODE    single: one reused buffer (in cache, as OSU); multi: one per slot\n"
+            "  -o BYTES   start every buffer BYTES past a page boundary [0] (malloc puts\n"
+            "             large blocks 16 bytes in)\n"
             "  -v         validate every byte of every message (numbers not meaningful)\n"
             "  -t PREFIX  print MPI_T performance variables whose names start with one of\n"
             "             the comma-separated PREFIX list ('all' for every one)\n"
@@ -359,7 +361,7 @@ void bench_init(bench_t *b, const char *name, const bench_defaults_t *d, int *ar
     b->list = d->list;
     b->variant = d->variant;
 
-    while ((opt = getopt(*argc, *argv, "s:i:n:x:T:w:b:vt:c:a:W:h")) != -1) {
+    while ((opt = getopt(*argc, *argv, "s:i:n:x:T:w:b:o:vt:c:a:W:h")) != -1) {
         switch (opt) {
         case 's':
             sizes = optarg;
@@ -387,6 +389,14 @@ void bench_init(bench_t *b, const char *name, const bench_defaults_t *d, int *ar
             else
                 bad = 1;
             break;
+        case 'o': {
+            char *end;
+            long off = strtol(optarg, &end, 0);
+            if (*end || off < 0 || off >= 4096)
+                bad = 1;
+            b->buf_offset = (size_t)off;
+            break;
+        }
         case 'v':
             b->validate = 1;
             break;
@@ -434,10 +444,10 @@ void bench_init(bench_t *b, const char *name, const bench_defaults_t *d, int *ar
             if (lib[i] == '"' || lib[i] == ',')
                 lib[i] = ' ';
         }
-        printf("# tandem-bench bench=%s np=%d buffers=%s window=%d validate=%d budget=%g "
-               "iters=%ld iters_min=%ld warmup=%ld\n",
-               name, b->nprocs, b->buf_mode == BENCH_BUF_MULTI ? "multi" : "single", b->window,
-               b->validate, b->budget_s, b->iters, b->iters_min, b->warmup);
+        printf("# tandem-bench bench=%s np=%d buffers=%s offset=%zu window=%d validate=%d "
+               "budget=%g iters=%ld iters_min=%ld warmup=%ld\n",
+               name, b->nprocs, b->buf_mode == BENCH_BUF_MULTI ? "multi" : "single", b->buf_offset,
+               b->window, b->validate, b->budget_s, b->iters, b->iters_min, b->warmup);
         printf("# library=%s\n", lib);
         if (b->validate)
             printf("# validation of every byte is on: the numbers are not performance figures\n");
@@ -519,15 +529,16 @@ long bench_batch(const bench_t *b, bench_loop_t *l) {
 
 void bench_buf_alloc(const bench_t *b, bench_buf_t *buf, size_t bytes, int nslots) {
     long page = sysconf(_SC_PAGESIZE);
-    size_t slot = (bytes ? bytes : 1);
+    size_t slot = (bytes ? bytes : 1) + b->buf_offset;
     slot = (slot + (size_t)page - 1) / (size_t)page * (size_t)page;
     if (b->buf_mode == BENCH_BUF_SINGLE || nslots < 1)
         nslots = 1;
     memset(buf, 0, sizeof *buf);
-    if (posix_memalign((void **)&buf->base, (size_t)page, slot * (size_t)nslots))
+    if (posix_memalign((void **)&buf->mem, (size_t)page, slot * (size_t)nslots))
         bench_fail("cannot allocate %d buffers of %zu bytes: %s", nslots, slot, strerror(errno));
     /* First touch here, not in the timed loop. */
-    memset(buf->base, 0xa5, slot * (size_t)nslots);
+    memset(buf->mem, 0xa5, slot * (size_t)nslots);
+    buf->base = buf->mem + b->buf_offset;
     buf->nslots = nslots;
     buf->bytes = slot;
     for (int i = 0; i < BENCH_MAX_WINDOW; i++)
@@ -535,7 +546,7 @@ void bench_buf_alloc(const bench_t *b, bench_buf_t *buf, size_t bytes, int nslot
 }
 
 void bench_buf_free(bench_buf_t *buf) {
-    free(buf->base);
+    free(buf->mem);
     memset(buf, 0, sizeof *buf);
 }
 

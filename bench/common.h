@@ -43,6 +43,7 @@ typedef struct {
     double budget_s;                /* time budget per size (and per W), seconds */
     int window;                     /* messages in flight per iteration (bandwidth) */
     bench_buf_mode_t buf_mode;      /* one reused buffer, or one per window slot */
+    size_t buf_offset;              /* -o: each buffer starts this far past a page */
     int validate;                   /* 1: check every byte of every message */
     const char *mpit;               /* -t: pvar name prefixes to report, or NULL */
     const char *list;               /* -c: benchmark specific list (collectives...) */
@@ -106,13 +107,15 @@ void bench_loop_warm(const bench_t *b, bench_loop_t *l, size_t size);
 long bench_batch(const bench_t *b, bench_loop_t *l);
 
 /*
- * Buffers: page aligned, first touched, sized for the largest message. In
+ * Buffers: page aligned (or -o BYTES past a page boundary, as malloc places
+ * large blocks 16 bytes in), first touched, sized for the largest message. In
  * multi mode each window slot has its own buffer (out of cache for large
  * windows), in single mode every slot is the same buffer (in cache, as the
  * OSU suite does).
  */
 typedef struct {
-    char *base;
+    char *mem;  /* the allocation */
+    char *base; /* slot 0: mem + the -o offset */
     char *slot[BENCH_MAX_WINDOW];
     int nslots;
     size_t bytes; /* bytes of one slot */
