@@ -11,6 +11,7 @@
  */
 #include "dtype_impl.h"
 #include "../base/util.h"
+#include "../base/copy.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -283,11 +284,11 @@ typedef struct walk {
 static inline bool emit(walk_t *w, uintptr_t mem, size_t n) {
     switch (w->mode) {
     case W_PACK:
-        memcpy(w->stream, (const void *)mem, n);
+        tdm_copy(w->stream, (const void *)mem, n);
         w->stream += n;
         break;
     case W_UNPACK:
-        memcpy((void *)mem, w->stream, n);
+        tdm_copy((void *)mem, w->stream, n);
         w->stream += n;
         break;
     default:
@@ -452,7 +453,7 @@ void tdm_dtype_pack(const void *buf, size_t count, const tdm_dtype_t *dt, size_t
     if (!len)
         return;
     if (dt->contig) {
-        memcpy(dst, (const char *)buf + dt->true_lb + (ptrdiff_t)off, len);
+        tdm_copy(dst, (const char *)buf + dt->true_lb + (ptrdiff_t)off, len);
         return;
     }
     walk_t w = {.mode = W_PACK, .blob = dt->flat, .stream = dst, .left = len};
@@ -464,7 +465,7 @@ void tdm_dtype_unpack(void *buf, size_t count, const tdm_dtype_t *dt, size_t off
     if (!len)
         return;
     if (dt->contig) {
-        memcpy((char *)buf + dt->true_lb + (ptrdiff_t)off, src, len);
+        tdm_copy((char *)buf + dt->true_lb + (ptrdiff_t)off, src, len);
         return;
     }
     walk_t w = {.mode = W_UNPACK, .blob = dt->flat, .stream = (char *)src, .left = len};

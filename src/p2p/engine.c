@@ -2,6 +2,7 @@
 /* Progress, packet dispatch, transmit queues, waiting, start-up and shut-down. */
 #include "p2p_impl.h"
 #include "../base/params.h"
+#include "../base/copy.h"
 #include "../net/cma.h"
 
 #include <stdio.h>
@@ -198,7 +199,7 @@ static void rx_eager(int peer, const tdm_pkt_eager_t *h) {
     ue->mode = h->mode;
     ue->sreq = h->sreq;
     ue->src_world = peer;
-    memcpy(ue->data, payload, h->frag);
+    tdm_copy(ue->data, payload, h->frag);
     ue->received = h->frag;
     if (ue->received < ue->size)
         tdm_p2p.rx[peer].ue = ue;
@@ -224,7 +225,7 @@ static void rx_cont(int peer, const tdm_pkt_cont_t *c) {
         tdm_error(P2P, "continuation cell from rank %d with no message in progress", peer);
         abort();
     }
-    memcpy(ue->data + ue->received, payload, c->frag);
+    tdm_copy(ue->data + ue->received, payload, c->frag);
     ue->received += c->frag;
     if (ue->received < ue->size)
         return;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Receives: posting, delivery of matched messages, truncation, cancellation. */
 #include "p2p_impl.h"
+#include "../base/copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@ void tdm_p2p_recv_set_envelope(tdm_req_t *r, int src, int tag, int src_world, si
 static void copy_in(void *buf, size_t count, tdm_dtype_t *dt, size_t off, const void *data,
                     size_t len) {
     if (dt->contig)
-        memcpy((char *)buf + dt->true_lb + off, data, len);
+        tdm_copy((char *)buf + dt->true_lb + off, data, len);
     else
         tdm_dtype_unpack(buf, count, dt, off, data, len);
 }

@@ -7,6 +7,7 @@
  * in the peer's transmit queue, later sends queue behind it.
  */
 #include "p2p_impl.h"
+#include "../base/copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -117,7 +118,7 @@ static tdm_rc_t send_self(tdm_req_t *s) {
         size_t n = TDM_MIN(s->bytes, r->bytes);
         if (s->dt->contig && r->dt->contig) {
             if (n)
-                memcpy((char *)r->buf + r->dt->true_lb, (char *)s->buf + s->dt->true_lb, n);
+                tdm_copy((char *)r->buf + r->dt->true_lb, (char *)s->buf + s->dt->true_lb, n);
         } else {
             unsigned char bounce[4096];
             for (size_t off = 0; off < n; off += sizeof(bounce)) {
@@ -177,7 +178,7 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
             h->frag = (uint32_t)bytes;
             h->size = bytes;
             if (dt->contig)
-                memcpy(h + 1, (const char *)buf + dt->true_lb, bytes);
+                tdm_copy(h + 1, (const char *)buf + dt->true_lb, bytes);
             else
                 tdm_dtype_pack(buf, count, dt, 0, h + 1, bytes);
             tdm_shm_send_commit(dst_world);
