@@ -9,6 +9,10 @@ usage: check_bench.py --mpirun MPIRUN --latency LATENCY_EXE --compare bench/comp
 2. With more ranks than CPUs no probe is taken (the ranks may share a CPU).
 3. bench/compare keeps, in its "near" tables, only the rounds whose probes were fast,
    and compares the libraries on those rounds alone.
+4. -o BYTES starts the buffers BYTES past a page (the header says so; 4096 and up
+   are refused), and the full comparison runs latency and bw with a buffer 16 bytes
+   past a page ("malloc") besides the page-aligned one, which alone feeds the near
+   tables.
 """
 import argparse
 import importlib.machinery
@@ -50,6 +54,33 @@ def check_probe(args):
     return 0
 
 
+def check_offset(args):
+    r = subprocess.run([args.mpirun, "-n", "2", args.latency, "-s", "4K", "-T", "0.01", "-o", "16",
+                        "-v"], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0 or " offset=16 " not in r.stdout:
+        sys.exit(f"FAIL: latency -o 16 -v: exit {r.returncode}, no 'offset=16' in the header:\n"
+                 f"{r.stdout}{r.stderr}")
+    r = subprocess.run([args.mpirun, "-n", "2", args.latency, "-o", "4096"], capture_output=True,
+                       text=True, timeout=120)
+    if r.returncode == 0:
+        sys.exit("FAIL: latency -o 4096 was accepted")
+    print("ok: -o 16 runs (every byte checked), -o 4096 is refused")
+
+
+def check_compare_malloc(cmp):
+    ns = argparse.Namespace(benches=["latency", "bw", "bibw"], np=None, buffers=None, sizes=None,
+                            validate=False, budget=None)
+    got = {(j.bench, j.buffers): j.args for j in cmp.make_jobs(ns, "full")}
+    for want in (("latency", "malloc"), ("bw", "malloc"), ("latency", "single")):
+        a = got.get(want)
+        if a is None or ("-o" in a) != (want[1] == "malloc") or (
+                want[1] == "malloc" and a[a.index("-o") + 1] != "16"):
+            sys.exit(f"FAIL: full mode job {want}: {a} (jobs: {sorted(got)})")
+    if ("bibw", "malloc") in got:
+        sys.exit("FAIL: bibw got a malloc job")
+    print("ok: the full comparison adds latency and bw with malloc'ed buffers")
+
+
 def check_compare(path):
     loader = importlib.machinery.SourceFileLoader("compare", path)
     spec = importlib.util.spec_from_loader("compare", loader)
@@ -57,8 +88,9 @@ def check_compare(path):
     loader.exec_module(cmp)
     raw = []
 
-    def fig(lib, rnd, value, c2c, bench="allreduce", size=8):
-        base = dict(lib=lib, round=str(rnd), job="coll.np2", np="2", buffers="-", bench=bench,
+    def fig(lib, rnd, value, c2c, bench="allreduce", size=8, buffers="-"):
+        job = "coll.np2" if bench != "latency" else "latency.np2." + buffers
+        base = dict(lib=lib, round=str(rnd), job=job, np="2", buffers=buffers, bench=bench,
                     param="-", size=str(size))
         raw.append(dict(base, metric="lat_us", value=str(value)))
         raw.append(dict(base, metric="c2c_ns", value=str(c2c)))
@@ -80,6 +112,13 @@ def check_compare(path):
     fig("mpich", 0, 0.7, 40, size=64)
     fig("mpich", 1, 0.7, 40, size=64)
     fig("tandem", 1, 0.5, 40, size=64)
+    # latency, near: page-aligned 0.8 against 1.0; malloc'ed 3.0: the near table
+    # shows the page-aligned figure (its row compares like with like)
+    for rnd in range(3):
+        for lib, v in (("tandem", 0.8), ("ompi", 1.0), ("mpich", 1.2)):
+            fig(lib, rnd, v, 40, bench="latency", size=8, buffers="single")
+            fig(lib, rnd, v * (3.75 if lib == "tandem" else 1), 40, bench="latency", size=8,
+                buffers="malloc")
     states, near = cmp.host_states(raw)
     if not 40 <= near <= 120:
         sys.exit(f"FAIL: near threshold {near} ns from probes of 40-175 ns")
@@ -94,11 +133,15 @@ def check_compare(path):
     cells = [c.strip() for c in row.strip("|").split("|")][1:]
     if cells != ["0.90", "-"]:
         sys.exit(f"FAIL: expected near ratios ['0.90', '-'], got {cells}:\n{text}")
-    if "1 of 1 at or below 1" not in text:
+    row = next((l for l in text.splitlines() if l.startswith("| latency |")), None)
+    if row is None or "0.80" not in row or "3.00" in row:
+        sys.exit(f"FAIL: the near latency row must be the page-aligned one (0.80):\n{text}")
+    if "2 of 2 at or below 1" not in text:
         sys.exit(f"FAIL: the count of cells at or below 1 is wrong:\n{text}")
     if cmp.state_tables(cmp.aggregate_states([], {}), {}, None, libs) != "":
         sys.exit("FAIL: a run without probes must give no near tables")
     print("ok: bench/compare compares the near rounds only")
+    check_compare_malloc(cmp)
 
 
 def main():
@@ -108,7 +151,10 @@ def main():
     ap.add_argument("--compare", required=True)
     args = ap.parse_args()
     check_compare(args.compare)
-    return check_probe(args)
+    rc = check_probe(args)
+    if rc == 0:
+        check_offset(args)
+    return rc
 
 
 if __name__ == "__main__":
