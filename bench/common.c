@@ -170,8 +170,8 @@ static void bench_usage(const char *name, const bench_defaults_t *d) {
             "  -T SEC     time budget per size [%g]\n"
             "  -w N       window: messages in flight per iteration [%d]\n"
             "  -b MODE    single: one reused buffer (in cache, as OSU); multi: one per slot\n"
-            "  -o BYTES   start every buffer BYTES past a page boundary [0] (malloc puts\n"
-            "             large blocks 16 bytes in)\n"
+            "  -o BYTES   start every buffer BYTES (a multiple of 8, under 4096) past a\n"
+            "             page boundary [0] (malloc puts large blocks 16 bytes in)\n"
             "  -v         validate every byte of every message (numbers not meaningful)\n"
             "  -t PREFIX  print MPI_T performance variables whose names start with one of\n"
             "             the comma-separated PREFIX list ('all' for every one)\n"
@@ -392,7 +392,7 @@ void bench_init(bench_t *b, const char *name, const bench_defaults_t *d, int *ar
         case 'o': {
             char *end;
             long off = strtol(optarg, &end, 0);
-            if (*end || off < 0 || off >= 4096)
+            if (*end || off < 0 || off >= 4096 || off % 8) /* doubles stay aligned */
                 bad = 1;
             b->buf_offset = (size_t)off;
             break;

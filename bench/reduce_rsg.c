@@ -54,11 +54,12 @@ int main(int argc, char **argv) {
     bench_init(&b, "reduce_rsg", &d, &argc, &argv);
     int n = b.nprocs, me = b.rank;
     size_t maxcnt = bench_size_max(&b) / sizeof(double) + (size_t)n;
-    double *sbuf, *tmp, *rbuf;
-    if (posix_memalign((void **)&sbuf, 4096, maxcnt * sizeof(double)) ||
-        posix_memalign((void **)&tmp, 4096, maxcnt * sizeof(double)) ||
-        posix_memalign((void **)&rbuf, 4096, maxcnt * sizeof(double)))
-        bench_fail("cannot allocate 3 x %zu doubles", maxcnt);
+    bench_buf_t sb, tb, rb;
+    bench_buf_alloc(&b, &sb, maxcnt * sizeof(double), 1);
+    bench_buf_alloc(&b, &tb, maxcnt * sizeof(double), 1);
+    bench_buf_alloc(&b, &rb, maxcnt * sizeof(double), 1);
+    double *sbuf = (double *)(void *)sb.base, *tmp = (double *)(void *)tb.base,
+           *rbuf = (double *)(void *)rb.base;
     for (size_t i = 0; i < maxcnt; i++) {
         sbuf[i] = rsg_val(me, 0, i);
         tmp[i] = rbuf[i] = 0;
@@ -157,9 +158,9 @@ int main(int argc, char **argv) {
         }
     }
     free(req);
-    free(sbuf);
-    free(tmp);
-    free(rbuf);
+    bench_buf_free(&sb);
+    bench_buf_free(&tb);
+    bench_buf_free(&rb);
     bench_finalize(&b);
     return 0;
 }

@@ -9,8 +9,8 @@ usage: check_bench.py --mpirun MPIRUN --latency LATENCY_EXE --compare bench/comp
 2. With more ranks than CPUs no probe is taken (the ranks may share a CPU).
 3. bench/compare keeps, in its "near" tables, only the rounds whose probes were fast,
    and compares the libraries on those rounds alone.
-4. -o BYTES starts the buffers BYTES past a page (the header says so; 4096 and up
-   are refused), and the full comparison runs latency and bw with a buffer 16 bytes
+4. -o BYTES starts the buffers BYTES past a page (the header says so; 4096 and up,
+   and offsets that are not multiples of 8, are refused), and the full comparison runs latency and bw with a buffer 16 bytes
    past a page ("malloc") besides the page-aligned one, which alone feeds the near
    tables.
 """
@@ -60,11 +60,12 @@ def check_offset(args):
     if r.returncode != 0 or " offset=16 " not in r.stdout:
         sys.exit(f"FAIL: latency -o 16 -v: exit {r.returncode}, no 'offset=16' in the header:\n"
                  f"{r.stdout}{r.stderr}")
-    r = subprocess.run([args.mpirun, "-n", "2", args.latency, "-o", "4096"], capture_output=True,
-                       text=True, timeout=120)
-    if r.returncode == 0:
-        sys.exit("FAIL: latency -o 4096 was accepted")
-    print("ok: -o 16 runs (every byte checked), -o 4096 is refused")
+    for bad in ("4096", "12"):
+        r = subprocess.run([args.mpirun, "-n", "2", args.latency, "-o", bad], capture_output=True,
+                           text=True, timeout=120)
+        if r.returncode == 0:
+            sys.exit(f"FAIL: latency -o {bad} was accepted")
+    print("ok: -o 16 runs (every byte checked), -o 4096 and -o 12 are refused")
 
 
 def check_compare_malloc(cmp):

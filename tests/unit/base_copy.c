@@ -8,7 +8,6 @@
  */
 #include "base/copy.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +53,15 @@ int main(void) {
         }
     }
 
+    /* tdm_copy at every distance mod 4 KiB, sizes on both sides of the loop's
+     * 128-byte step and of TDM_COPY_NEAR_MIN */
+    const size_t nsizes[] = {TDM_COPY_NEAR_MIN - 1, TDM_COPY_NEAR_MIN, 4096 + 77, 3 * 8192 + 5};
+    unsigned char *pg_src = aligned_alloc(4096, 2 * 4096 + 3 * 8192 + 4096);
+    unsigned char *pg_dst = aligned_alloc(4096, 4 * 4096 + 3 * 8192 + 4096);
+    if (!pg_src || !pg_dst)
+        return 1;
+    for (size_t i = 0; i < 2 * 4096 + 3 * 8192 + 4096; i++)
+        pg_src[i] = (unsigned char)(i * 29 + (i >> 8) + 3);
     /* which copies take the backward loop: 1-63 bytes past the source mod 4 KiB,
      * from TDM_COPY_NEAR_MIN bytes (a malloc'ed block 16 bytes into a page sent
      * as an eager payload 40 bytes into a cell is the case that met it) */
@@ -70,8 +78,8 @@ int main(void) {
                  {4096 + 17, 16, 4096, 1},
                  {4095, 0, 1 << 20, 0}};
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-        const char *page = (const char *)(uintptr_t)0x7f0000000000ull;
-        int got = tdm_copy_is_near(page + 8192 + kinds[k].doff, page + kinds[k].soff, kinds[k].n);
+        int got =
+            tdm_copy_is_near(pg_dst + 4096 + kinds[k].doff, pg_src + kinds[k].soff, kinds[k].n);
         if (got == kinds[k].near) {
             passed++;
         } else {
@@ -82,15 +90,6 @@ int main(void) {
         }
     }
 
-    /* tdm_copy at every distance mod 4 KiB, sizes on both sides of the loop's
-     * 128-byte step and of TDM_COPY_NEAR_MIN */
-    const size_t nsizes[] = {TDM_COPY_NEAR_MIN - 1, TDM_COPY_NEAR_MIN, 4096 + 77, 3 * 8192 + 5};
-    unsigned char *pg_src = aligned_alloc(4096, 2 * 4096 + 3 * 8192 + 4096);
-    unsigned char *pg_dst = aligned_alloc(4096, 4 * 4096 + 3 * 8192 + 4096);
-    if (!pg_src || !pg_dst)
-        return 1;
-    for (size_t i = 0; i < 2 * 4096 + 3 * 8192 + 4096; i++)
-        pg_src[i] = (unsigned char)(i * 29 + (i >> 8) + 3);
     int dist_failed = 0;
     for (size_t k = 0; k < sizeof(nsizes) / sizeof(nsizes[0]); k++) {
         size_t n = nsizes[k];
