@@ -57,7 +57,10 @@ typedef struct tdm_shm_pair {
     _Atomic uint32_t producer_waiting; /* producer found the ring full and may block */
     _Atomic uint32_t cma_off;          /* the first process of the pair stopped using CMA with the
                                           second (cma.c): both sides read it, so the pair agrees */
-    unsigned char pad[TDM_CACHELINE - 8];
+    _Atomic uint32_t xchg_pipeline;    /* slot (lower, higher) only: bit k set while the lower
+                                          rank has exchanges of size class k between the two go
+                                          by the pipeline (p2p/select.c); the higher follows */
+    unsigned char pad[TDM_CACHELINE - 12];
 } tdm_shm_pair_t;
 
 typedef struct tdm_shm_hdr {

@@ -437,6 +437,7 @@ void tdm_p2p_finalize(void) {
         tdm_p2p_stats_print();
     tdm_rtr_fini();
     tdm_cma_fini();
+    tdm_p2p_select_fini();
     free(tdm_p2p.txq);
     free(tdm_p2p.rtrq);
     free(tdm_p2p.rx);

@@ -68,6 +68,7 @@ typedef struct tdm_rndv {
     uint8_t rtr;          /* send: writing into an RTR-announced buffer */
     uint8_t announced;    /* recv: an RTR announcement is outstanding */
     uint8_t cancel_asked; /* recv: RTR_CANCEL sent, waiting for the answer */
+    uint8_t adapt;        /* recv: an adaptive exchange, timed (select.c): size class + 1 */
     uint64_t cur, hi;     /* my CMA range: next byte, end */
     uint64_t total;       /* bytes that move: min(message, receive buffer) */
     uint64_t expect_data; /* recv: bytes that come as DATA cells */
@@ -78,6 +79,7 @@ typedef struct tdm_rndv {
     uint64_t own_end;
     uint64_t pull_off; /* send: a PULLed range waiting behind the current stream */
     uint64_t pull_end;
+    uint64_t t0; /* recv, adaptive exchange: when it was matched (ns) */
 } tdm_rndv_t;
 _Static_assert(sizeof(tdm_rndv_t) <= sizeof(((tdm_req_t *)0)->proto_state),
                "rendezvous state fits the request's protocol area");
@@ -116,6 +118,55 @@ bool tdm_p2p_select_rtr(const tdm_select_in_t *in);
  * stale, so after 16 announcements of which fewer than a quarter were used, only
  * one Irecv in 16 is announced, as a probe, until the peer uses them again. */
 bool tdm_p2p_select_announce(tdm_rtr_history_t *h);
+/* Adaptive exchanges. Whether the two-copy pipeline beats a CMA read for an
+ * exchange depends on where the host puts the two processes: through a shared
+ * cache the ring's copies are cheap, across caches they cost twice a CMA read
+ * (select.c has the figures). So for an exchange between
+ * TANDEM_EXCHANGE_PIPELINE_MAX and TANDEM_EXCHANGE_ADAPTIVE_MAX bytes the
+ * receiver keeps, per peer and power-of-two size class, what each way cost it
+ * lately (ns per KiB from match to completion), takes the cheaper and looks at
+ * the other now and then, the more rarely the further apart the two costs
+ * (tdm_p2p_adapt_period). A pipeline exchange is cheap only when both sides
+ * stream at once (while one side reads by CMA, the other's cells wait), so the
+ * pair must agree: the lower rank decides, times and publishes its choice in
+ * the pair's shared slot; the higher rank follows. The first exchanges after a
+ * change of way are not timed: the peer may still be on the old way, and the
+ * pipeline runs cold until it has cycled its ring once. */
+#define TDM_ADAPT_CLASSES 10 /* 16 KiB (and below), 32 KiB, ..., 8 MiB and up */
+#define TDM_ADAPT_SAMPLES 2  /* timed exchanges in a look at the way not taken */
+typedef struct tdm_adapt_cell {
+    float cost[2][3];  /* [0] RGET, [1] pipeline: ns per KiB of the last three timed receives
+                          each way (0: none); the estimate is their median */
+    uint8_t next[2];   /* where each way's next sample goes */
+    uint8_t way;       /* the way of the last decision */
+    uint16_t left;     /* decisions left in the current look */
+    uint16_t skip;     /* completions not to time (the way just changed) */
+    uint8_t look_best; /* the better way when the last look began */
+    uint8_t judge;     /* a look ended: the next decision sets `cap` */
+    uint16_t cap;      /* longest period now: 64 after a look changed the way, doubling
+                          after each look that did not */
+    uint32_t n;        /* decisions since the last look at the way not taken */
+} tdm_adapt_cell_t;
+/* The estimate of one way: the median of its samples (0: none). */
+float tdm_p2p_adapt_cost(const tdm_adapt_cell_t *c, int way);
+/* Exchanges not timed after changing to a way: 1 for RGET; for the pipeline,
+ * 1 + those that take to cycle the ring (`ring_bytes`) with messages of `size`. */
+unsigned tdm_p2p_adapt_warm(int way, uint64_t ring_bytes, uint64_t size);
+/* Decisions between two looks at the way not taken: what a look costs (its
+ * length times the excess cost of that way) times 100, so looks take about 1%
+ * of the time; at least 16, at most 4096, and at most `cap` (at least 64):
+ * a choice that a look has just turned round is checked again soon. `warm_pipe`:
+ * tdm_p2p_adapt_warm(1, ...) */
+unsigned tdm_p2p_adapt_period(const tdm_adapt_cell_t *c, unsigned warm_pipe);
+/* true: the pipeline. Counts the decision. */
+bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm_pipe);
+/* A receive that went the chosen way took `ns` for `bytes`. */
+void tdm_p2p_adapt_record(tdm_adapt_cell_t *c, bool pipeline, uint64_t ns, uint64_t bytes);
+/* Size class of a message (index into a peer's cells). */
+unsigned tdm_p2p_adapt_class(uint64_t size);
+/* An adaptive receive completed (rndv_cma.c): record its time. */
+void tdm_p2p_adapt_done(tdm_req_t *r);
+void tdm_p2p_select_fini(void);
 /* The protocol chosen by TANDEM_RNDV_PROTOCOL (TDM_PROTO_AUTO when "auto"). */
 tdm_proto_id_t tdm_p2p_select_forced(void);
 int tdm_p2p_select_init(void);
@@ -137,6 +188,7 @@ typedef struct tdm_p2p_stats {
     uint64_t copies;        /* CMA copy parts performed by this rank */
     uint64_t cma_fallbacks; /* rendezvous switched to DATA cells after a CMA failure */
     uint64_t rtr_announced, rtr_used;
+    uint64_t adapt_pipeline, adapt_rget; /* adaptive exchanges each way */
 } tdm_p2p_stats_t;
 extern tdm_p2p_stats_t tdm_p2p_stats;
 void tdm_p2p_stats_print(void);

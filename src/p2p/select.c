@@ -37,6 +37,17 @@
  *      6.09 -> 6.41 in another series), 48 KiB 8.24 -> 8.69; Allgather
  *      16 KiB 4.65 -> 3.70; bibw 12 KiB 6.0-8.1 -> 9.1-10.6 GB/s, 16 KiB
  *      7.5-9.9 -> 9.5-10.0, 24 KiB 9.5-12.5 -> 9.4-9.7;
+ *      a larger exchange, up to TANDEM_EXCHANGE_ADAPTIVE_MAX, goes by RGET or by
+ *      the pipeline, whichever took less time per byte lately between the pair
+ *      (proto.h, adaptive exchanges): which one wins depends on where the host
+ *      places the two processes. 2 ranks, bench/coll, medians of 6-8
+ *      interleaved runs split by the host probe, CPUs near (c2c under 80 ns),
+ *      RGET / pipeline forced / adaptive: Alltoall 64 KiB 12.4 / 8.1 / 8.3 us,
+ *      256 KiB 44.3 / 29.0 / 29.4, 1 MiB 169.8 / 125.4 / 131.2, 4 MiB 1213 /
+ *      975 / 1009; Allgather 64 KiB 12.7 / 7.0 / 8.2, 1 MiB 165 / 123 / 128;
+ *      CPUs far: Alltoall 64 KiB 14.1 / 23.4 / 14.7, 1 MiB 176 / 379 / 186,
+ *      Allgather 1 MiB 188 / 328 / 178 (Open MPI near 13.1, 173, 159; far
+ *      14.9, 171, 175);
  *      COOP-chunked for every CMA copy longer than TANDEM_COPY_CHUNK;
  *      no COOP when ranks outnumber cores (TANDEM_OVERSUBSCRIBED): both halves
  *      need both processes on a core at once, so a descheduled peer stalls
@@ -49,9 +60,12 @@
 #include "p2p_impl.h"
 #include "../base/params.h"
 #include "../net/cma.h"
+#include "../net/shm.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 const tdm_proto_t *const tdm_protos[TDM_PROTO_COUNT] = {
 #define TDM_PROTO(_id, _sym, _opt) [TDM_PROTO_##_id] = &_sym,
@@ -69,6 +83,8 @@ tdm_p2p_stats_t tdm_p2p_stats;
 static tdm_proto_id_t forced = TDM_PROTO_AUTO;
 static uint64_t coop_min;
 static uint64_t exchange_pipeline_max;
+static uint64_t exchange_adaptive_max;
+static tdm_adapt_cell_t **adapt_tab; /* per peer: TDM_ADAPT_CLASSES cells, made at first use */
 static int64_t load_margin;
 static bool oversubscribed;
 
@@ -123,6 +139,7 @@ int tdm_p2p_select_init(void) {
     forced = TDM_PROTO_AUTO;
     coop_min = (uint64_t)TDM_PARAM_I(COOP_MIN);
     exchange_pipeline_max = (uint64_t)TDM_PARAM_I(EXCHANGE_PIPELINE_MAX);
+    exchange_adaptive_max = (uint64_t)TDM_PARAM_I(EXCHANGE_ADAPTIVE_MAX);
     load_margin = TDM_PARAM_I(COOP_LOAD_MARGIN);
     oversubscribed = TDM_PARAM_I(OVERSUBSCRIBED) != 0;
     if (load_margin < 1)
@@ -203,6 +220,125 @@ bool tdm_p2p_select_announce(tdm_rtr_history_t *h) {
     return true;
 }
 
+unsigned tdm_p2p_adapt_class(uint64_t size) {
+    unsigned lg = size ? 63u - (unsigned)__builtin_clzll(size) : 0;
+    return lg <= 14 ? 0 : TDM_MIN(lg - 14, TDM_ADAPT_CLASSES - 1u);
+}
+
+float tdm_p2p_adapt_cost(const tdm_adapt_cell_t *c, int way) {
+    const float *v = c->cost[way];
+    float a = v[0], b = v[1], d = v[2];
+    if (b == 0)
+        return a; /* one sample (or none) */
+    if (d == 0)
+        return TDM_MAX(a, b); /* two: the worse, until a third can outvote it */
+    return TDM_MAX(TDM_MIN(a, b), TDM_MIN(TDM_MAX(a, b), d));
+}
+
+unsigned tdm_p2p_adapt_warm(int way, uint64_t ring_bytes, uint64_t size) {
+    if (!way || size == 0)
+        return 1;
+    return 1 + (unsigned)TDM_MIN((ring_bytes + size - 1) / size, (uint64_t)1000);
+}
+
+unsigned tdm_p2p_adapt_period(const tdm_adapt_cell_t *c, unsigned warm_pipe) {
+    float r = tdm_p2p_adapt_cost(c, 0), p = tdm_p2p_adapt_cost(c, 1);
+    int other = p < r ? 0 : 1; /* the way a look would take */
+    float lo = TDM_MIN(r, p), hi = TDM_MAX(r, p);
+    unsigned look = (other ? warm_pipe : 1) + TDM_ADAPT_SAMPLES;
+    float period = (float)look * 100.0f * (hi - lo) / (lo > 0 ? lo : 1);
+    float cap = c->cap < 64 ? 64 : c->cap;
+    period = TDM_MIN(period, cap);
+    return period < 16 ? 16 : period > 4096 ? 4096 : (unsigned)period;
+}
+
+bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm_pipe) {
+    uint8_t way;
+    float r = tdm_p2p_adapt_cost(c, 0), p = tdm_p2p_adapt_cost(c, 1);
+    if (c->left) {
+        c->left--;
+        way = c->way;
+    } else if (r == 0) {
+        way = 0; /* a first sample of each way, RGET first */
+    } else if (p == 0) {
+        way = 1;
+    } else {
+        uint8_t best = p < r;
+        way = best;
+        if (c->judge) { /* the first decision after a look, with its times */
+            c->judge = 0;
+            c->cap =
+                best == c->look_best ? (uint16_t)TDM_MIN(TDM_MAX(c->cap, 64u) * 2u, 4096u) : 64;
+        } else if (best != c->way) {
+            c->cap = 64; /* the times turned the choice round: the host moved us */
+            c->n = 0;
+        }
+        if (++c->n >= tdm_p2p_adapt_period(c, warm_pipe)) {
+            /* the host may have moved us: look again, from fresh samples */
+            c->n = 0;
+            c->look_best = best;
+            c->judge = 1;
+            way = !best;
+            c->cost[way][0] = c->cost[way][1] = c->cost[way][2] = 0;
+            c->next[way] = 0;
+            c->left = (uint16_t)((way ? warm_pipe : 1) + TDM_ADAPT_SAMPLES - 1);
+        }
+    }
+    if (way != c->way) {
+        c->way = way;
+        c->skip = (uint16_t)(way ? warm_pipe : 1);
+    }
+    return way != 0;
+}
+
+void tdm_p2p_adapt_record(tdm_adapt_cell_t *c, bool pipeline, uint64_t ns, uint64_t bytes) {
+    if (c->skip) {
+        c->skip--;
+        return;
+    }
+    if (bytes == 0 || (pipeline ? 1 : 0) != c->way)
+        return; /* the way changed again before this one completed */
+    float x = (float)ns * 1024.0f / (float)bytes;
+    if (x < 1e-3f)
+        x = 1e-3f; /* 0 means no sample */
+    int way = pipeline ? 1 : 0;
+    c->cost[way][c->next[way]] = x;
+    c->next[way] = (uint8_t)((c->next[way] + 1) % 3);
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static tdm_adapt_cell_t *adapt_cell(int peer, uint64_t size) {
+    if (!adapt_tab) {
+        adapt_tab = calloc((size_t)tdm_p2p.size, sizeof(*adapt_tab));
+        if (!adapt_tab)
+            return NULL;
+    }
+    if (!adapt_tab[peer])
+        adapt_tab[peer] = calloc(TDM_ADAPT_CLASSES, sizeof(tdm_adapt_cell_t));
+    return adapt_tab[peer] ? &adapt_tab[peer][tdm_p2p_adapt_class(size)] : NULL;
+}
+
+void tdm_p2p_adapt_done(tdm_req_t *r) {
+    tdm_rndv_t *st = tdm_rndv(r);
+    tdm_adapt_cell_t *c = &adapt_tab[r->peer_world][st->adapt - 1];
+    tdm_p2p_adapt_record(c, r->proto == TDM_PROTO_PIPELINE, now_ns() - st->t0, st->total);
+    st->adapt = 0;
+}
+
+void tdm_p2p_select_fini(void) {
+    if (adapt_tab) {
+        for (int i = 0; i < tdm_p2p.size; i++)
+            free(adapt_tab[i]);
+        free(adapt_tab);
+        adapt_tab = NULL;
+    }
+}
+
 void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     tdm_select_in_t in = {
         .send_mode = rts->mode,
@@ -219,6 +355,29 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     tdm_proto_id_t p = tdm_p2p_select(&in);
     tdm_rndv_t *st = tdm_rndv(r);
     memset(st, 0, sizeof(*st));
+    if (p == TDM_PROTO_RGET && in.exchange && in.size > exchange_pipeline_max &&
+        in.size <= exchange_adaptive_max && forced == TDM_PROTO_AUTO && !oversubscribed) {
+        int me = tdm_p2p.rank, peer = r->peer_world;
+        unsigned k = tdm_p2p_adapt_class(in.size);
+        _Atomic uint32_t *word = &tdm_shm_pair(TDM_MIN(me, peer), TDM_MAX(me, peer))->xchg_pipeline;
+        uint32_t bits = atomic_load_explicit(word, memory_order_relaxed);
+        tdm_adapt_cell_t *c = me < peer ? adapt_cell(peer, in.size) : NULL;
+        bool pipeline = (bits >> k) & 1u; /* the higher rank follows */
+        if (c) {
+            pipeline = tdm_p2p_adapt_choose(c, tdm_p2p_adapt_warm(1, tdm_shm.ring_bytes, in.size));
+            uint32_t want = pipeline ? bits | (1u << k) : bits & ~(1u << k);
+            if (want != bits) /* only the lower rank writes the word */
+                atomic_store_explicit(word, want, memory_order_relaxed);
+            st->adapt = (uint8_t)(k + 1);
+            st->t0 = now_ns();
+        }
+        if (pipeline) {
+            p = TDM_PROTO_PIPELINE;
+            tdm_p2p_stats.adapt_pipeline++;
+        } else {
+            tdm_p2p_stats.adapt_rget++;
+        }
+    }
     r->stage = TDM_RSTAGE_RNDV;
     r->proto = (uint8_t)p;
     r->remote_id = rts->sreq;
@@ -329,14 +488,21 @@ void tdm_p2p_select_print(void *fp) {
         }
     }
     if (forced == TDM_PROTO_AUTO) {
-        char lim[32], pipe[64] = "";
+        char lim[32], lim2[32], pipe[64] = "", adapt[128] = "";
+        uint64_t pipe_top = TDM_MAX(exchange_pipeline_max, (uint64_t)tdm_p2p.eager_limit);
         if (exchange_pipeline_max > tdm_p2p.eager_limit && !oversubscribed)
             snprintf(pipe, sizeof(pipe), "pipeline up to %s, then ",
                      size_label(exchange_pipeline_max, lim, sizeof(lim)));
+        if (exchange_adaptive_max > pipe_top && !oversubscribed)
+            snprintf(adapt, sizeof(adapt),
+                     "; above %s up to %s rget or pipeline, whichever was faster lately "
+                     "(timed by the pair's lower rank)",
+                     size_label(pipe_top, lim, sizeof(lim)),
+                     size_label(exchange_adaptive_max, lim2, sizeof(lim2)));
         fprintf(f,
                 "  exchange (the receiver has its own rendezvous send to the sender in "
-                "flight): %scoop becomes rget\n",
-                pipe);
+                "flight): %scoop becomes rget%s\n",
+                pipe, adapt);
     }
     fprintf(f,
             "  (load:a/b/c = copies pending equal / sender %lld more / receiver %lld more;"
@@ -357,10 +523,12 @@ void tdm_p2p_stats_print(void) {
                         (unsigned long long)tdm_p2p_stats.proto_msgs[i]);
     snprintf(line + off, sizeof(line) - (size_t)off,
              "; copies %llu, bytes read %llu, bytes written %llu, cma fallbacks %llu, rtr "
-             "announced %llu\n",
+             "announced %llu, adaptive exchanges pipeline %llu rget %llu\n",
              (unsigned long long)tdm_p2p_stats.copies, (unsigned long long)tdm_p2p_stats.bytes_read,
              (unsigned long long)tdm_p2p_stats.bytes_written,
              (unsigned long long)tdm_p2p_stats.cma_fallbacks,
-             (unsigned long long)tdm_p2p_stats.rtr_announced);
+             (unsigned long long)tdm_p2p_stats.rtr_announced,
+             (unsigned long long)tdm_p2p_stats.adapt_pipeline,
+             (unsigned long long)tdm_p2p_stats.adapt_rget);
     fputs(line, stderr);
 }

@@ -2,7 +2,10 @@
 /*
  * The RTR parts of the selection policy (select.c), which the golden table
  * shows only for fixed loads: when a sender uses an announcement, and how the
- * receiver throttles announcements to a peer that leaves them unused.
+ * receiver throttles announcements to a peer that leaves them unused; and the
+ * adaptive choice between RGET and the pipeline for exchanges: which way it
+ * takes from the times it was given, when it looks at the other way, which
+ * times it leaves out, and how it follows a move of the host.
  */
 #include "base/params.h"
 #include "p2p/p2p_impl.h"
@@ -104,6 +107,116 @@ static void check_announce_throttle(void) {
     CHECK(made == 1000);
 }
 
+/* one timed receive of 1 KiB taking `ns_per_kib` */
+static void feed(tdm_adapt_cell_t *c, bool pipeline, uint64_t ns_per_kib) {
+    tdm_p2p_adapt_record(c, pipeline, ns_per_kib, 1024);
+}
+
+/* Decisions until the next one that differs from `way`, taking them (at most `max`). */
+static int run_of(tdm_adapt_cell_t *c, bool way, unsigned warm, int max, uint64_t cost) {
+    int n = 0;
+    while (n < max) {
+        tdm_adapt_cell_t save = *c;
+        if (tdm_p2p_adapt_choose(c, warm) != way) {
+            *c = save;
+            break;
+        }
+        feed(c, way, cost);
+        n++;
+    }
+    return n;
+}
+
+static void check_adapt(void) {
+    CHECK(tdm_p2p_adapt_class(16384) == 0);
+    CHECK(tdm_p2p_adapt_class(16385) == 0);
+    CHECK(tdm_p2p_adapt_class(32768) == 1);
+    CHECK(tdm_p2p_adapt_class(65536 + 1) == 2);
+    CHECK(tdm_p2p_adapt_class(1 << 20) == 6);
+    CHECK(tdm_p2p_adapt_class(64u << 20) == TDM_ADAPT_CLASSES - 1);
+    /* the pipeline runs cold until its ring has cycled once: 512 KiB ring */
+    CHECK(tdm_p2p_adapt_warm(0, 512 << 10, 65536) == 1);
+    CHECK(tdm_p2p_adapt_warm(1, 512 << 10, 65536) == 9);
+    CHECK(tdm_p2p_adapt_warm(1, 512 << 10, 1 << 20) == 2);
+    CHECK(tdm_p2p_adapt_warm(1, 512 << 10, 100000) == 7);
+
+    const unsigned warm = 9;
+    tdm_adapt_cell_t c = {0};
+    /* a first sample of RGET, then of the pipeline: the pipeline's first
+     * `warm` receives are not timed, and it is kept until it has a time */
+    CHECK(!tdm_p2p_adapt_choose(&c, warm));
+    feed(&c, false, 100);
+    CHECK(tdm_p2p_adapt_cost(&c, 0) == 100);
+    for (unsigned i = 0; i < warm + 3; i++) {
+        CHECK(tdm_p2p_adapt_choose(&c, warm));
+        if (i < warm + 1)
+            feed(&c, true, i < warm ? 900 : 50); /* cold ones are ignored */
+    }
+    CHECK(tdm_p2p_adapt_cost(&c, 1) == 50);
+    /* the pipeline is cheaper; RGET is looked at again after at most 64
+     * decisions (cost-based: a look of 3 times 100% excess times 100 = 300,
+     * capped at 64 until looks confirm the choice) */
+    CHECK(tdm_p2p_adapt_period(&c, warm) == 64);
+    int n = run_of(&c, true, warm, 1000, 50);
+    CHECK(n >= 60 && n <= 64);
+    /* the look: one untimed RGET receive, then TDM_ADAPT_SAMPLES timed ones */
+    CHECK(run_of(&c, false, warm, 100, 100) == 1 + TDM_ADAPT_SAMPLES);
+    CHECK(tdm_p2p_adapt_cost(&c, 0) == 100);
+    /* the look confirmed the pipeline: the next period doubles */
+    n = run_of(&c, true, warm, 1000, 50);
+    CHECK(n >= 120 && n <= 128 + (int)warm);
+    CHECK(run_of(&c, false, warm, 100, 100) == 1 + TDM_ADAPT_SAMPLES);
+    n = run_of(&c, true, warm, 1000, 50);
+    CHECK(n >= 250 && n <= 256 + (int)warm);
+    CHECK(run_of(&c, false, warm, 100, 100) == 1 + TDM_ADAPT_SAMPLES);
+    /* back on the pipeline: its first `warm` receives are not timed */
+    for (unsigned i = 0; i < warm; i++) {
+        CHECK(tdm_p2p_adapt_choose(&c, warm));
+        feed(&c, true, 999);
+    }
+    CHECK(tdm_p2p_adapt_cost(&c, 1) == 50);
+    /* the host moves the processes apart: the pipeline's times triple; two
+     * slow receives outvote the one fast one left, and RGET takes over */
+    for (int i = 0; i < 2; i++) {
+        CHECK(tdm_p2p_adapt_choose(&c, warm));
+        feed(&c, true, 300);
+    }
+    CHECK(tdm_p2p_adapt_cost(&c, 1) == 300);
+    CHECK(!tdm_p2p_adapt_choose(&c, warm));
+    feed(&c, false, 999); /* the first after a change is not timed */
+    CHECK(tdm_p2p_adapt_cost(&c, 0) == 100);
+    /* looks at the pipeline now cost 2x per exchange and last warm + 2: a long
+     * period by cost, but capped at 64 again (the host moved) */
+    CHECK(tdm_p2p_adapt_period(&c, warm) == 64);
+    n = run_of(&c, false, warm, 1000, 100);
+    CHECK(n >= 60 && n <= 64);
+    /* a look at the pipeline lasts warm + TDM_ADAPT_SAMPLES; the host has put
+     * the processes back: its fresh times win */
+    CHECK(run_of(&c, true, warm, (int)warm + TDM_ADAPT_SAMPLES + 10, 40) ==
+          (int)warm + TDM_ADAPT_SAMPLES + 10);
+    CHECK(tdm_p2p_adapt_cost(&c, 1) == 40);
+    CHECK(tdm_p2p_adapt_cost(&c, 0) == 100);
+
+    /* one outlier of the way taken does not turn the choice */
+    tdm_adapt_cell_t d = {.cost = {{100, 100, 100}, {50, 50, 50}}, .way = 1};
+    feed(&d, true, 1000);
+    CHECK(tdm_p2p_adapt_cost(&d, 1) == 50);
+    CHECK(tdm_p2p_adapt_choose(&d, warm));
+    /* a time for a way no longer current is left out */
+    d.way = 0;
+    feed(&d, true, 1000);
+    feed(&d, true, 1000);
+    CHECK(tdm_p2p_adapt_cost(&d, 1) == 50);
+    /* close costs: looked at every 16 decisions */
+    tdm_adapt_cell_t e = {.cost = {{100, 100, 100}, {95, 95, 95}}, .cap = 4096};
+    CHECK(tdm_p2p_adapt_period(&e, warm) == 16);
+    /* far apart and confirmed: 3 decisions x 900% x 100; at most 4096 */
+    e.cost[1][0] = e.cost[1][1] = e.cost[1][2] = 10;
+    CHECK(tdm_p2p_adapt_period(&e, warm) == 2700);
+    e.cost[1][0] = e.cost[1][1] = e.cost[1][2] = 5;
+    CHECK(tdm_p2p_adapt_period(&e, warm) == 4096);
+}
+
 /* Forced RTR: always announce, always use. Parameters are read once per
  * process, so this runs in a child with its own environment. */
 static int check_forced_rtr(void) {
@@ -136,6 +249,7 @@ int main(void) {
     check_rtr_use();
     check_coop_load();
     check_announce_throttle();
+    check_adapt();
     if (failures)
         return 1;
     printf("p2p_select: ok\n");

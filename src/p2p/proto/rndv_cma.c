@@ -42,6 +42,8 @@ void tdm_rndv_try_complete(tdm_req_t *req) {
                      : st->got_data < st->expect_data)
         return;
     tdm_layout_clear(&st->remote);
+    if (st->adapt)
+        tdm_p2p_adapt_done(req);
     req->stage = is_send(req) ? TDM_SSTAGE_DONE : TDM_RSTAGE_DONE;
     tdm_p2p_complete(req);
 }
