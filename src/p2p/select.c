@@ -355,8 +355,12 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     tdm_proto_id_t p = tdm_p2p_select(&in);
     tdm_rndv_t *st = tdm_rndv(r);
     memset(st, 0, sizeof(*st));
-    if (p == TDM_PROTO_RGET && in.exchange && in.size > exchange_pipeline_max &&
-        in.size <= exchange_adaptive_max && forced == TDM_PROTO_AUTO && !oversubscribed) {
+    /* one message each way: with more in flight (a window of them) the ring
+     * carries them one after another while CMA copies each at once, and the
+     * pipeline lost (bibw 4 MiB 8.0-9.9 GB/s against 14.6-16.1) */
+    if (p == TDM_PROTO_RGET && in.exchange && tdm_p2p.rndv_out[r->peer_world] == 1 &&
+        in.size > exchange_pipeline_max && in.size <= exchange_adaptive_max &&
+        forced == TDM_PROTO_AUTO && !oversubscribed) {
         int me = tdm_p2p.rank, peer = r->peer_world;
         unsigned k = tdm_p2p_adapt_class(in.size);
         _Atomic uint32_t *word = &tdm_shm_pair(TDM_MIN(me, peer), TDM_MAX(me, peer))->xchg_pipeline;
