@@ -149,14 +149,14 @@ typedef struct tdm_adapt_cell {
 } tdm_adapt_cell_t;
 /* The estimate of one way: the median of its samples (0: none). */
 float tdm_p2p_adapt_cost(const tdm_adapt_cell_t *c, int way);
-/* Exchanges not timed after changing to a way: 1 for RGET; for the pipeline,
- * 1 + those that take to cycle the ring (`ring_bytes`) with messages of `size`. */
-unsigned tdm_p2p_adapt_warm(int way, uint64_t ring_bytes, uint64_t size);
+/* Exchanges not timed after changing to the pipeline: 1 + those that take to
+ * cycle the ring (`ring_bytes`) with messages of `size` (for RGET: 1). */
+unsigned tdm_p2p_adapt_warm(uint64_t ring_bytes, uint64_t size);
 /* Decisions between two looks at the way not taken: what a look costs (its
  * length times the excess cost of that way) times 100, so looks take about 1%
  * of the time; at least 16, at most 4096, and at most `cap` (at least 64):
  * a choice that a look has just turned round is checked again soon. `warm_pipe`:
- * tdm_p2p_adapt_warm(1, ...) */
+ * tdm_p2p_adapt_warm(...) */
 unsigned tdm_p2p_adapt_period(const tdm_adapt_cell_t *c, unsigned warm_pipe);
 /* true: the pipeline. Counts the decision. */
 bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm_pipe);

@@ -235,17 +235,22 @@ float tdm_p2p_adapt_cost(const tdm_adapt_cell_t *c, int way) {
     return TDM_MAX(TDM_MIN(a, b), TDM_MIN(TDM_MAX(a, b), d));
 }
 
-unsigned tdm_p2p_adapt_warm(int way, uint64_t ring_bytes, uint64_t size) {
-    if (!way || size == 0)
+unsigned tdm_p2p_adapt_warm(uint64_t ring_bytes, uint64_t size) {
+    if (size == 0)
         return 1;
     return 1 + (unsigned)TDM_MIN((ring_bytes + size - 1) / size, (uint64_t)1000);
+}
+
+/* Exchanges not timed after changing to `way`. */
+static unsigned warm_of(int way, unsigned warm_pipe) {
+    return way ? warm_pipe : 1;
 }
 
 unsigned tdm_p2p_adapt_period(const tdm_adapt_cell_t *c, unsigned warm_pipe) {
     float r = tdm_p2p_adapt_cost(c, 0), p = tdm_p2p_adapt_cost(c, 1);
     int other = p < r ? 0 : 1; /* the way a look would take */
     float lo = TDM_MIN(r, p), hi = TDM_MAX(r, p);
-    unsigned look = (other ? warm_pipe : 1) + TDM_ADAPT_SAMPLES;
+    unsigned look = warm_of(other, warm_pipe) + TDM_ADAPT_SAMPLES;
     float period = (float)look * 100.0f * (hi - lo) / (lo > 0 ? lo : 1);
     float cap = c->cap < 64 ? 64 : c->cap;
     period = TDM_MIN(period, cap);
@@ -281,12 +286,12 @@ bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm_pipe) {
             way = !best;
             c->cost[way][0] = c->cost[way][1] = c->cost[way][2] = 0;
             c->next[way] = 0;
-            c->left = (uint16_t)((way ? warm_pipe : 1) + TDM_ADAPT_SAMPLES - 1);
+            c->left = (uint16_t)(warm_of(way, warm_pipe) + TDM_ADAPT_SAMPLES - 1);
         }
     }
     if (way != c->way) {
         c->way = way;
-        c->skip = (uint16_t)(way ? warm_pipe : 1);
+        c->skip = (uint16_t)warm_of(way, warm_pipe);
     }
     return way != 0;
 }
@@ -358,7 +363,7 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     /* one message each way: with more in flight (a window of them) the ring
      * carries them one after another while CMA copies each at once, and the
      * pipeline lost (bibw 4 MiB 8.0-9.9 GB/s against 14.6-16.1) */
-    if (p == TDM_PROTO_RGET && in.exchange && tdm_p2p.rndv_out[r->peer_world] == 1 &&
+    if (p == TDM_PROTO_RGET && tdm_p2p.rndv_out[r->peer_world] == 1 &&
         in.size > exchange_pipeline_max && in.size <= exchange_adaptive_max &&
         forced == TDM_PROTO_AUTO && !oversubscribed) {
         int me = tdm_p2p.rank, peer = r->peer_world;
@@ -368,7 +373,7 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
         tdm_adapt_cell_t *c = me < peer ? adapt_cell(peer, in.size) : NULL;
         bool pipeline = (bits >> k) & 1u; /* the higher rank follows */
         if (c) {
-            pipeline = tdm_p2p_adapt_choose(c, tdm_p2p_adapt_warm(1, tdm_shm.ring_bytes, in.size));
+            pipeline = tdm_p2p_adapt_choose(c, tdm_p2p_adapt_warm(tdm_shm.ring_bytes, in.size));
             uint32_t want = pipeline ? bits | (1u << k) : bits & ~(1u << k);
             if (want != bits) /* only the lower rank writes the word */
                 atomic_store_explicit(word, want, memory_order_relaxed);

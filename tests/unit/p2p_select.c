@@ -135,10 +135,9 @@ static void check_adapt(void) {
     CHECK(tdm_p2p_adapt_class(1 << 20) == 6);
     CHECK(tdm_p2p_adapt_class(64u << 20) == TDM_ADAPT_CLASSES - 1);
     /* the pipeline runs cold until its ring has cycled once: 512 KiB ring */
-    CHECK(tdm_p2p_adapt_warm(0, 512 << 10, 65536) == 1);
-    CHECK(tdm_p2p_adapt_warm(1, 512 << 10, 65536) == 9);
-    CHECK(tdm_p2p_adapt_warm(1, 512 << 10, 1 << 20) == 2);
-    CHECK(tdm_p2p_adapt_warm(1, 512 << 10, 100000) == 7);
+    CHECK(tdm_p2p_adapt_warm(512 << 10, 65536) == 9);
+    CHECK(tdm_p2p_adapt_warm(512 << 10, 1 << 20) == 2);
+    CHECK(tdm_p2p_adapt_warm(512 << 10, 100000) == 7);
 
     const unsigned warm = 9;
     tdm_adapt_cell_t c = {0};
