@@ -27,7 +27,7 @@
 #include <string.h>
 
 #define N_MSGS 5
-static int BYTES = 1 << 20; /* the second argument, when given */
+static int BYTES = 1 << 20; /* the second argument, when given; a third: xchg rounds (5) */
 
 static int errs;
 
@@ -61,6 +61,7 @@ int main(int argc, char **argv) {
     }
     if (argc > 2)
         BYTES = atoi(argv[2]);
+    int rounds = argc > 3 ? atoi(argv[3]) : N_MSGS; /* xchg only */
     const char *rmode = dash + 1;
     size_t slen = (size_t)(dash - mode);
     unsigned char *buf = malloc(BYTES);
@@ -78,7 +79,7 @@ int main(int argc, char **argv) {
          * My first send gives no such guarantee: the peer may have read it
          * already. The second match may or may not be an exchange. */
         unsigned char *out = malloc(2 * BYTES);
-        for (int k = 0; k < N_MSGS; k++) {
+        for (int k = 0; k < rounds; k++) {
             MPI_Request rq[3];
             fill(out, k + rank);
             fill(out + BYTES, k + 7 + rank);
