@@ -168,7 +168,7 @@ static int tx_progress(int peer) {
 }
 
 static void rx_eager(int peer, const tdm_pkt_eager_t *h) {
-    const unsigned char *payload = (const unsigned char *)(h + 1);
+    const unsigned char *payload = (const unsigned char *)(h + 1) + h->pad;
     tdm_p2p.rx_count[peer]++;
     tdm_req_t *r = tdm_p2p_match_posted(h->ctx, h->src, h->tag);
     if (r) {
@@ -208,7 +208,7 @@ static void rx_eager(int peer, const tdm_pkt_eager_t *h) {
 
 static void rx_cont(int peer, const tdm_pkt_cont_t *c) {
     tdm_rx_cursor_t *cur = &tdm_p2p.rx[peer];
-    const void *payload = c + 1;
+    const unsigned char *payload = (const unsigned char *)(c + 1) + c->pad;
     if (cur->req) {
         tdm_req_t *r = cur->req;
         tdm_p2p_recv_copy(r, r->offset, payload, c->frag);

@@ -16,12 +16,23 @@ static void fill_envelope(tdm_pkt_eager_t *h, uint8_t type, const tdm_req_t *s, 
     h->type = type;
     h->flags = ((s->mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC) ? TDM_PKTF_SYNC : 0;
     h->mode = s->mode;
-    h->rsvd = 0;
+    h->pad = 0;
     h->ctx = s->ctx;
     h->src = s->self_rank;
     h->tag = s->tag;
     h->sreq = s->id;
     h->size = bytes;
+}
+
+/* Where the payload starts in its cell: right after the header, or for a
+ * contiguous message of one cell above TDM_PKT_ALIGN_MIN at the data's offset
+ * within a cache line (wire.h). */
+static uint8_t eager_pad(const tdm_dtype_t *dt, const void *data, size_t bytes, const void *payload,
+                         size_t room) {
+    if (!dt->contig || bytes < TDM_PKT_ALIGN_MIN)
+        return 0;
+    uint8_t pad = tdm_pkt_pad(payload, data);
+    return bytes + pad <= room ? pad : 0;
 }
 
 /* Eager stage: write cells while the ring has room. */
@@ -32,10 +43,13 @@ static bool push_eager(tdm_req_t *s) {
         tdm_pkt_eager_t *h = tdm_shm_send_reserve(peer);
         if (!h)
             return false;
-        size_t frag = TDM_MIN(s->bytes, body - sizeof(*h));
+        uint8_t pad = eager_pad(s->dt, (const char *)s->buf + s->dt->true_lb, s->bytes, h + 1,
+                                body - sizeof(*h));
+        size_t frag = TDM_MIN(s->bytes, body - sizeof(*h) - pad);
         fill_envelope(h, TDM_PKT_EAGER, s, s->bytes);
+        h->pad = pad;
         h->frag = (uint32_t)frag;
-        tdm_dtype_pack(s->buf, s->count, s->dt, 0, h + 1, frag);
+        tdm_dtype_pack(s->buf, s->count, s->dt, 0, (unsigned char *)(h + 1) + pad, frag);
         tdm_shm_send_commit(peer);
         tdm_p2p_tx_envelope(peer, s->ctx, s->tag);
         s->hdr_done = 1;
@@ -47,6 +61,7 @@ static bool push_eager(tdm_req_t *s) {
             return false;
         size_t frag = TDM_MIN(s->bytes - s->offset, body - sizeof(*c));
         c->type = TDM_PKT_EAGER_CONT;
+        c->pad = 0;
         c->frag = (uint32_t)frag;
         tdm_dtype_pack(s->buf, s->count, s->dt, s->offset, c + 1, frag);
         tdm_shm_send_commit(peer);
@@ -166,11 +181,14 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
         bytes <= tdm_shm_body_size() - sizeof(tdm_pkt_eager_t) &&
         tdm_list_empty(&tdm_p2p.txq[dst_world])) {
         tdm_pkt_eager_t *h = tdm_shm_send_reserve(dst_world);
+        const char *data = (const char *)buf + dt->true_lb;
+        uint8_t pad = eager_pad(dt, data, bytes, h + 1, tdm_shm_body_size() - sizeof(*h));
         if (TDM_LIKELY(h != NULL)) {
+            unsigned char *payload = (unsigned char *)(h + 1) + pad;
             h->type = TDM_PKT_EAGER;
             h->flags = 0;
             h->mode = mode;
-            h->rsvd = 0;
+            h->pad = pad;
             h->ctx = ctx;
             h->src = self_rank;
             h->tag = tag;
@@ -178,9 +196,9 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
             h->frag = (uint32_t)bytes;
             h->size = bytes;
             if (dt->contig)
-                tdm_copy(h + 1, (const char *)buf + dt->true_lb, bytes);
+                tdm_copy(payload, data, bytes);
             else
-                tdm_dtype_pack(buf, count, dt, 0, h + 1, bytes);
+                tdm_dtype_pack(buf, count, dt, 0, payload, bytes);
             tdm_shm_send_commit(dst_world);
             tdm_p2p_tx_envelope(dst_world, ctx, tag);
             tdm_p2p_stats.eager_msgs++;

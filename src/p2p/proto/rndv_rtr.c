@@ -181,7 +181,7 @@ bool tdm_rtr_push(tdm_req_t *s) {
     f->env.type = TDM_PKT_RTR_FIN;
     f->env.flags = 0;
     f->env.mode = s->mode;
-    f->env.rsvd = 0;
+    f->env.pad = 0;
     f->env.ctx = s->ctx;
     f->env.src = s->self_rank;
     f->env.tag = s->tag;
