@@ -9,7 +9,9 @@
  * bench/coll, 2 ranks, medians of 8 interleaved runs, memcpy -> streaming:
  * Alltoall 4 MiB 1000 -> 835 us, 8 MiB 2850 -> 2180; Allgather 4 MiB 770 ->
  * 737; Gather 4 MiB 389 -> 377, 8 MiB 1300 -> 1080 (Open MPI 1020, 2630,
- * 808, 610, 1810); 1-2 MiB unchanged.
+ * 808, 610, 1810); 1-2 MiB unchanged. Those figures are from the first
+ * development host; on a later one memcpy won at 4 MiB, so the collectives
+ * now choose at run time (coll/sched.c, copy_block).
  *
  * Why backward when the destination is just past the source (copy.h): glibc
  * 2.36 memcpy of 4 KiB from a page + 16 to a page + 40 took 2150 ns against

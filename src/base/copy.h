@@ -4,7 +4,9 @@
  * TDM_COPY_STREAM_MIN bytes (4 MiB, where a collective's buffers no longer
  * fit the last-level cache; copy.c has the figures) the destination is
  * written with non-temporal stores, which do not read the destination lines
- * first and do not push the caller's working set out of the caches.
+ * first and do not push the caller's working set out of the caches. Whether
+ * that beats memcpy depends on the host: the collectives time both and take
+ * the faster (coll/sched.c, copy_block).
  */
 #ifndef TDM_BASE_COPY_H
 #define TDM_BASE_COPY_H

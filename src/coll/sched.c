@@ -10,13 +10,16 @@
 #include "sched.h"
 
 #include "../base/copy.h"
+#include "../p2p/proto.h"
 #include "../base/log.h"
+#include "../base/params.h"
 #include "mpi.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <string.h>
+#include <time.h>
 
 typedef enum { STEP_SEND, STEP_RECV, STEP_COPY, STEP_REDUCE, STEP_ROUND } step_kind_t;
 
@@ -406,6 +409,62 @@ void tdm_sched_free(tdm_sched_t *s) {
 
 /* ---- running ---- */
 
+/* A local copy of a large contiguous block (the caller's own block in Gather,
+ * Allgather, Alltoall, ...): memcpy or non-temporal stores (tdm_copy_large),
+ * chosen at run time as exchanges choose their protocol (p2p/proto.h,
+ * tdm_adapt_cell_t): this process times each copy per size class, takes the
+ * faster way and looks at the other now and then. Which wins depends on the
+ * host. On the first development host streaming won (copy.c: 2-rank Alltoall
+ * 4 MiB 1000 -> 835 us); on the host of 25 November it lost everywhere
+ * (2-rank, 4 MiB, medians of 10 interleaved runs, streaming -> memcpy:
+ * Allgather 704 -> 591 us, Alltoall 841 -> 751, Gather 329 -> 312, Scatter
+ * 328 -> 306, Reduce 298 -> 275; Open MPI 541, 739, 439, 449, 446), where
+ * perf put 42% of a 4 MiB Allgather in the streaming copy, twice the kernel's
+ * CMA read of the peer's block. */
+enum { COPY_AUTO, COPY_MEMCPY, COPY_STREAM };
+static tdm_adapt_cell_t copy_cells[TDM_ADAPT_CLASSES];
+unsigned long long tdm_coll_copies[2]; /* [0] memcpy, [1] streamed: blocks of 4 MiB and up */
+
+static int copy_mode(void) {
+    static int mode = -1;
+    if (TDM_LIKELY(mode >= 0))
+        return mode;
+    const char *want = TDM_PARAM_S(COPY_STREAM);
+    mode = COPY_AUTO;
+    if (want && !strcmp(want, "memcpy"))
+        mode = COPY_MEMCPY;
+    else if (want && !strcmp(want, "stream"))
+        mode = COPY_STREAM;
+    else if (want && *want && strcmp(want, "auto") != 0)
+        tdm_warn(COLL, "unknown TANDEM_COPY_STREAM '%s' (known: auto, memcpy, stream); using auto",
+                 want);
+    return mode;
+}
+
+static uint64_t copy_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void copy_block(char *d, const char *src, size_t bytes) {
+    if (bytes < TDM_COPY_STREAM_MIN) {
+        tdm_copy(d, src, bytes);
+        return;
+    }
+    int mode = copy_mode();
+    tdm_adapt_cell_t *c = mode == COPY_AUTO ? &copy_cells[tdm_p2p_adapt_class(bytes)] : NULL;
+    bool stream = c ? tdm_p2p_adapt_choose(c, 1) : mode == COPY_STREAM;
+    uint64_t t0 = c ? copy_now_ns() : 0;
+    if (stream)
+        tdm_copy_large(d, src, bytes);
+    else
+        tdm_copy(d, src, bytes);
+    if (c)
+        tdm_p2p_adapt_record(c, stream, copy_now_ns() - t0, bytes);
+    tdm_coll_copies[stream]++;
+}
+
 static void copy_data(const void *sbuf, size_t scount, const tdm_dtype_t *sdt, void *rbuf,
                       size_t rcount, const tdm_dtype_t *rdt) {
     size_t sb = scount * sdt->size, rb = rcount * rdt->size;
@@ -416,7 +475,7 @@ static void copy_data(const void *sbuf, size_t scount, const tdm_dtype_t *sdt, v
         char *d = (char *)rbuf + rdt->true_lb;
         const char *src = (const char *)sbuf + sdt->true_lb;
         if (d + bytes <= src || src + bytes <= d)
-            tdm_copy_large(d, src, bytes); /* streams large blocks (base/copy.h) */
+            copy_block(d, src, bytes);
         else
             memmove(d, src, bytes);
         return;

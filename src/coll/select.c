@@ -219,4 +219,6 @@ void tdm_coll_stats_print(int rank) {
                             tdm_coll_algo_runs[k][a]);
     }
     fprintf(stderr, "%s\n", line);
+    fprintf(stderr, "tandem: rank %d local copies of 4 MiB and up: memcpy %llu, stream %llu\n",
+            rank, tdm_coll_copies[0], tdm_coll_copies[1]);
 }

@@ -56,6 +56,8 @@ extern unsigned long long tdm_coll_algo_runs[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS
 void tdm_coll_select_print(void *f);
 /* "tandem: rank R collective algorithms: bcast binomial N scatter_ring N, ..." */
 void tdm_coll_stats_print(int rank);
+/* Local copies of 4 MiB and up (sched.c): [0] by memcpy, [1] streamed. */
+extern unsigned long long tdm_coll_copies[2];
 
 /* ---- algorithms (one family per file) ---- */
 void tdm_coll_barrier_dissemination(tdm_sched_t *s);
