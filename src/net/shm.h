@@ -60,7 +60,10 @@ typedef struct tdm_shm_pair {
     _Atomic uint32_t xchg_pipeline;    /* slot (lower, higher) only: bit k set while the lower
                                           rank has exchanges of size class k between the two go
                                           by the pipeline (p2p/select.c); the higher follows */
-    unsigned char pad[TDM_CACHELINE - 12];
+    _Atomic uint32_t eager_rndv;       /* bit k set while the consumer has messages of size class
+                                          k from the producer in the adaptive eager range come by
+                                          rendezvous (p2p/select.c); the producer follows */
+    unsigned char pad[TDM_CACHELINE - 16];
 } tdm_shm_pair_t;
 
 typedef struct tdm_shm_hdr {
@@ -135,6 +138,18 @@ static inline void *tdm_shm_send_reserve(int peer) {
     if (atomic_load_explicit(&c->seq, memory_order_acquire) != want)
         return NULL;
     return c->body;
+}
+
+/* The spare word of a reserved cell's prefix (`body` from tdm_shm_send_reserve),
+ * and of a received one: the sender's clock for a timed message (p2p/select.c),
+ * 0 for any other. */
+static inline void tdm_shm_cell_set_stamp(void *body, uint32_t v) {
+    ((tdm_shm_cell_t *)(void *)((unsigned char *)body - TDM_SHM_CELL_PREFIX))->rsvd = v;
+}
+static inline uint32_t tdm_shm_cell_stamp(const void *body) {
+    return ((const tdm_shm_cell_t *)(const void *)((const unsigned char *)body -
+                                                   TDM_SHM_CELL_PREFIX))
+        ->rsvd;
 }
 
 /* Publish the cell returned by the last reserve toward `peer`. */

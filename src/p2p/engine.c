@@ -173,12 +173,15 @@ static void rx_eager(int peer, const tdm_pkt_eager_t *h) {
     tdm_req_t *r = tdm_p2p_match_posted(h->ctx, h->src, h->tag);
     if (r) {
         tdm_p2p_recv_set_envelope(r, h->src, h->tag, peer, h->size);
+        r->t_sent = tdm_shm_cell_stamp(h); /* posted before it came: its time counts */
         if (h->flags & TDM_PKTF_SYNC) {
             tdm_pkt_ack_t ack = {.type = TDM_PKT_ACK, .req = h->sreq};
             tdm_p2p_send_ctrl(peer, &ack, sizeof(ack));
         }
         tdm_p2p_recv_copy(r, 0, payload, h->frag);
         if (h->frag == h->size) {
+            if (r->t_sent)
+                tdm_p2p_eager_adapt_done(r, false);
             r->stage = TDM_RSTAGE_DONE;
             tdm_p2p_complete(r);
         } else {
@@ -214,6 +217,8 @@ static void rx_cont(int peer, const tdm_pkt_cont_t *c) {
         tdm_p2p_recv_copy(r, r->offset, payload, c->frag);
         r->offset += c->frag;
         if (r->offset == r->msg_size) {
+            if (r->t_sent)
+                tdm_p2p_eager_adapt_done(r, false);
             cur->req = NULL;
             r->stage = TDM_RSTAGE_DONE;
             tdm_p2p_complete(r);
@@ -248,6 +253,7 @@ static void rx_rts(int peer, const tdm_pkt_rts_cma_t *h) {
         tdm_rts_info_t rts = {
             .sreq = h->env.sreq, .mode = h->env.mode, .pid = h->pid, .buf = h->buf};
         tdm_p2p_recv_set_envelope(r, h->env.src, h->env.tag, peer, h->env.size);
+        r->t_sent = tdm_p2p_rndv_stamp(tdm_shm_cell_stamp(h)); /* posted: its time counts */
         tdm_p2p_rndv_matched(r, &rts);
         return;
     }

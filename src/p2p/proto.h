@@ -146,8 +146,13 @@ typedef struct tdm_adapt_cell {
     uint16_t cap;      /* longest period now: 64 after a look changed the way, doubling
                           after each look that did not */
     uint32_t n;        /* decisions since the last look at the way not taken */
+    uint8_t by_min;    /* the estimate is the least sample, not the median (eager range: a
+                          latency, which noise only lengthens; with the median, two slow eager
+                          samples in three sent 12 KiB ping-pong by rendezvous for 30-70% of
+                          the messages with the CPUs near, 1.9-2.1 us against 1.3-1.7) */
 } tdm_adapt_cell_t;
-/* The estimate of one way: the median of its samples (0: none). */
+/* The estimate of one way: the median of its samples, or their minimum with
+ * by_min (0: none). */
 float tdm_p2p_adapt_cost(const tdm_adapt_cell_t *c, int way);
 /* Exchanges not timed after changing to the pipeline: 1 + those that take to
  * cycle the ring (`ring_bytes`) with messages of `size` (for RGET: 1). */
@@ -166,6 +171,34 @@ void tdm_p2p_adapt_record(tdm_adapt_cell_t *c, bool pipeline, uint64_t ns, uint6
 unsigned tdm_p2p_adapt_class(uint64_t size);
 /* An adaptive receive completed (rndv_cma.c): record its time. */
 void tdm_p2p_adapt_done(tdm_req_t *r);
+/* Adaptive eager range (off by default). Between TANDEM_EAGER_ADAPTIVE_MIN and
+ * the eager limit (8-16 KiB with 8k) the ring wins while the two processes share a cache
+ * and loses twice over across caches (16 KiB ping-pong, CPUs far apart: 7.5 us
+ * eager, 3.9 by rendezvous; near: 1.9 and 2.5). So the sender stamps such a
+ * message with its clock (the cell prefix's spare word); the receiver, when
+ * its receive was posted before the message came, times stamp to completion
+ * per sender and size class, keeps the cheaper way as tdm_adapt_cell_t does
+ * for exchanges, and publishes it in the pair's slot (eager_rndv); the sender
+ * follows. A stamp is the low 32 bits of CLOCK_MONOTONIC in ns, never 0.
+ * Why off: 2-rank, medians of 6-12 interleaved runs, 8k against off (Open MPI):
+ * ping-pong far 10/12/16 KiB 3.1/4.1/4.4 us against 4.9/6.6/8.0 (3.1/3.0/3.3),
+ * but near 1.65/1.81/2.09 against 1.27/1.64/1.95 (2.8-3.2), and near Bcast
+ * 12 KiB 2.85 against 1.88 (2.89), Reduce 12 KiB 3.39 against 1.92 (3.13):
+ * with the CPUs near, 5-40% of the messages still went by rendezvous. The
+ * receiver sees neither the sender's completion nor a receive posted late. */
+uint32_t tdm_p2p_stamp(void);
+/* Sender: 0 outside the range (or when it does not apply), else the stamp for
+ * the message; *rndv: go by rendezvous. */
+uint32_t tdm_p2p_eager_adaptive(int peer, size_t bytes, bool *rndv);
+/* Receiver, an RTS stamped `stamp` matched now: the stamp to keep, moved back
+ * by the RTS's travel time. A rendezvous send completes only when the FIN
+ * gets back, one control message after the receive completed, and the
+ * receiver cannot see that: it counts the RTS's travel once more instead.
+ * Without it, ping-pong of 12 KiB with the CPUs near each other went by
+ * rendezvous for 25-80% of the messages, and took 2.0-2.2 us against 1.6 eager. */
+uint32_t tdm_p2p_rndv_stamp(uint32_t stamp);
+/* Receiver: a stamped receive completed, `rndv`: it came by rendezvous. */
+void tdm_p2p_eager_adapt_done(tdm_req_t *r, bool rndv);
 void tdm_p2p_select_fini(void);
 /* The protocol chosen by TANDEM_RNDV_PROTOCOL (TDM_PROTO_AUTO when "auto"). */
 tdm_proto_id_t tdm_p2p_select_forced(void);
@@ -189,6 +222,7 @@ typedef struct tdm_p2p_stats {
     uint64_t cma_fallbacks; /* rendezvous switched to DATA cells after a CMA failure */
     uint64_t rtr_announced, rtr_used;
     uint64_t adapt_pipeline, adapt_rget; /* adaptive exchanges each way */
+    uint64_t adapt_eager, adapt_rndv;    /* adaptive eager range, sent each way */
 } tdm_p2p_stats_t;
 extern tdm_p2p_stats_t tdm_p2p_stats;
 void tdm_p2p_stats_print(void);

@@ -77,6 +77,8 @@ typedef struct tdm_req {
     uint8_t hdr_done;    /* send: the first packet (EAGER or RTS) is in the ring */
     uint8_t acked;       /* send: the receiver's ACK/CTS has arrived */
     uint8_t out_counted; /* send: counted in tdm_p2p.rndv_out until it completes */
+    uint32_t t_sent;     /* adaptive eager range (p2p/select.c), send: when it was called;
+                            receive matched while posted: the sender's stamp; else 0 */
     void *comm;          /* the upper layer's communicator (for error handlers) */
     uint32_t ctx;
     int peer;       /* comm rank of the peer (or ANY_SOURCE for receives) */

@@ -85,6 +85,8 @@ static uint64_t coop_min;
 static uint64_t exchange_pipeline_max;
 static uint64_t exchange_adaptive_max;
 static tdm_adapt_cell_t **adapt_tab; /* per peer: TDM_ADAPT_CLASSES cells, made at first use */
+static tdm_adapt_cell_t **eager_tab; /* the same, for the adaptive eager range (as receiver) */
+static uint64_t eager_adaptive_min;
 static int64_t load_margin;
 static bool oversubscribed;
 
@@ -140,6 +142,7 @@ int tdm_p2p_select_init(void) {
     coop_min = (uint64_t)TDM_PARAM_I(COOP_MIN);
     exchange_pipeline_max = (uint64_t)TDM_PARAM_I(EXCHANGE_PIPELINE_MAX);
     exchange_adaptive_max = (uint64_t)TDM_PARAM_I(EXCHANGE_ADAPTIVE_MAX);
+    eager_adaptive_min = (uint64_t)TDM_PARAM_I(EAGER_ADAPTIVE_MIN);
     load_margin = TDM_PARAM_I(COOP_LOAD_MARGIN);
     oversubscribed = TDM_PARAM_I(OVERSUBSCRIBED) != 0;
     if (load_margin < 1)
@@ -229,7 +232,9 @@ float tdm_p2p_adapt_cost(const tdm_adapt_cell_t *c, int way) {
     const float *v = c->cost[way];
     float a = v[0], b = v[1], d = v[2];
     if (b == 0)
-        return a; /* one sample (or none) */
+        return a;  /* one sample (or none) */
+    if (c->by_min) /* latencies: noise only adds */
+        return d == 0 ? TDM_MIN(a, b) : TDM_MIN(TDM_MIN(a, b), d);
     if (d == 0)
         return TDM_MAX(a, b); /* two: the worse, until a third can outvote it */
     return TDM_MAX(TDM_MIN(a, b), TDM_MIN(TDM_MAX(a, b), d));
@@ -317,15 +322,66 @@ static uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static tdm_adapt_cell_t *adapt_cell(int peer, uint64_t size) {
-    if (!adapt_tab) {
-        adapt_tab = calloc((size_t)tdm_p2p.size, sizeof(*adapt_tab));
-        if (!adapt_tab)
+static tdm_adapt_cell_t *cell_of(tdm_adapt_cell_t ***tab, int peer, uint64_t size) {
+    if (!*tab) {
+        *tab = calloc((size_t)tdm_p2p.size, sizeof(**tab));
+        if (!*tab)
             return NULL;
     }
-    if (!adapt_tab[peer])
-        adapt_tab[peer] = calloc(TDM_ADAPT_CLASSES, sizeof(tdm_adapt_cell_t));
-    return adapt_tab[peer] ? &adapt_tab[peer][tdm_p2p_adapt_class(size)] : NULL;
+    if (!(*tab)[peer])
+        (*tab)[peer] = calloc(TDM_ADAPT_CLASSES, sizeof(tdm_adapt_cell_t));
+    return (*tab)[peer] ? &(*tab)[peer][tdm_p2p_adapt_class(size)] : NULL;
+}
+
+static tdm_adapt_cell_t *adapt_cell(int peer, uint64_t size) {
+    return cell_of(&adapt_tab, peer, size);
+}
+
+uint32_t tdm_p2p_stamp(void) {
+    return (uint32_t)now_ns() | 1u;
+}
+
+uint32_t tdm_p2p_eager_adaptive(int peer, size_t bytes, bool *rndv) {
+    *rndv = false;
+    if (!eager_adaptive_min || bytes <= eager_adaptive_min || bytes > tdm_p2p.eager_limit ||
+        oversubscribed || forced != TDM_PROTO_AUTO || !tdm_cma_usable(peer))
+        return 0;
+    uint32_t bits =
+        atomic_load_explicit(&tdm_shm_pair(tdm_p2p.rank, peer)->eager_rndv, memory_order_relaxed);
+    *rndv = (bits >> tdm_p2p_adapt_class(bytes)) & 1u;
+    if (*rndv)
+        tdm_p2p_stats.adapt_rndv++;
+    else
+        tdm_p2p_stats.adapt_eager++;
+    return tdm_p2p_stamp();
+}
+
+uint32_t tdm_p2p_rndv_stamp(uint32_t stamp) {
+    if (!stamp)
+        return 0;
+    uint32_t travel = (uint32_t)now_ns() - stamp;
+    return (stamp - travel) | 1u;
+}
+
+void tdm_p2p_eager_adapt_done(tdm_req_t *r, bool rndv) {
+    uint64_t bytes = r->msg_size;
+    uint32_t dt = (uint32_t)now_ns() - r->t_sent;
+    r->t_sent = 0;
+    if (r->bytes < bytes)
+        return; /* truncated: not the message's cost */
+    tdm_adapt_cell_t *c = cell_of(&eager_tab, r->peer_world, bytes);
+    if (!c)
+        return;
+    c->by_min = 1;
+    /* this message's cost, then the way for the sender's next ones */
+    tdm_p2p_adapt_record(c, rndv, dt, bytes);
+    bool want = tdm_p2p_adapt_choose(c, 1);
+    unsigned k = tdm_p2p_adapt_class(bytes);
+    _Atomic uint32_t *word = &tdm_shm_pair(r->peer_world, tdm_p2p.rank)->eager_rndv;
+    uint32_t bits = atomic_load_explicit(word, memory_order_relaxed);
+    uint32_t next = want ? bits | (1u << k) : bits & ~(1u << k);
+    if (next != bits) /* only the receiver writes the word */
+        atomic_store_explicit(word, next, memory_order_relaxed);
 }
 
 void tdm_p2p_adapt_done(tdm_req_t *r) {
@@ -336,11 +392,14 @@ void tdm_p2p_adapt_done(tdm_req_t *r) {
 }
 
 void tdm_p2p_select_fini(void) {
-    if (adapt_tab) {
+    tdm_adapt_cell_t ***tabs[2] = {&adapt_tab, &eager_tab};
+    for (int t = 0; t < 2; t++) {
+        if (!*tabs[t])
+            continue;
         for (int i = 0; i < tdm_p2p.size; i++)
-            free(adapt_tab[i]);
-        free(adapt_tab);
-        adapt_tab = NULL;
+            free((*tabs[t])[i]);
+        free(*tabs[t]);
+        *tabs[t] = NULL;
     }
 }
 
@@ -532,11 +591,14 @@ void tdm_p2p_stats_print(void) {
                         (unsigned long long)tdm_p2p_stats.proto_msgs[i]);
     snprintf(line + off, sizeof(line) - (size_t)off,
              "; copies %llu, bytes read %llu, bytes written %llu, cma fallbacks %llu, rtr "
-             "announced %llu, adaptive exchanges pipeline %llu rget %llu\n",
+             "announced %llu, adaptive eager %llu rendezvous %llu, adaptive exchanges pipeline "
+             "%llu rget %llu\n",
              (unsigned long long)tdm_p2p_stats.copies, (unsigned long long)tdm_p2p_stats.bytes_read,
              (unsigned long long)tdm_p2p_stats.bytes_written,
              (unsigned long long)tdm_p2p_stats.cma_fallbacks,
              (unsigned long long)tdm_p2p_stats.rtr_announced,
+             (unsigned long long)tdm_p2p_stats.adapt_eager,
+             (unsigned long long)tdm_p2p_stats.adapt_rndv,
              (unsigned long long)tdm_p2p_stats.adapt_pipeline,
              (unsigned long long)tdm_p2p_stats.adapt_rget);
     fputs(line, stderr);

@@ -47,6 +47,7 @@ static bool push_eager(tdm_req_t *s) {
                                 body - sizeof(*h));
         size_t frag = TDM_MIN(s->bytes, body - sizeof(*h) - pad);
         fill_envelope(h, TDM_PKT_EAGER, s, s->bytes);
+        tdm_shm_cell_set_stamp(h, s->t_sent);
         h->pad = pad;
         h->frag = (uint32_t)frag;
         tdm_dtype_pack(s->buf, s->count, s->dt, 0, (unsigned char *)(h + 1) + pad, frag);
@@ -75,6 +76,7 @@ static bool push_rts(tdm_req_t *s) {
     if (!h)
         return false;
     fill_envelope(&h->env, TDM_PKT_RTS, s, s->bytes);
+    tdm_shm_cell_set_stamp(h, s->t_sent);
     h->env.frag = 0;
     h->pid = tdm_shm.procs[tdm_p2p.rank].pid;
     h->rsvd = 0;
@@ -185,6 +187,7 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
         uint8_t pad = eager_pad(dt, data, bytes, h + 1, tdm_shm_body_size() - sizeof(*h));
         if (TDM_LIKELY(h != NULL)) {
             unsigned char *payload = (unsigned char *)(h + 1) + pad;
+            tdm_shm_cell_set_stamp(h, 0);
             h->type = TDM_PKT_EAGER;
             h->flags = 0;
             h->mode = mode;
@@ -230,7 +233,10 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
     if (dst_world == tdm_p2p.rank)
         return send_self(s);
 
-    if (bytes <= tdm_p2p.eager_limit) {
+    bool rndv = bytes > tdm_p2p.eager_limit;
+    if (!rndv) /* between EAGER_ADAPTIVE_MIN and the limit: as the receiver timed it */
+        s->t_sent = tdm_p2p_eager_adaptive(dst_world, bytes, &rndv);
+    if (!rndv) {
         s->stage = TDM_SSTAGE_EAGER;
         tdm_p2p_stats.eager_msgs++;
     } else if (!tdm_rtr_try_send(s)) {

@@ -44,6 +44,8 @@ void tdm_rndv_try_complete(tdm_req_t *req) {
     tdm_layout_clear(&st->remote);
     if (st->adapt)
         tdm_p2p_adapt_done(req);
+    if (req->t_sent && !is_send(req))
+        tdm_p2p_eager_adapt_done(req, true);
     req->stage = is_send(req) ? TDM_SSTAGE_DONE : TDM_RSTAGE_DONE;
     tdm_p2p_complete(req);
 }
