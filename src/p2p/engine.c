@@ -79,7 +79,8 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg) {
 void tdm_p2p_complete(tdm_req_t *req) {
     req->done = 1;
     if (TDM_UNLIKELY(req->out_counted)) {
-        tdm_p2p.rndv_out[req->peer_world]--;
+        if (--tdm_p2p.rndv_out[req->peer_world] == 0)
+            tdm_p2p_adapt_sends_done(req->peer_world);
         req->out_counted = 0;
     }
     if (req->on_complete)

@@ -47,7 +47,11 @@
  *      975 / 1009; Allgather 64 KiB 12.7 / 7.0 / 8.2, 1 MiB 165 / 123 / 128;
  *      CPUs far: Alltoall 64 KiB 14.1 / 23.4 / 14.7, 1 MiB 176 / 379 / 186,
  *      Allgather 1 MiB 188 / 328 / 178 (Open MPI near 13.1, 173, 159; far
- *      14.9, 171, 175);
+ *      14.9, 171, 175). On the host of 25 November the adaptive way lost at
+ *      1-4 MiB and won below (medians of 10 runs, adaptive / RGET / Open MPI:
+ *      Alltoall 256 KiB 23.9 / 28.3 / 29.2, 1 MiB 112 / 109 / 109, 4 MiB 799 /
+ *      705 / 725; Allgather 256 KiB 26.9 / 27.6 / 30.1, 4 MiB 660 / 608 / 623),
+ *      hence the 512 KiB default;
  *      COOP-chunked for every CMA copy longer than TANDEM_COPY_CHUNK;
  *      no COOP when ranks outnumber cores (TANDEM_OVERSUBSCRIBED): both halves
  *      need both processes on a core at once, so a descheduled peer stalls
@@ -384,14 +388,43 @@ void tdm_p2p_eager_adapt_done(tdm_req_t *r, bool rndv) {
         atomic_store_explicit(word, next, memory_order_relaxed);
 }
 
+/* An exchange ends when my send to the peer has completed too: a timed receive
+ * that completes first waits here (one per peer: one message each way). */
+typedef struct adapt_pending {
+    tdm_adapt_cell_t *c;
+    uint64_t t0, bytes;
+    uint8_t pipeline, on;
+} adapt_pending_t;
+static adapt_pending_t *adapt_pend;
+
 void tdm_p2p_adapt_done(tdm_req_t *r) {
     tdm_rndv_t *st = tdm_rndv(r);
-    tdm_adapt_cell_t *c = &adapt_tab[r->peer_world][st->adapt - 1];
-    tdm_p2p_adapt_record(c, r->proto == TDM_PROTO_PIPELINE, now_ns() - st->t0, st->total);
+    int peer = r->peer_world;
+    tdm_adapt_cell_t *c = &adapt_tab[peer][st->adapt - 1];
+    bool pipeline = r->proto == TDM_PROTO_PIPELINE;
     st->adapt = 0;
+    if (tdm_p2p.rndv_out[peer] > 0) {
+        if (!adapt_pend)
+            adapt_pend = calloc((size_t)tdm_p2p.size, sizeof(*adapt_pend));
+        if (adapt_pend) {
+            adapt_pend[peer] = (adapt_pending_t){c, st->t0, st->total, pipeline, 1};
+            return;
+        }
+    }
+    tdm_p2p_adapt_record(c, pipeline, now_ns() - st->t0, st->total);
+}
+
+void tdm_p2p_adapt_sends_done(int peer) {
+    if (!adapt_pend || !adapt_pend[peer].on)
+        return;
+    adapt_pending_t *p = &adapt_pend[peer];
+    p->on = 0;
+    tdm_p2p_adapt_record(p->c, p->pipeline, now_ns() - p->t0, p->bytes);
 }
 
 void tdm_p2p_select_fini(void) {
+    free(adapt_pend);
+    adapt_pend = NULL;
     tdm_adapt_cell_t ***tabs[2] = {&adapt_tab, &eager_tab};
     for (int t = 0; t < 2; t++) {
         if (!*tabs[t])
