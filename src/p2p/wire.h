@@ -68,10 +68,13 @@ _Static_assert(sizeof(tdm_pkt_cont_t) == 8, "continuation header is 8 bytes");
  * 0.85-0.88, 7 KiB 1.10 -> 1.01; with the CPUs far apart 4 KiB 2.96 -> 2.27,
  * and 2-rank Bcast, Gather, Reduce, Scatter and Allreduce of 4 KiB 18-25%
  * faster. The same placement made 1 KiB (0.197 -> 0.228 us) and messages of
- * two cells (8 KiB 0.95 -> 1.19) slower, and was even at 2-3 KiB: hence one
- * cell and 4 KiB up. Why 4 KiB gains and 1 KiB loses was not found; glibc's
+ * two cells (8 KiB 0.95 -> 1.19) slower: hence one cell, from 2 KiB. At 2-3.5
+ * KiB it was first measured even; a later series (12-14 interleaved runs,
+ * near) gave ping-pong 2 KiB 0.348 -> 0.324 us, 3.5 KiB 0.576 -> 0.545, and
+ * 2-rank Allgather, Alltoall and Reduce of 3 KiB 0.601 -> 0.539, 0.616 ->
+ * 0.557, 0.478 -> 0.444 (2 KiB even). Why 1 KiB loses was not found; glibc's
  * memcpy switches to rep movsb at 2 KiB on this host. */
-#define TDM_PKT_ALIGN_MIN 4096
+#define TDM_PKT_ALIGN_MIN 2048
 static inline uint8_t tdm_pkt_pad(const void *payload, const void *data) {
     return (uint8_t)(((uintptr_t)data - (uintptr_t)payload) & 63);
 }

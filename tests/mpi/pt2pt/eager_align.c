@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Eager payloads placed at the sender's offset within a cache line (wire.h,
- * TDM_PKT_ALIGN_MIN): messages around 4 KiB and around the largest that fits
+ * TDM_PKT_ALIGN_MIN): messages around 2 KiB and around the largest that fits
  * one ring cell, from send buffers at every offset 0-63 into receive buffers
  * at other offsets, by MPI_Send (no request), MPI_Isend and MPI_Ssend, into
  * posted and into unexpected receives. Messages go back to back, so a payload
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const int sizes[] = {4095, 4096, 4097, 6000, 8100, 8120, 8128,
-                            8136, 8144, 8152, 8153, 8200, 16000};
+static const int sizes[] = {2047, 2048, 2049, 3000, 4096, 6000, 8100, 8120,
+                            8128, 8136, 8144, 8152, 8153, 8200, 16000};
 #define NSIZES ((int)(sizeof(sizes) / sizeof(sizes[0])))
 #define NOFF 64
 #define GUARD 64
