@@ -146,6 +146,7 @@ typedef struct tdm_adapt_cell {
     uint16_t cap;      /* longest period now: 64 after a look changed the way, doubling
                           after each look that did not */
     uint32_t n;        /* decisions since the last look at the way not taken */
+    uint16_t warm0;    /* completions not to time after changing to way 0 (0: 1) */
     uint8_t by_min;    /* the estimate is the least sample, not the median (eager range: a
                           latency, which noise only lengthens; with the median, two slow eager
                           samples in three sent 12 KiB ping-pong by rendezvous for 30-70% of
@@ -192,7 +193,15 @@ void tdm_p2p_adapt_sends_done(int peer);
  * but near 1.65/1.81/2.09 against 1.27/1.64/1.95 (2.8-3.2), and near Bcast
  * 12 KiB 2.85 against 1.88 (2.89), Reduce 12 KiB 3.39 against 1.92 (3.13):
  * with the CPUs near, 5-40% of the messages still went by rendezvous. The
- * receiver sees neither the sender's completion nor a receive posted late. */
+ * cause: an eager message after a stretch of rendezvous ones writes ring cells
+ * whose lines are no longer the sender's; its copy of 8 KiB into a cell took
+ * 4.2 us against 0.58 when all go eager, so every look at eager timed that.
+ * Now a change to eager leaves the first two ring cycles' worth of messages
+ * untimed (tdm_adapt_cell_t.warm0): near, 12 KiB Bcast 1.98 us against 1.81
+ * off, Reduce 2.03 against 1.89, Allreduce 2.36 against 2.20, ping-pong 1.77
+ * against 1.64 (12 interleaved runs; Open MPI 2.8-6.0); one cycle's worth gave
+ * 2.11, 2.23, 2.40. Still off: the far state, where the gain was, has not been
+ * measured with it, and there each look at eager costs ~70 slow messages. */
 uint32_t tdm_p2p_stamp(void);
 /* Sender: 0 outside the range (or when it does not apply), else the stamp for
  * the message; *rndv: go by rendezvous. */

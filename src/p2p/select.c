@@ -251,15 +251,15 @@ unsigned tdm_p2p_adapt_warm(uint64_t ring_bytes, uint64_t size) {
 }
 
 /* Exchanges not timed after changing to `way`. */
-static unsigned warm_of(int way, unsigned warm_pipe) {
-    return way ? warm_pipe : 1;
+static unsigned warm_of(const tdm_adapt_cell_t *c, int way, unsigned warm_pipe) {
+    return way ? warm_pipe : c->warm0 ? c->warm0 : 1;
 }
 
 unsigned tdm_p2p_adapt_period(const tdm_adapt_cell_t *c, unsigned warm_pipe) {
     float r = tdm_p2p_adapt_cost(c, 0), p = tdm_p2p_adapt_cost(c, 1);
     int other = p < r ? 0 : 1; /* the way a look would take */
     float lo = TDM_MIN(r, p), hi = TDM_MAX(r, p);
-    unsigned look = warm_of(other, warm_pipe) + TDM_ADAPT_SAMPLES;
+    unsigned look = warm_of(c, other, warm_pipe) + TDM_ADAPT_SAMPLES;
     float period = (float)look * 100.0f * (hi - lo) / (lo > 0 ? lo : 1);
     float cap = c->cap < 64 ? 64 : c->cap;
     period = TDM_MIN(period, cap);
@@ -295,12 +295,12 @@ bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm_pipe) {
             way = !best;
             c->cost[way][0] = c->cost[way][1] = c->cost[way][2] = 0;
             c->next[way] = 0;
-            c->left = (uint16_t)(warm_of(way, warm_pipe) + TDM_ADAPT_SAMPLES - 1);
+            c->left = (uint16_t)(warm_of(c, way, warm_pipe) + TDM_ADAPT_SAMPLES - 1);
         }
     }
     if (way != c->way) {
         c->way = way;
-        c->skip = (uint16_t)warm_of(way, warm_pipe);
+        c->skip = (uint16_t)warm_of(c, way, warm_pipe);
     }
     return way != 0;
 }
@@ -377,6 +377,11 @@ void tdm_p2p_eager_adapt_done(tdm_req_t *r, bool rndv) {
     if (!c)
         return;
     c->by_min = 1;
+    if (!c->warm0) {
+        size_t body = tdm_shm_body_size();
+        size_t cells = (bytes + sizeof(tdm_pkt_eager_t) + body - 1) / body;
+        c->warm0 = (uint16_t)TDM_MAX(1u, 2u * tdm_shm.ncells / cells);
+    }
     /* this message's cost, then the way for the sender's next ones */
     tdm_p2p_adapt_record(c, rndv, dt, bytes);
     bool want = tdm_p2p_adapt_choose(c, 1);

@@ -214,6 +214,18 @@ static void check_adapt(void) {
     CHECK(tdm_p2p_adapt_period(&e, warm) == 2700);
     e.cost[1][0] = e.cost[1][1] = e.cost[1][2] = 5;
     CHECK(tdm_p2p_adapt_period(&e, warm) == 4096);
+    /* way 0 with a warm-up of its own (the eager range: its first messages after
+     * rendezvous ones write cells that are no longer the sender's): after a
+     * change to way 0, the first warm0 completions are not timed */
+    tdm_adapt_cell_t w = {.cost = {{0, 0, 0}, {50, 50, 50}}, .way = 1, .warm0 = 10};
+    CHECK(run_of(&w, false, warm, 100, 100) == 11);
+    CHECK(tdm_p2p_adapt_cost(&w, 0) == 100);
+    CHECK(tdm_p2p_adapt_choose(&w, warm));
+    /* and a look at way 0 lasts warm0 + TDM_ADAPT_SAMPLES decisions */
+    tdm_adapt_cell_t l = {.cost = {{100, 100, 100}, {50, 50, 50}}, .way = 1, .warm0 = 10};
+    l.n = tdm_p2p_adapt_period(&l, warm) - 1;
+    CHECK(!tdm_p2p_adapt_choose(&l, warm));
+    CHECK(run_of(&l, false, warm, 100, 100) == 10 + TDM_ADAPT_SAMPLES - 1);
 }
 
 /* Forced RTR: always announce, always use. Parameters are read once per
