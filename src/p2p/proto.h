@@ -179,7 +179,7 @@ unsigned tdm_p2p_adapt_class(uint64_t size);
 void tdm_p2p_adapt_done(tdm_req_t *r);
 /* My last rendezvous send to `peer` completed (engine.c). */
 void tdm_p2p_adapt_sends_done(int peer);
-/* Adaptive eager range (off by default). Between TANDEM_EAGER_ADAPTIVE_MIN and
+/* Adaptive eager range (on by default, from 8 KiB). Between TANDEM_EAGER_ADAPTIVE_MIN and
  * the eager limit (8-16 KiB with 8k) the ring wins while the two processes share a cache
  * and loses twice over across caches (16 KiB ping-pong, CPUs far apart: 7.5 us
  * eager, 3.9 by rendezvous; near: 1.9 and 2.5). So the sender stamps such a
@@ -188,7 +188,7 @@ void tdm_p2p_adapt_sends_done(int peer);
  * per sender and size class, keeps the cheaper way as tdm_adapt_cell_t does
  * for exchanges, and publishes it in the pair's slot (eager_rndv); the sender
  * follows. A stamp is the low 32 bits of CLOCK_MONOTONIC in ns, never 0.
- * Why off: 2-rank, medians of 6-12 interleaved runs, 8k against off (Open MPI):
+ * First kept off: 2-rank, medians of 6-12 interleaved runs, 8k against off (Open MPI):
  * ping-pong far 10/12/16 KiB 3.1/4.1/4.4 us against 4.9/6.6/8.0 (3.1/3.0/3.3),
  * but near 1.65/1.81/2.09 against 1.27/1.64/1.95 (2.8-3.2), and near Bcast
  * 12 KiB 2.85 against 1.88 (2.89), Reduce 12 KiB 3.39 against 1.92 (3.13):
@@ -200,8 +200,8 @@ void tdm_p2p_adapt_sends_done(int peer);
  * untimed (tdm_adapt_cell_t.warm0): near, 12 KiB Bcast 1.98 us against 1.81
  * off, Reduce 2.03 against 1.89, Allreduce 2.36 against 2.20, ping-pong 1.77
  * against 1.64 (12 interleaved runs; Open MPI 2.8-6.0); one cycle's worth gave
- * 2.11, 2.23, 2.40. Still off: the far state, where the gain was, has not been
- * measured with it, and there each look at eager costs ~70 slow messages. */
+ * 2.11, 2.23, 2.40. Far, ping-pong 12 KiB 4.42 against 6.23 off and 16 KiB
+ * 4.24 against 7.25 (7-8 runs; Open MPI 3.70, 4.02): on by default (8k). */
 uint32_t tdm_p2p_stamp(void);
 /* Sender: 0 outside the range (or when it does not apply), else the stamp for
  * the message; *rndv: go by rendezvous. */
