@@ -454,7 +454,7 @@ static void copy_block(char *d, const char *src, size_t bytes) {
     }
     int mode = copy_mode();
     tdm_adapt_cell_t *c = mode == COPY_AUTO ? &copy_cells[tdm_p2p_adapt_class(bytes)] : NULL;
-    bool stream = c ? tdm_p2p_adapt_choose(c, 1) : mode == COPY_STREAM;
+    bool stream = c ? tdm_p2p_adapt_choose(c, 1, 1) : mode == COPY_STREAM;
     uint64_t t0 = c ? copy_now_ns() : 0;
     if (stream)
         tdm_copy_large(d, src, bytes);

@@ -146,7 +146,6 @@ typedef struct tdm_adapt_cell {
     uint16_t cap;      /* longest period now: 64 after a look changed the way, doubling
                           after each look that did not */
     uint32_t n;        /* decisions since the last look at the way not taken */
-    uint16_t warm0;    /* completions not to time after changing to way 0 (0: 1) */
     uint8_t by_min;    /* the estimate is the least sample, not the median (eager range: a
                           latency, which noise only lengthens; with the median, two slow eager
                           samples in three sent 12 KiB ping-pong by rendezvous for 30-70% of
@@ -161,11 +160,12 @@ unsigned tdm_p2p_adapt_warm(uint64_t ring_bytes, uint64_t size);
 /* Decisions between two looks at the way not taken: what a look costs (its
  * length times the excess cost of that way) times 100, so looks take about 1%
  * of the time; at least 16, at most 4096, and at most `cap` (at least 64):
- * a choice that a look has just turned round is checked again soon. `warm_pipe`:
- * tdm_p2p_adapt_warm(...) */
-unsigned tdm_p2p_adapt_period(const tdm_adapt_cell_t *c, unsigned warm_pipe);
-/* true: the pipeline. Counts the decision. */
-bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm_pipe);
+ * a choice that a look has just turned round is checked again soon. `warm0`,
+ * `warm1`: completions not timed after changing to way 0 or way 1 (at least 1;
+ * the pipeline's: tdm_p2p_adapt_warm(...)). */
+unsigned tdm_p2p_adapt_period(const tdm_adapt_cell_t *c, unsigned warm0, unsigned warm1);
+/* true: way 1 (the pipeline). Counts the decision. */
+bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm0, unsigned warm1);
 /* A receive that went the chosen way took `ns` for `bytes`. */
 void tdm_p2p_adapt_record(tdm_adapt_cell_t *c, bool pipeline, uint64_t ns, uint64_t bytes);
 /* Size class of a message (index into a peer's cells). */
@@ -197,7 +197,7 @@ void tdm_p2p_adapt_sends_done(int peer);
  * whose lines are no longer the sender's; its copy of 8 KiB into a cell took
  * 4.2 us against 0.58 when all go eager, so every look at eager timed that.
  * Now a change to eager leaves the first two ring cycles' worth of messages
- * untimed (tdm_adapt_cell_t.warm0): near, 12 KiB Bcast 1.98 us against 1.81
+ * untimed (tdm_p2p_eager_adapt_done): near, 12 KiB Bcast 1.98 us against 1.81
  * off, Reduce 2.03 against 1.89, Allreduce 2.36 against 2.20, ping-pong 1.77
  * against 1.64 (12 interleaved runs; Open MPI 2.8-6.0); one cycle's worth gave
  * 2.11, 2.23, 2.40. Far, ping-pong 12 KiB 4.42 against 6.23 off and 16 KiB

@@ -250,23 +250,23 @@ unsigned tdm_p2p_adapt_warm(uint64_t ring_bytes, uint64_t size) {
     return 1 + (unsigned)TDM_MIN((ring_bytes + size - 1) / size, (uint64_t)1000);
 }
 
-/* Exchanges not timed after changing to `way`. */
-static unsigned warm_of(const tdm_adapt_cell_t *c, int way, unsigned warm_pipe) {
-    return way ? warm_pipe : c->warm0 ? c->warm0 : 1;
+/* Completions not timed after changing to `way`. */
+static unsigned warm_of(int way, unsigned warm0, unsigned warm1) {
+    return TDM_MAX(1u, way ? warm1 : warm0);
 }
 
-unsigned tdm_p2p_adapt_period(const tdm_adapt_cell_t *c, unsigned warm_pipe) {
+unsigned tdm_p2p_adapt_period(const tdm_adapt_cell_t *c, unsigned warm0, unsigned warm1) {
     float r = tdm_p2p_adapt_cost(c, 0), p = tdm_p2p_adapt_cost(c, 1);
     int other = p < r ? 0 : 1; /* the way a look would take */
     float lo = TDM_MIN(r, p), hi = TDM_MAX(r, p);
-    unsigned look = warm_of(c, other, warm_pipe) + TDM_ADAPT_SAMPLES;
+    unsigned look = warm_of(other, warm0, warm1) + TDM_ADAPT_SAMPLES;
     float period = (float)look * 100.0f * (hi - lo) / (lo > 0 ? lo : 1);
     float cap = c->cap < 64 ? 64 : c->cap;
     period = TDM_MIN(period, cap);
     return period < 16 ? 16 : period > 4096 ? 4096 : (unsigned)period;
 }
 
-bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm_pipe) {
+bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm0, unsigned warm1) {
     uint8_t way;
     float r = tdm_p2p_adapt_cost(c, 0), p = tdm_p2p_adapt_cost(c, 1);
     if (c->left) {
@@ -287,7 +287,7 @@ bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm_pipe) {
             c->cap = 64; /* the times turned the choice round: the host moved us */
             c->n = 0;
         }
-        if (++c->n >= tdm_p2p_adapt_period(c, warm_pipe)) {
+        if (++c->n >= tdm_p2p_adapt_period(c, warm0, warm1)) {
             /* the host may have moved us: look again, from fresh samples */
             c->n = 0;
             c->look_best = best;
@@ -295,12 +295,12 @@ bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm_pipe) {
             way = !best;
             c->cost[way][0] = c->cost[way][1] = c->cost[way][2] = 0;
             c->next[way] = 0;
-            c->left = (uint16_t)(warm_of(c, way, warm_pipe) + TDM_ADAPT_SAMPLES - 1);
+            c->left = (uint16_t)(warm_of(way, warm0, warm1) + TDM_ADAPT_SAMPLES - 1);
         }
     }
     if (way != c->way) {
         c->way = way;
-        c->skip = (uint16_t)warm_of(c, way, warm_pipe);
+        c->skip = (uint16_t)warm_of(way, warm0, warm1);
     }
     return way != 0;
 }
@@ -377,14 +377,14 @@ void tdm_p2p_eager_adapt_done(tdm_req_t *r, bool rndv) {
     if (!c)
         return;
     c->by_min = 1;
-    if (!c->warm0) {
-        size_t body = tdm_shm_body_size();
-        size_t cells = (bytes + sizeof(tdm_pkt_eager_t) + body - 1) / body;
-        c->warm0 = (uint16_t)TDM_MAX(1u, 2u * tdm_shm.ncells / cells);
-    }
+    /* after a change to eager, two ring cycles of its messages go untimed: the
+     * first ones write cells whose lines are no longer the sender's (proto.h) */
+    size_t body = tdm_shm_body_size();
+    size_t cells = (bytes + sizeof(tdm_pkt_eager_t) + body - 1) / body;
+    unsigned warm_eager = (unsigned)TDM_MIN(2u * tdm_shm.ncells / cells, 65535u);
     /* this message's cost, then the way for the sender's next ones */
     tdm_p2p_adapt_record(c, rndv, dt, bytes);
-    bool want = tdm_p2p_adapt_choose(c, 1);
+    bool want = tdm_p2p_adapt_choose(c, warm_eager, 1);
     unsigned k = tdm_p2p_adapt_class(bytes);
     _Atomic uint32_t *word = &tdm_shm_pair(r->peer_world, tdm_p2p.rank)->eager_rndv;
     uint32_t bits = atomic_load_explicit(word, memory_order_relaxed);
@@ -470,7 +470,7 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
         tdm_adapt_cell_t *c = me < peer ? adapt_cell(peer, in.size) : NULL;
         bool pipeline = (bits >> k) & 1u; /* the higher rank follows */
         if (c) {
-            pipeline = tdm_p2p_adapt_choose(c, tdm_p2p_adapt_warm(tdm_shm.ring_bytes, in.size));
+            pipeline = tdm_p2p_adapt_choose(c, 1, tdm_p2p_adapt_warm(tdm_shm.ring_bytes, in.size));
             uint32_t want = pipeline ? bits | (1u << k) : bits & ~(1u << k);
             if (want != bits) /* only the lower rank writes the word */
                 atomic_store_explicit(word, want, memory_order_relaxed);

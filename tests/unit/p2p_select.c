@@ -113,11 +113,12 @@ static void feed(tdm_adapt_cell_t *c, bool pipeline, uint64_t ns_per_kib) {
 }
 
 /* Decisions until the next one that differs from `way`, taking them (at most `max`). */
-static int run_of(tdm_adapt_cell_t *c, bool way, unsigned warm, int max, uint64_t cost) {
+static int run_of(tdm_adapt_cell_t *c, bool way, unsigned warm0, unsigned warm1, int max,
+                  uint64_t cost) {
     int n = 0;
     while (n < max) {
         tdm_adapt_cell_t save = *c;
-        if (tdm_p2p_adapt_choose(c, warm) != way) {
+        if (tdm_p2p_adapt_choose(c, warm0, warm1) != way) {
             *c = save;
             break;
         }
@@ -143,11 +144,11 @@ static void check_adapt(void) {
     tdm_adapt_cell_t c = {0};
     /* a first sample of RGET, then of the pipeline: the pipeline's first
      * `warm` receives are not timed, and it is kept until it has a time */
-    CHECK(!tdm_p2p_adapt_choose(&c, warm));
+    CHECK(!tdm_p2p_adapt_choose(&c, 1, warm));
     feed(&c, false, 100);
     CHECK(tdm_p2p_adapt_cost(&c, 0) == 100);
     for (unsigned i = 0; i < warm + 3; i++) {
-        CHECK(tdm_p2p_adapt_choose(&c, warm));
+        CHECK(tdm_p2p_adapt_choose(&c, 1, warm));
         if (i < warm + 1)
             feed(&c, true, i < warm ? 900 : 50); /* cold ones are ignored */
     }
@@ -155,43 +156,43 @@ static void check_adapt(void) {
     /* the pipeline is cheaper; RGET is looked at again after at most 64
      * decisions (cost-based: a look of 3 times 100% excess times 100 = 300,
      * capped at 64 until looks confirm the choice) */
-    CHECK(tdm_p2p_adapt_period(&c, warm) == 64);
-    int n = run_of(&c, true, warm, 1000, 50);
+    CHECK(tdm_p2p_adapt_period(&c, 1, warm) == 64);
+    int n = run_of(&c, true, 1, warm, 1000, 50);
     CHECK(n >= 60 && n <= 64);
     /* the look: one untimed RGET receive, then TDM_ADAPT_SAMPLES timed ones */
-    CHECK(run_of(&c, false, warm, 100, 100) == 1 + TDM_ADAPT_SAMPLES);
+    CHECK(run_of(&c, false, 1, warm, 100, 100) == 1 + TDM_ADAPT_SAMPLES);
     CHECK(tdm_p2p_adapt_cost(&c, 0) == 100);
     /* the look confirmed the pipeline: the next period doubles */
-    n = run_of(&c, true, warm, 1000, 50);
+    n = run_of(&c, true, 1, warm, 1000, 50);
     CHECK(n >= 120 && n <= 128 + (int)warm);
-    CHECK(run_of(&c, false, warm, 100, 100) == 1 + TDM_ADAPT_SAMPLES);
-    n = run_of(&c, true, warm, 1000, 50);
+    CHECK(run_of(&c, false, 1, warm, 100, 100) == 1 + TDM_ADAPT_SAMPLES);
+    n = run_of(&c, true, 1, warm, 1000, 50);
     CHECK(n >= 250 && n <= 256 + (int)warm);
-    CHECK(run_of(&c, false, warm, 100, 100) == 1 + TDM_ADAPT_SAMPLES);
+    CHECK(run_of(&c, false, 1, warm, 100, 100) == 1 + TDM_ADAPT_SAMPLES);
     /* back on the pipeline: its first `warm` receives are not timed */
     for (unsigned i = 0; i < warm; i++) {
-        CHECK(tdm_p2p_adapt_choose(&c, warm));
+        CHECK(tdm_p2p_adapt_choose(&c, 1, warm));
         feed(&c, true, 999);
     }
     CHECK(tdm_p2p_adapt_cost(&c, 1) == 50);
     /* the host moves the processes apart: the pipeline's times triple; two
      * slow receives outvote the one fast one left, and RGET takes over */
     for (int i = 0; i < 2; i++) {
-        CHECK(tdm_p2p_adapt_choose(&c, warm));
+        CHECK(tdm_p2p_adapt_choose(&c, 1, warm));
         feed(&c, true, 300);
     }
     CHECK(tdm_p2p_adapt_cost(&c, 1) == 300);
-    CHECK(!tdm_p2p_adapt_choose(&c, warm));
+    CHECK(!tdm_p2p_adapt_choose(&c, 1, warm));
     feed(&c, false, 999); /* the first after a change is not timed */
     CHECK(tdm_p2p_adapt_cost(&c, 0) == 100);
     /* looks at the pipeline now cost 2x per exchange and last warm + 2: a long
      * period by cost, but capped at 64 again (the host moved) */
-    CHECK(tdm_p2p_adapt_period(&c, warm) == 64);
-    n = run_of(&c, false, warm, 1000, 100);
+    CHECK(tdm_p2p_adapt_period(&c, 1, warm) == 64);
+    n = run_of(&c, false, 1, warm, 1000, 100);
     CHECK(n >= 60 && n <= 64);
     /* a look at the pipeline lasts warm + TDM_ADAPT_SAMPLES; the host has put
      * the processes back: its fresh times win */
-    CHECK(run_of(&c, true, warm, (int)warm + TDM_ADAPT_SAMPLES + 10, 40) ==
+    CHECK(run_of(&c, true, 1, warm, (int)warm + TDM_ADAPT_SAMPLES + 10, 40) ==
           (int)warm + TDM_ADAPT_SAMPLES + 10);
     CHECK(tdm_p2p_adapt_cost(&c, 1) == 40);
     CHECK(tdm_p2p_adapt_cost(&c, 0) == 100);
@@ -200,7 +201,7 @@ static void check_adapt(void) {
     tdm_adapt_cell_t d = {.cost = {{100, 100, 100}, {50, 50, 50}}, .way = 1};
     feed(&d, true, 1000);
     CHECK(tdm_p2p_adapt_cost(&d, 1) == 50);
-    CHECK(tdm_p2p_adapt_choose(&d, warm));
+    CHECK(tdm_p2p_adapt_choose(&d, 1, warm));
     /* a time for a way no longer current is left out */
     d.way = 0;
     feed(&d, true, 1000);
@@ -208,24 +209,24 @@ static void check_adapt(void) {
     CHECK(tdm_p2p_adapt_cost(&d, 1) == 50);
     /* close costs: looked at every 16 decisions */
     tdm_adapt_cell_t e = {.cost = {{100, 100, 100}, {95, 95, 95}}, .cap = 4096};
-    CHECK(tdm_p2p_adapt_period(&e, warm) == 16);
+    CHECK(tdm_p2p_adapt_period(&e, 1, warm) == 16);
     /* far apart and confirmed: 3 decisions x 900% x 100; at most 4096 */
     e.cost[1][0] = e.cost[1][1] = e.cost[1][2] = 10;
-    CHECK(tdm_p2p_adapt_period(&e, warm) == 2700);
+    CHECK(tdm_p2p_adapt_period(&e, 1, warm) == 2700);
     e.cost[1][0] = e.cost[1][1] = e.cost[1][2] = 5;
-    CHECK(tdm_p2p_adapt_period(&e, warm) == 4096);
+    CHECK(tdm_p2p_adapt_period(&e, 1, warm) == 4096);
     /* way 0 with a warm-up of its own (the eager range: its first messages after
      * rendezvous ones write cells that are no longer the sender's): after a
      * change to way 0, the first warm0 completions are not timed */
-    tdm_adapt_cell_t w = {.cost = {{0, 0, 0}, {50, 50, 50}}, .way = 1, .warm0 = 10};
-    CHECK(run_of(&w, false, warm, 100, 100) == 11);
+    tdm_adapt_cell_t w = {.cost = {{0, 0, 0}, {50, 50, 50}}, .way = 1};
+    CHECK(run_of(&w, false, 10, 1, 100, 100) == 11);
     CHECK(tdm_p2p_adapt_cost(&w, 0) == 100);
-    CHECK(tdm_p2p_adapt_choose(&w, warm));
+    CHECK(tdm_p2p_adapt_choose(&w, 10, 1));
     /* and a look at way 0 lasts warm0 + TDM_ADAPT_SAMPLES decisions */
-    tdm_adapt_cell_t l = {.cost = {{100, 100, 100}, {50, 50, 50}}, .way = 1, .warm0 = 10};
-    l.n = tdm_p2p_adapt_period(&l, warm) - 1;
-    CHECK(!tdm_p2p_adapt_choose(&l, warm));
-    CHECK(run_of(&l, false, warm, 100, 100) == 10 + TDM_ADAPT_SAMPLES - 1);
+    tdm_adapt_cell_t l = {.cost = {{100, 100, 100}, {50, 50, 50}}, .way = 1};
+    l.n = tdm_p2p_adapt_period(&l, 10, 1) - 1;
+    CHECK(!tdm_p2p_adapt_choose(&l, 10, 1));
+    CHECK(run_of(&l, false, 10, 1, 100, 100) == 10 + TDM_ADAPT_SAMPLES - 1);
 }
 
 /* Forced RTR: always announce, always use. Parameters are read once per
