@@ -265,10 +265,21 @@ static void rx_rts(int peer, const tdm_pkt_rts_cma_t *h) {
         tdm_p2p_rndv_matched(r, &rts);
         return;
     }
-    tdm_unexp_t *ue = tdm_p2p_unexp_new(h->env.ctx, h->env.src, h->env.tag, h->env.size, false);
+    bool pull = (h->env.flags & TDM_PKTF_PULL) && tdm_cma_usable(peer);
+    tdm_unexp_t *ue = tdm_p2p_unexp_new(h->env.ctx, h->env.src, h->env.tag, h->env.size, pull);
     if (!ue) {
         tdm_error(P2P, "out of memory keeping an unexpected rts from rank %d", peer);
         abort();
+    }
+    if (pull && tdm_rndv_pull_unexp(peer, h->pid, &h->buf, h->env.sreq, ue)) {
+        /* a message of the adaptive eager range: now kept as the eager one it stands for */
+        ue->type = TDM_PKT_EAGER;
+        ue->flags = h->env.flags & ~TDM_PKTF_PULL;
+        ue->mode = h->env.mode;
+        ue->src_world = peer;
+        ue->received = ue->size;
+        tdm_list_push_back(&tdm_p2p.unexp, &ue->link);
+        return;
     }
     ue->type = TDM_PKT_RTS;
     ue->flags = h->env.flags;

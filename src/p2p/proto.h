@@ -245,6 +245,7 @@ typedef struct tdm_p2p_stats {
     uint64_t rtr_announced, rtr_used;
     uint64_t adapt_pipeline, adapt_rget; /* adaptive exchanges each way */
     uint64_t adapt_eager, adapt_rndv;    /* adaptive eager range, sent each way */
+    uint64_t adapt_pulled; /* its rendezvous messages that came unexpected, read at once */
 } tdm_p2p_stats_t;
 extern tdm_p2p_stats_t tdm_p2p_stats;
 void tdm_p2p_stats_print(void);
@@ -255,6 +256,11 @@ void tdm_rndv_split_send_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts);
 void tdm_rndv_on_fin(tdm_req_t *req);
 void tdm_rndv_on_pull(tdm_req_t *s, const tdm_pkt_pull_t *pull);
 void tdm_rndv_on_data(tdm_req_t *r, const tdm_pkt_data_t *d);
+/* An RTS flagged TDM_PKTF_PULL that came unexpected: read the message into the
+ * unexpected entry's buffer now and send FIN, so that the send completes as an
+ * eager one would. false (CMA now off for the pair) if the read failed. */
+bool tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t sreq,
+                         tdm_unexp_t *ue);
 /* Copy queue: one chunk of one pending CMA part per call; events done. */
 int tdm_rndv_copy_progress(void);
 /* Sender: write DATA cells of the stream range; true when none are left. */

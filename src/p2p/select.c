@@ -91,6 +91,7 @@ static uint64_t exchange_adaptive_max;
 static tdm_adapt_cell_t **adapt_tab; /* per peer: TDM_ADAPT_CLASSES cells, made at first use */
 static tdm_adapt_cell_t **eager_tab; /* the same, for the adaptive eager range (as receiver) */
 static uint64_t eager_adaptive_min;
+static bool eager_adaptive_rndv; /* test hook: the range always by rendezvous */
 static int64_t load_margin;
 static bool oversubscribed;
 
@@ -147,6 +148,7 @@ int tdm_p2p_select_init(void) {
     exchange_pipeline_max = (uint64_t)TDM_PARAM_I(EXCHANGE_PIPELINE_MAX);
     exchange_adaptive_max = (uint64_t)TDM_PARAM_I(EXCHANGE_ADAPTIVE_MAX);
     eager_adaptive_min = (uint64_t)TDM_PARAM_I(EAGER_ADAPTIVE_MIN);
+    eager_adaptive_rndv = TDM_PARAM_I(TEST_EAGER_ADAPTIVE_RNDV) != 0;
     load_margin = TDM_PARAM_I(COOP_LOAD_MARGIN);
     oversubscribed = TDM_PARAM_I(OVERSUBSCRIBED) != 0;
     if (load_margin < 1)
@@ -352,7 +354,7 @@ uint32_t tdm_p2p_eager_adaptive(int peer, size_t bytes, bool *rndv) {
         return 0;
     uint32_t bits =
         atomic_load_explicit(&tdm_shm_pair(tdm_p2p.rank, peer)->eager_rndv, memory_order_relaxed);
-    *rndv = (bits >> tdm_p2p_adapt_class(bytes)) & 1u;
+    *rndv = eager_adaptive_rndv || ((bits >> tdm_p2p_adapt_class(bytes)) & 1u);
     if (*rndv)
         tdm_p2p_stats.adapt_rndv++;
     else
@@ -629,14 +631,15 @@ void tdm_p2p_stats_print(void) {
                         (unsigned long long)tdm_p2p_stats.proto_msgs[i]);
     snprintf(line + off, sizeof(line) - (size_t)off,
              "; copies %llu, bytes read %llu, bytes written %llu, cma fallbacks %llu, rtr "
-             "announced %llu, adaptive eager %llu rendezvous %llu, adaptive exchanges pipeline "
-             "%llu rget %llu\n",
+             "announced %llu, adaptive eager %llu rendezvous %llu (pulled unexpected %llu), "
+             "adaptive exchanges pipeline %llu rget %llu\n",
              (unsigned long long)tdm_p2p_stats.copies, (unsigned long long)tdm_p2p_stats.bytes_read,
              (unsigned long long)tdm_p2p_stats.bytes_written,
              (unsigned long long)tdm_p2p_stats.cma_fallbacks,
              (unsigned long long)tdm_p2p_stats.rtr_announced,
              (unsigned long long)tdm_p2p_stats.adapt_eager,
              (unsigned long long)tdm_p2p_stats.adapt_rndv,
+             (unsigned long long)tdm_p2p_stats.adapt_pulled,
              (unsigned long long)tdm_p2p_stats.adapt_pipeline,
              (unsigned long long)tdm_p2p_stats.adapt_rget);
     fputs(line, stderr);

@@ -84,6 +84,8 @@ static bool push_rts(tdm_req_t *s) {
         tdm_layout_t mine;
         tdm_layout_local(&mine, s->buf, s->count, s->dt);
         tdm_layout_to_wire(&mine, &h->buf);
+        if (s->bytes <= tdm_p2p.eager_limit && !(h->env.flags & TDM_PKTF_SYNC))
+            h->env.flags |= TDM_PKTF_PULL; /* the adaptive eager range: buffered if unexpected */
     } else {
         memset(&h->buf, 0, sizeof(h->buf)); /* not addressable: the receiver picks pipeline */
     }
@@ -234,7 +236,9 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
         return send_self(s);
 
     bool rndv = bytes > tdm_p2p.eager_limit;
-    if (!rndv) /* between EAGER_ADAPTIVE_MIN and the limit: as the receiver timed it */
+    /* between EAGER_ADAPTIVE_MIN and the limit: as the receiver timed it, if the
+     * receiver can read the buffer when the message comes unexpected (engine.c) */
+    if (!rndv && tdm_layout_describable(dt))
         s->t_sent = tdm_p2p_eager_adaptive(dst_world, bytes, &rndv);
     if (!rndv) {
         s->stage = TDM_SSTAGE_EAGER;

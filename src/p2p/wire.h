@@ -27,6 +27,10 @@ typedef enum {
 
 /* flags of EAGER and RTS */
 #define TDM_PKTF_SYNC 0x01 /* sender waits for ACK (eager) or CTS (rendezvous) to complete */
+/* RTS of a message at or below the eager limit (the adaptive eager range): if
+ * it comes unexpected the receiver reads it at once, so the send completes
+ * without its receive, as the eager one it stands for would */
+#define TDM_PKTF_PULL 0x02
 
 /* Send modes as recorded in the RTS (seed 000 Table II rows). */
 typedef enum {

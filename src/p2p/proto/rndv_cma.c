@@ -287,3 +287,29 @@ void tdm_rndv_split_send_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts) {
     }
     part_start(s, c->split, c->total);
 }
+
+/* ---- an unexpected RTS of the adaptive eager range ---- */
+
+bool tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t sreq,
+                         tdm_unexp_t *ue) {
+    tdm_layout_t remote, local = {.base = (uintptr_t)ue->data,
+                                  .count = ue->size,
+                                  .extent = 1,
+                                  .item_size = 1,
+                                  .contig = true};
+    int rc = tdm_layout_remote(&remote, buf, peer, pid);
+    if (rc == 0) {
+        rc = tdm_layout_cma_copy(peer, pid, false, &local, &remote, 0, ue->size);
+        tdm_layout_clear(&remote);
+    }
+    if (rc < 0) {
+        /* kept as an RTS: the send now waits for its receive */
+        tdm_cma_disable(peer, -rc);
+        tdm_p2p_stats.cma_fallbacks++;
+        return false;
+    }
+    tdm_p2p_stats.bytes_read += ue->size;
+    tdm_p2p_stats.adapt_pulled++;
+    send_fin(peer, sreq); /* the sender takes it as an RGET's FIN */
+    return true;
+}
