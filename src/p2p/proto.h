@@ -179,7 +179,7 @@ unsigned tdm_p2p_adapt_class(uint64_t size);
 void tdm_p2p_adapt_done(tdm_req_t *r);
 /* My last rendezvous send to `peer` completed (engine.c). */
 void tdm_p2p_adapt_sends_done(int peer);
-/* Adaptive eager range (off by default). Between TANDEM_EAGER_ADAPTIVE_MIN and
+/* Adaptive eager range (on by default, from 8 KiB). Between TANDEM_EAGER_ADAPTIVE_MIN and
  * the eager limit (8-16 KiB with 8k) the ring wins while the two processes share a cache
  * and loses twice over across caches (16 KiB ping-pong, CPUs far apart: 7.5 us
  * eager, 3.9 by rendezvous; near: 1.9 and 2.5). So the sender stamps such a
@@ -202,12 +202,13 @@ void tdm_p2p_adapt_sends_done(int peer);
  * against 1.64 (12 interleaved runs; Open MPI 2.8-6.0); one cycle's worth gave
  * 2.11, 2.23, 2.40. Far, ping-pong 12 KiB 4.42 against 6.23 off and 16 KiB
  * 4.24 against 7.25 (7-8 runs; Open MPI 3.70, 4.02). It was on by default for
- * one commit (22f94d7): off again, since a message below the eager limit sent
- * by rendezvous waits for its receive, and programs that count on eager
+ * one commit (22f94d7), then off, since a message below the eager limit sent
+ * by rendezvous waited for its receive, and programs that count on eager
  * buffering (erroneous, but common) hung now and then: pt2pt/eager_align's
- * Isend + Waitall before the receiver's Barrier, 2 hangs in 20 under load. To
- * be on, an RTS of this range that arrives unexpected must be pulled at once
- * by the receiver into an unexpected buffer, as an eager message would be. */
+ * Isend + Waitall before the receiver's Barrier, 2 hangs in 20 under load.
+ * Now such an RTS carries TDM_PKTF_PULL and a receiver with no receive posted
+ * reads the message at once into an unexpected entry (tdm_rndv_pull_unexp):
+ * 0 hangs in 40 under load, and on by default again. */
 uint32_t tdm_p2p_stamp(void);
 /* Sender: 0 outside the range (or when it does not apply), else the stamp for
  * the message; *rndv: go by rendezvous. */
