@@ -28,8 +28,12 @@
  *      no COOP in an exchange (the receiver has rendezvous sends of its own
  *      to the sender in flight): both cores copy anyway, each its incoming
  *      message, and COOP's halves only add control packets and syscalls;
- *      an exchange of at most TANDEM_EXCHANGE_PIPELINE_MAX bytes goes by the
- *      two-copy pipeline, when no rank waits for a core: with both cores
+ *      an exchange larger than the eager limit and of at most
+ *      TANDEM_EXCHANGE_PIPELINE_MAX bytes goes by the two-copy pipeline, when
+ *      no rank waits for a core (a rendezvous at or below the eager limit is
+ *      the adaptive eager range's, whose other way is the ring already, so it
+ *      reads by CMA: 2-rank Allgather 16 KiB, CPUs far, medians of 8
+ *      interleaved runs, 8.36 -> 5.36 us, near 2.63 -> 2.73): with both cores
  *      busy, copying through the ring (in cache at this size) costs less
  *      than a CMA read's page pinning. 2 ranks, bench/coll, medians of 6
  *      interleaved runs, RGET -> pipeline: Alltoall 12 KiB 4.19 -> 3.00 us,
@@ -191,7 +195,10 @@ tdm_proto_id_t tdm_p2p_select(const tdm_select_in_t *in) {
         return TDM_PROTO_RPUT; /* no announcement was usable: the sender copies */
     if (forced != TDM_PROTO_AUTO)
         return forced;
-    if (in->exchange && in->size <= exchange_pipeline_max && !oversubscribed)
+    /* (a message up to the eager limit comes by RTS only when the adaptive eager
+     * range chose it: its other way is the ring already, so it goes by CMA) */
+    if (in->exchange && in->size <= exchange_pipeline_max && in->size > tdm_p2p.eager_limit &&
+        !oversubscribed)
         return TDM_PROTO_PIPELINE;
     uint8_t mode = in->send_mode & (uint8_t)~TDM_MODE_BLOCKING;
     bool send_blocks = (in->send_mode & TDM_MODE_BLOCKING) != 0;

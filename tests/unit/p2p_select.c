@@ -72,6 +72,25 @@ static void check_coop_load(void) {
     CHECK(tdm_p2p_select(&in) == TDM_PROTO_COOP);
 }
 
+/* Exchanges up to TANDEM_EXCHANGE_PIPELINE_MAX (16K) go by the pipeline, but
+ * only above the eager limit: below it a rendezvous is the adaptive eager
+ * range's, whose other way is the ring already, so it reads by CMA */
+static void check_exchange_pipeline(void) {
+    size_t limit = tdm_p2p.eager_limit;
+    tdm_select_in_t in = {.send_mode = TDM_MODE_STD, .size = 12288, .cma = 1, .exchange = 1};
+    tdm_p2p.eager_limit = 8192;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_PIPELINE);
+    tdm_p2p.eager_limit = 16384;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_RGET);
+    in.size = 16384;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_RGET);
+    tdm_p2p.eager_limit = 8192;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_PIPELINE);
+    in.size = 16385; /* above EXCHANGE_PIPELINE_MAX: RGET (the adaptive way is chosen later) */
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_RGET);
+    tdm_p2p.eager_limit = limit;
+}
+
 static void check_announce_throttle(void) {
     tdm_rtr_history_t h = {0};
     /* a peer that never uses them: the first 16 go out, then one in 16 */
@@ -260,6 +279,7 @@ int main(void) {
         return 1;
     check_rtr_use();
     check_coop_load();
+    check_exchange_pipeline();
     check_announce_throttle();
     check_adapt();
     if (failures)
