@@ -146,6 +146,7 @@ typedef struct tdm_adapt_cell {
     uint16_t cap;      /* longest period now: 64 after a look changed the way, doubling
                           after each look that did not */
     uint32_t n;        /* decisions since the last look at the way not taken */
+    uint8_t begun;     /* a decision was taken (the first ones, cold, are not timed) */
     uint8_t by_min;    /* the estimate is the least sample, not the median (eager range: a
                           latency, which noise only lengthens; with the median, two slow eager
                           samples in three sent 12 KiB ping-pong by rendezvous for 30-70% of
@@ -159,8 +160,9 @@ float tdm_p2p_adapt_cost(const tdm_adapt_cell_t *c, int way);
 unsigned tdm_p2p_adapt_warm(uint64_t ring_bytes, uint64_t size);
 /* Decisions between two looks at the way not taken: what a look costs (its
  * length times the excess cost of that way) times 100, so looks take about 1%
- * of the time; at least 16, at most 4096, and at most `cap` (at least 64):
- * a choice that a look has just turned round is checked again soon. `warm0`,
+ * of the time; at least 16, at most 4096, and at most `cap` (at least 64, and
+ * at least 8 looks: a look is at most a ninth of the decisions): a choice that
+ * a look has just turned round is checked again soon. `warm0`,
  * `warm1`: completions not timed after changing to way 0 or way 1 (at least 1;
  * the pipeline's: tdm_p2p_adapt_warm(...)). */
 unsigned tdm_p2p_adapt_period(const tdm_adapt_cell_t *c, unsigned warm0, unsigned warm1);

@@ -282,14 +282,30 @@ unsigned tdm_p2p_adapt_period(const tdm_adapt_cell_t *c, unsigned warm0, unsigne
     float lo = TDM_MIN(r, p), hi = TDM_MAX(r, p);
     unsigned look = warm_of(other, warm0, warm1) + TDM_ADAPT_SAMPLES;
     float period = (float)look * 100.0f * (hi - lo) / (lo > 0 ? lo : 1);
-    float cap = c->cap < 64 ? 64 : c->cap;
+    /* a look at most a ninth of the decisions, however soon it is due: the
+     * eager range's looks last two ring cycles (42-66 messages of 8-16 KiB),
+     * and with 64 between them half the messages went the slower way */
+    float cap = TDM_MAX(c->cap < 64 ? 64.0f : (float)c->cap, 8.0f * (float)look);
     period = TDM_MIN(period, cap);
     return period < 16 ? 16 : period > 4096 ? 4096 : (unsigned)period;
+}
+
+/* The first use of a cell: way 0 runs cold too (fresh ring pages fault, a
+ * first CMA read pins its pages), so its first warm0 completions are not
+ * timed either: a cold eager 12 KiB message took 13-19 us against 0.8-1.8
+ * warm, and sent the next 64-528 by rendezvous, the slower way with the CPUs
+ * near (bcast 12 KiB 2.1 -> 2.6-3.3 us). */
+static void adapt_begin(tdm_adapt_cell_t *c, unsigned warm0, unsigned warm1) {
+    if (c->begun)
+        return;
+    c->begun = 1;
+    c->skip = (uint16_t)warm_of(0, warm0, warm1);
 }
 
 bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm0, unsigned warm1) {
     uint8_t way;
     float r = tdm_p2p_adapt_cost(c, 0), p = tdm_p2p_adapt_cost(c, 1);
+    adapt_begin(c, warm0, warm1);
     if (c->left) {
         c->left--;
         way = c->way;
@@ -404,6 +420,7 @@ void tdm_p2p_eager_adapt_done(tdm_req_t *r, bool rndv) {
     size_t cells = (bytes + sizeof(tdm_pkt_eager_t) + body - 1) / body;
     unsigned warm_eager = (unsigned)TDM_MIN(2u * tdm_shm.ncells / cells, 65535u);
     /* this message's cost, then the way for the sender's next ones */
+    adapt_begin(c, warm_eager, 1);
     tdm_p2p_adapt_record(c, rndv, dt, bytes);
     bool want = tdm_p2p_adapt_choose(c, warm_eager, 1);
     unsigned k = tdm_p2p_adapt_class(bytes);
