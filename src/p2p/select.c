@@ -280,12 +280,14 @@ unsigned tdm_p2p_adapt_period(const tdm_adapt_cell_t *c, unsigned warm0, unsigne
     float r = tdm_p2p_adapt_cost(c, 0), p = tdm_p2p_adapt_cost(c, 1);
     int other = p < r ? 0 : 1; /* the way a look would take */
     float lo = TDM_MIN(r, p), hi = TDM_MAX(r, p);
-    unsigned look = warm_of(other, warm0, warm1) + TDM_ADAPT_SAMPLES;
+    unsigned look = warm_of(other, warm0, warm1) + TDM_ADAPT_SAMPLES + c->last_lag;
     float period = (float)look * 100.0f * (hi - lo) / (lo > 0 ? lo : 1);
-    /* a look at most a ninth of the decisions, however soon it is due: the
-     * eager range's looks last two ring cycles (42-66 messages of 8-16 KiB),
-     * and with 64 between them half the messages went the slower way */
-    float cap = TDM_MAX(c->cap < 64 ? 64.0f : (float)c->cap, 8.0f * (float)look);
+    /* a look at most a seventeenth of the decisions, however soon it is due:
+     * the eager range's looks last two ring cycles (42-66 messages of 8-16
+     * KiB), and a sender with a window of sends out takes the way looked at
+     * for all of them (`last_lag`); with 64 between looks half the messages
+     * went the slower way */
+    float cap = TDM_MAX(c->cap < 64 ? 64.0f : (float)c->cap, 16.0f * (float)look);
     period = TDM_MIN(period, cap);
     return period < 16 ? 16 : period > 4096 ? 4096 : (unsigned)period;
 }
@@ -329,6 +331,8 @@ bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm0, unsigned warm1) {
             c->n = 0;
             c->look_best = best;
             c->judge = 1;
+            c->last_lag = c->lag;
+            c->lag = 0;
             way = !best;
             c->cost[way][0] = c->cost[way][1] = c->cost[way][2] = 0;
             c->next[way] = 0;
@@ -343,12 +347,17 @@ bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm0, unsigned warm1) {
 }
 
 void tdm_p2p_adapt_record(tdm_adapt_cell_t *c, bool pipeline, uint64_t ns, uint64_t bytes) {
+    bool stale = (pipeline ? 1 : 0) != c->way; /* the way changed before this completed */
+    /* after a look, one of the way looked at: the look lasted that much longer
+     * (a sender with a window of sends out took that way for all of them) */
+    if (stale && c->way == c->look_best && c->lag < UINT16_MAX)
+        c->lag++;
     if (c->skip) {
         c->skip--;
         return;
     }
-    if (bytes == 0 || (pipeline ? 1 : 0) != c->way)
-        return; /* the way changed again before this one completed */
+    if (bytes == 0 || stale)
+        return;
     float x = (float)ns * 1024.0f / (float)bytes;
     if (x < 1e-3f)
         x = 1e-3f; /* 0 means no sample */
@@ -404,10 +413,28 @@ uint32_t tdm_p2p_rndv_stamp(uint32_t stamp) {
     return (stamp - travel) | 1u;
 }
 
+uint32_t tdm_p2p_adapt_start(uint32_t stamp, uint32_t prev_done) {
+    return prev_done && (int32_t)(prev_done - stamp) > 0 ? prev_done : stamp;
+}
+
+/* per peer, when the last timed receive of the adaptive eager range from it
+ * completed (the low 32 bits of the clock, as the stamps) */
+static uint32_t *range_done;
+
 void tdm_p2p_eager_adapt_done(tdm_req_t *r, bool rndv) {
     uint64_t bytes = r->msg_size;
-    uint32_t dt = (uint32_t)now_ns() - r->t_sent;
+    uint32_t now = (uint32_t)now_ns(), start = r->t_sent;
     r->t_sent = 0;
+    /* timed from the send, or from the previous completion from that sender
+     * (tdm_p2p_adapt_start): a stream by its gap between completions, its
+     * throughput; a ping-pong by its latency */
+    if (!range_done)
+        range_done = calloc((size_t)tdm_p2p.size, sizeof(*range_done));
+    if (range_done) {
+        start = tdm_p2p_adapt_start(start, range_done[r->peer_world]);
+        range_done[r->peer_world] = now | 1u;
+    }
+    uint32_t dt = now - start;
     if (r->bytes < bytes)
         return; /* truncated: not the message's cost */
     tdm_adapt_cell_t *c = cell_of(&eager_tab, r->peer_world, bytes);
@@ -468,6 +495,8 @@ void tdm_p2p_adapt_sends_done(int peer) {
 void tdm_p2p_select_fini(void) {
     free(adapt_pend);
     adapt_pend = NULL;
+    free(range_done);
+    range_done = NULL;
     tdm_adapt_cell_t ***tabs[2] = {&adapt_tab, &eager_tab};
     for (int t = 0; t < 2; t++) {
         if (!*tabs[t])

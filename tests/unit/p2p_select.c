@@ -209,12 +209,12 @@ static void check_adapt(void) {
     feed(&c, false, 999); /* the first after a change is not timed */
     CHECK(tdm_p2p_adapt_cost(&c, 0) == 100);
     /* looks at the pipeline now cost 2x per exchange and last warm + 2: a long
-     * period by cost, capped again (the host moved), but at 8 looks' length
-     * rather than 64: a look is at most a ninth of the decisions */
+     * period by cost, capped again (the host moved), but at 16 looks' length
+     * rather than 64: a look is at most a seventeenth of the decisions */
     const int look = (int)warm + TDM_ADAPT_SAMPLES;
-    CHECK(tdm_p2p_adapt_period(&c, 1, warm) == (unsigned)(8 * look));
+    CHECK(tdm_p2p_adapt_period(&c, 1, warm) == (unsigned)(16 * look));
     n = run_of(&c, false, 1, warm, 1000, 100);
-    CHECK(n >= 8 * look - 4 && n <= 8 * look);
+    CHECK(n >= 16 * look - 4 && n <= 16 * look);
     /* a look at the pipeline lasts warm + TDM_ADAPT_SAMPLES; the host has put
      * the processes back: its fresh times win */
     CHECK(run_of(&c, true, 1, warm, (int)warm + TDM_ADAPT_SAMPLES + 10, 40) ==
@@ -258,6 +258,24 @@ static void check_adapt(void) {
     CHECK(!tdm_p2p_adapt_choose(&f, 10, 1));
     feed(&f, false, 100);
     CHECK(tdm_p2p_adapt_cost(&f, 0) == 100);
+    /* completions of the way looked at that come after the look ended (a
+     * window of sends went that way) count in the next look's length */
+    tdm_adapt_cell_t g = {
+        .cost = {{100, 100, 100}, {50, 50, 50}}, .way = 1, .begun = 1, .look_best = 1};
+    CHECK(tdm_p2p_adapt_period(&g, 1, 1) == 64);
+    for (int i = 0; i < 30; i++)
+        feed(&g, false, 100);
+    CHECK(tdm_p2p_adapt_cost(&g, 0) == 100);
+    g.n = tdm_p2p_adapt_period(&g, 1, 1) - 1;
+    CHECK(!tdm_p2p_adapt_choose(&g, 1, 1)); /* the look begins */
+    CHECK(tdm_p2p_adapt_period(&g, 1, 1) == 16 * (1 + TDM_ADAPT_SAMPLES + 30));
+    /* a message is timed from its send, or from the previous completion from
+     * its sender if later (a stream: the gap between completions) */
+    CHECK(tdm_p2p_adapt_start(1000, 0) == 1000);
+    CHECK(tdm_p2p_adapt_start(1000, 400) == 1000);
+    CHECK(tdm_p2p_adapt_start(1000, 1500) == 1500);
+    CHECK(tdm_p2p_adapt_start(0xffffff00u, 0x11u) == 0x11u); /* the clock wrapped */
+    CHECK(tdm_p2p_adapt_start(0x11u, 0xffffff00u) == 0x11u);
     /* and a look at way 0 lasts warm0 + TDM_ADAPT_SAMPLES decisions */
     tdm_adapt_cell_t l = {.cost = {{100, 100, 100}, {50, 50, 50}}, .way = 1};
     l.n = tdm_p2p_adapt_period(&l, 10, 1) - 1;
