@@ -233,6 +233,12 @@ uint32_t tdm_p2p_rndv_stamp(uint32_t stamp);
  * timed from the send alone went eager 88% of the time, 2.7 GB/s against 5.6
  * by rendezvous. */
 uint32_t tdm_p2p_adapt_start(uint32_t stamp, uint32_t prev_done);
+/* Sender `me`, about to send the range to `peer`, whose last timed message of
+ * the range reached me at `last_done` (0: none): true when my sends follow my
+ * own timing of the peer's messages rather than the peer's timing of mine (I
+ * am the lower rank of a pair that sent both ways within the last 200 us), so
+ * that the pair's two ways turn together (select.c has the figures). */
+bool tdm_p2p_range_paired(int me, int peer, uint32_t now, uint32_t last_done);
 /* Receiver: a stamped receive completed, `rndv`: it came by rendezvous. */
 void tdm_p2p_eager_adapt_done(tdm_req_t *r, bool rndv);
 void tdm_p2p_select_fini(void);

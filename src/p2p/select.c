@@ -391,19 +391,41 @@ uint32_t tdm_p2p_stamp(void) {
     return (uint32_t)now_ns() | 1u;
 }
 
+/* per peer, when the last timed receive of the adaptive eager range from it
+ * completed (the low 32 bits of the clock, as the stamps) */
+static uint32_t *range_done;
+
+/* A pair that sends the range both ways (an exchange, a ping-pong): the lower
+ * rank's timing decides both ways, so that a look turns both at once. Each
+ * receiver deciding its own way left one way eager while the other looked at
+ * rendezvous, and in that mixed state an exchange cost more than either way
+ * (16 KiB, CPUs far: rendezvous looks of 8.2-9.5 us against 6.9-7.6 eager
+ * kept Allgather eager, 7.8-8.7 us, while both ways by rendezvous take 4.7) */
+#define TDM_RANGE_PAIRED_NS 200000u
+
+bool tdm_p2p_range_paired(int me, int peer, uint32_t now, uint32_t last_done) {
+    return me < peer && last_done && now - last_done < TDM_RANGE_PAIRED_NS;
+}
+
 uint32_t tdm_p2p_eager_adaptive(int peer, size_t bytes, bool *rndv) {
     *rndv = false;
     if (!eager_adaptive_min || bytes <= eager_adaptive_min || bytes > tdm_p2p.eager_limit ||
         oversubscribed || forced != TDM_PROTO_AUTO || !tdm_cma_usable(peer))
         return 0;
-    uint32_t bits =
-        atomic_load_explicit(&tdm_shm_pair(tdm_p2p.rank, peer)->eager_rndv, memory_order_relaxed);
+    uint32_t stamp = tdm_p2p_stamp();
+    /* the way the receiver timed as faster, or, from the lower rank of a pair
+     * that has lately received the range from the peer too, the way it timed
+     * for the peer's messages (the higher rank follows that one anyway) */
+    bool paired = range_done && tdm_p2p_range_paired(tdm_p2p.rank, peer, stamp, range_done[peer]);
+    _Atomic uint32_t *word = paired ? &tdm_shm_pair(peer, tdm_p2p.rank)->eager_rndv
+                                    : &tdm_shm_pair(tdm_p2p.rank, peer)->eager_rndv;
+    uint32_t bits = atomic_load_explicit(word, memory_order_relaxed);
     *rndv = eager_adaptive_rndv || ((bits >> tdm_p2p_adapt_class(bytes)) & 1u);
     if (*rndv)
         tdm_p2p_stats.adapt_rndv++;
     else
         tdm_p2p_stats.adapt_eager++;
-    return tdm_p2p_stamp();
+    return stamp;
 }
 
 uint32_t tdm_p2p_rndv_stamp(uint32_t stamp) {
@@ -416,10 +438,6 @@ uint32_t tdm_p2p_rndv_stamp(uint32_t stamp) {
 uint32_t tdm_p2p_adapt_start(uint32_t stamp, uint32_t prev_done) {
     return prev_done && (int32_t)(prev_done - stamp) > 0 ? prev_done : stamp;
 }
-
-/* per peer, when the last timed receive of the adaptive eager range from it
- * completed (the low 32 bits of the clock, as the stamps) */
-static uint32_t *range_done;
 
 void tdm_p2p_eager_adapt_done(tdm_req_t *r, bool rndv) {
     uint64_t bytes = r->msg_size;

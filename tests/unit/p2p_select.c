@@ -276,6 +276,14 @@ static void check_adapt(void) {
     CHECK(tdm_p2p_adapt_start(1000, 1500) == 1500);
     CHECK(tdm_p2p_adapt_start(0xffffff00u, 0x11u) == 0x11u); /* the clock wrapped */
     CHECK(tdm_p2p_adapt_start(0x11u, 0xffffff00u) == 0x11u);
+    /* a pair that sends the range both ways follows the lower rank's timing:
+     * the lower rank's sends take the way it timed for the peer's messages,
+     * as long as one of those came within the last 200 us */
+    CHECK(tdm_p2p_range_paired(0, 1, 5000, 4000));
+    CHECK(!tdm_p2p_range_paired(1, 0, 5000, 4000)); /* the higher rank follows as usual */
+    CHECK(!tdm_p2p_range_paired(0, 1, 5000, 0));    /* nothing received: a stream */
+    CHECK(!tdm_p2p_range_paired(0, 1, 300000, 4000));
+    CHECK(tdm_p2p_range_paired(2, 7, 0x100u, 0xffffff00u)); /* the clock wrapped */
     /* and a look at way 0 lasts warm0 + TDM_ADAPT_SAMPLES decisions */
     tdm_adapt_cell_t l = {.cost = {{100, 100, 100}, {50, 50, 50}}, .way = 1};
     l.n = tdm_p2p_adapt_period(&l, 10, 1) - 1;
