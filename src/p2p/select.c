@@ -126,8 +126,8 @@ tdm_proto_id_t tdm_p2p_select_forced(void) {
  * won more while the vCPUs shared a cache (limit 128 KiB, 8 interleaved runs:
  * all seven collectives faster at 128 KiB, Alltoall 111 -> 74 us) and lost
  * more when they did not (Bcast 64 KiB 14 -> 41 us) on the first host, so the
- * default stayed at 16 KiB. On this one (kernel v669, cache-line moves and
- * copies faster) 128 KiB, the quarter-ring cap, wins at every size it touches:
+ * default is 16 KiB. On the second host, with the CPUs near, 128 KiB, the
+ * quarter-ring cap, won at every size it touches:
  * 4 ranks on 2 cores, medians of 10 interleaved runs, 16 KiB -> 64 KiB limit,
  * 32 KiB / 64 KiB: Allgather 28.6 -> 13.2 / 45.8 -> 25.1 us, Allreduce 33.2 ->
  * 15.5 / 50.7 -> 26.9 (256 KiB 165 -> 86), Alltoall 28.3 -> 14.1 / 46.7 ->
@@ -137,8 +137,13 @@ tdm_proto_id_t tdm_p2p_select_forced(void) {
  * 80.2 -> 45.6, Bcast 16.7 -> 11.4, Gather 16.1 -> 8.3, Reduce 14.2 -> 11.3,
  * Scatter 15.5 -> 11.9, 1 MiB unchanged (Open MPI at 64 KiB: 45.9-64.6 for the
  * exchanges, 9.4-21 for the rooted ones); 5 ranks, 16 KiB -> 128 KiB, 64 KiB:
- * Allreduce 84.6 -> 38.1, Allgather 73.5 -> 49.6, Bcast 10.0 -> 5.8.
- * Either default is capped at a quarter of a ring: at half
+ * Allreduce 84.6 -> 38.1, Allgather 73.5 -> 49.6, Bcast 10.0 -> 5.8. But with
+ * the CPUs far (cache-line probe 170-185 ns) it lost twice as much: 64 KiB,
+ * 16 KiB -> 128 KiB limit, Alltoall 52-64 -> 106-123 us, Scatter 11-12 ->
+ * 19-56, Gather 12 -> 31, Allreduce 56 -> 90 (Open MPI 46-63, 11-16, 28, 95),
+ * and in the published run of f5c5026 6 of Tandem's 11 rounds came far
+ * (Alltoall 64 KiB 103 us by the median against 52.8), so the default went
+ * back to 16 KiB. Either default is capped at a quarter of a ring: at half
  * a ring two exchanges in flight fill it (Allgather and Alltoall of 256 KiB:
  * 459-473 us eager against 166-190 by rendezvous). */
 size_t tdm_p2p_eager_limit_param(bool oversubscribed) {
