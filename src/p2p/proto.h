@@ -215,9 +215,10 @@ void tdm_p2p_adapt_sends_done(int peer);
  * reads the message at once into an unexpected entry (tdm_rndv_pull_unexp):
  * 0 hangs in 40 under load, and on by default again. */
 uint32_t tdm_p2p_stamp(void);
-/* Sender: 0 outside the range (or when it does not apply), else the stamp for
- * the message; *rndv: go by rendezvous. */
-uint32_t tdm_p2p_eager_adaptive(int peer, size_t bytes, bool *rndv);
+/* Sender: 0 outside the range (or when it does not apply: a datatype whose
+ * buffer a peer cannot address), else the stamp for the message; *rndv: go by
+ * rendezvous. */
+uint32_t tdm_p2p_eager_adaptive(int peer, size_t bytes, const tdm_dtype_t *dt, bool *rndv);
 /* Receiver, an RTS stamped `stamp` matched now: the stamp to keep, moved back
  * by the RTS's travel time. A rendezvous send completes only when the FIN
  * gets back, one control message after the receive completed, and the

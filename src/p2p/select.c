@@ -412,10 +412,14 @@ bool tdm_p2p_range_paired(int me, int peer, uint32_t now, uint32_t last_done) {
     return me < peer && last_done && now - last_done < TDM_RANGE_PAIRED_NS;
 }
 
-uint32_t tdm_p2p_eager_adaptive(int peer, size_t bytes, bool *rndv) {
+uint32_t tdm_p2p_eager_adaptive(int peer, size_t bytes, const tdm_dtype_t *dt, bool *rndv) {
     *rndv = false;
+    /* the size first: every eager send comes here. Only a buffer the receiver
+     * can read takes the range, since one that comes unexpected is read at once
+     * (engine.c) */
     if (!eager_adaptive_min || bytes <= eager_adaptive_min || bytes > tdm_p2p.eager_limit ||
-        oversubscribed || forced != TDM_PROTO_AUTO || !tdm_cma_usable(peer))
+        oversubscribed || forced != TDM_PROTO_AUTO || !tdm_layout_describable(dt) ||
+        !tdm_cma_usable(peer))
         return 0;
     uint32_t stamp = tdm_p2p_stamp();
     /* the way the receiver timed as faster, or, from the lower rank of a pair

@@ -236,10 +236,9 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
         return send_self(s);
 
     bool rndv = bytes > tdm_p2p.eager_limit;
-    /* between EAGER_ADAPTIVE_MIN and the limit: as the receiver timed it, if the
-     * receiver can read the buffer when the message comes unexpected (engine.c) */
-    if (!rndv && tdm_layout_describable(dt))
-        s->t_sent = tdm_p2p_eager_adaptive(dst_world, bytes, &rndv);
+    /* between EAGER_ADAPTIVE_MIN and the limit: as the receiver timed it */
+    if (!rndv)
+        s->t_sent = tdm_p2p_eager_adaptive(dst_world, bytes, dt, &rndv);
     if (!rndv) {
         s->stage = TDM_SSTAGE_EAGER;
         tdm_p2p_stats.eager_msgs++;
