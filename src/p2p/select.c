@@ -24,7 +24,16 @@
  *      when COOP-load would have the sender copy (it has fewer copies
  *      pending); otherwise it sends an RTS and the receiver decides as above;
  *      COOP only from TANDEM_COOP_MIN up (below it, splitting costs more than
- *      it gains: one side copies, RGET, with the fewest control packets);
+ *      it gains: one side copies, RGET, with the fewest control packets), and
+ *      only above the eager limit: a rendezvous of the adaptive eager range
+ *      (8-16 KiB) is one its receiver timed as faster than the ring, which
+ *      happens with the CPUs far, where COOP's extra CTS, syscall and FIN
+ *      cost most. 2 ranks, bench/coll, every message of the range forced to
+ *      rendezvous, CPUs far, medians of 5-6 runs, COOP -> RGET: Bcast 12 KiB
+ *      4.21 -> 3.70 us, 16 KiB 4.26 -> 4.18; Reduce 5.27 -> 4.00, 5.20 ->
+ *      4.36 (the root's op then reads lines its own core wrote, not the
+ *      sender's); Scatter 4.38 -> 3.78; Gather 4.27 -> 3.90 (Open MPI
+ *      3.6-4.3); with the CPUs near the range goes eagerly and nothing moves;
  *      no COOP in an exchange (the receiver has rendezvous sends of its own
  *      to the sender in flight): both cores copy anyway, each its incoming
  *      message, and COOP's halves only add control packets and syscalls;
@@ -222,7 +231,12 @@ tdm_proto_id_t tdm_p2p_select(const tdm_select_in_t *in) {
         p = TDM_PROTO_RGET;
     else
         p = TDM_PROTO_COOP;
-    if (p == TDM_PROTO_COOP && (in->size < coop_min || oversubscribed || in->exchange))
+    /* a message at or below the eager limit comes by RTS when the adaptive eager
+     * range timed that way as the faster: one side copies, with the fewest
+     * control packets (COOP's CTS, second syscall and second FIN cost more than
+     * half of a 16 KiB copy saves; figures in the header) */
+    if (p == TDM_PROTO_COOP &&
+        (in->size < coop_min || in->size <= tdm_p2p.eager_limit || oversubscribed || in->exchange))
         p = TDM_PROTO_RGET;
     return p;
 }

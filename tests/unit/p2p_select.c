@@ -72,6 +72,32 @@ static void check_coop_load(void) {
     CHECK(tdm_p2p_select(&in) == TDM_PROTO_COOP);
 }
 
+/* Send x Recv is COOP from TANDEM_COOP_MIN (8K) up, but only above the eager
+ * limit: a rendezvous of the adaptive eager range has one side copy (RGET) */
+static void check_coop_above_eager(void) {
+    size_t saved = tdm_p2p.eager_limit, limit = 16384;
+    tdm_p2p.eager_limit = limit;
+    tdm_select_in_t in = {.send_mode = TDM_MODE_STD | TDM_MODE_BLOCKING,
+                          .recv_blocking = 1,
+                          .size = limit + 1,
+                          .cma = 1};
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_COOP);
+    in.size = limit;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_RGET);
+    in.size = 12288;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_RGET);
+    /* Isend x Irecv with equal loads is COOP-load's COOP above the limit only */
+    in.send_mode = TDM_MODE_STD, in.recv_blocking = 0;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_RGET);
+    in.size = limit + 1;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_COOP);
+    /* a smaller eager limit leaves COOP from TANDEM_COOP_MIN */
+    tdm_p2p.eager_limit = 4096;
+    in.size = 12288;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_COOP);
+    tdm_p2p.eager_limit = saved;
+}
+
 /* Exchanges up to TANDEM_EXCHANGE_PIPELINE_MAX (16K) go by the pipeline, but
  * only above the eager limit: below it a rendezvous is the adaptive eager
  * range's, whose other way is the ring already, so it reads by CMA */
@@ -323,6 +349,7 @@ int main(void) {
     check_rtr_use();
     check_coop_load();
     check_exchange_pipeline();
+    check_coop_above_eager();
     check_announce_throttle();
     check_adapt();
     if (failures)
