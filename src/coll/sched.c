@@ -364,6 +364,15 @@ void tdm_sched_reduce(tdm_sched_t *s, const void *in, void *inout, size_t count,
         tdm_op_apply(op, in, inout, count, dt);
         return;
     }
+    /* the receives of the last round that bring its operands */
+    size_t i = s->n;
+    while (i > 0 && s->steps[i - 1].kind == STEP_ROUND)
+        i--;
+    for (; i > 0 && s->steps[i - 1].kind != STEP_ROUND; i--) {
+        step_t *st = &s->steps[i - 1];
+        if (st->kind == STEP_RECV && (st->rbuf == in || st->rbuf == inout))
+            st->flags |= TDM_SCHED_CONSUMED;
+    }
     record(
         s,
         &(step_t){
@@ -566,7 +575,10 @@ static void post(tdm_sched_t *s, bool send, bool ahead, int peer, int flags, voi
         rc = tdm_p2p_isend(buf, count, dt, world, c->rank, s->tag, ctx,
                            ahead ? TDM_MODE_STD : TDM_MODE_STD | TDM_MODE_BLOCKING, c, false, &r);
     else
-        rc = tdm_p2p_irecv_ex(buf, count, dt, peer, world, s->tag, ctx, c, !ahead, &now, &r);
+        rc = tdm_p2p_irecv_ex(buf, count, dt, peer, world, s->tag, ctx, c,
+                              (ahead ? 0u : TDM_RECV_BLOCKING) |
+                                  (flags & TDM_SCHED_CONSUMED ? TDM_RECV_CONSUMES : 0u),
+                              &now, &r);
     if (rc == TDM_OK && !r)
         return;
     if (rc != TDM_OK || !r) {

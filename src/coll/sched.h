@@ -21,6 +21,10 @@
  * Unflagged steps of an intercomm's schedule go to local ranks (over its hidden
  * local intracomm's context), so the intracomm algorithms build the local phases. */
 #define TDM_SCHED_REMOTE 2
+/* Step flag, set by tdm_sched_reduce on the receives of the round before it
+ * that land in one of its buffers: the rendezvous selection then has this side
+ * copy the data (RGET, not COOP), so it is in this core's cache for the op. */
+#define TDM_SCHED_CONSUMED 4
 
 tdm_sched_t *tdm_sched_new(tdm_comm_t *comm, bool blocking);
 

@@ -180,8 +180,8 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
             return tdm_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Irecv", "out of memory for a request");
     } else {
         int src_world = source == MPI_ANY_SOURCE ? -1 : tdm_comm_peer_world(c, source);
-        tdm_rc_t rc = tdm_p2p_irecv_ex(buf, (size_t)count, dt, source, src_world, tag, c->ctx, c,
-                                       false, NULL, &r);
+        tdm_rc_t rc = tdm_p2p_irecv_ex(buf, (size_t)count, dt, source, src_world, tag, c->ctx, c, 0,
+                                       NULL, &r);
         if (rc != TDM_OK)
             return tdm_mpi_err(c, tdm_mpi_class_of(rc), "MPI_Irecv", "cannot post the receive");
     }

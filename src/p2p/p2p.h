@@ -49,12 +49,16 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
 /* Start a receive (src may be TDM_ANY_SOURCE, tag TDM_ANY_TAG). */
 tdm_rc_t tdm_p2p_irecv(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
                        void *comm, tdm_req_t **req_p);
-/* The same, knowing the source's world rank (-1 for MPI_ANY_SOURCE) and whether
- * the caller blocks (MPI_Recv): this lets the receive announce itself (RTR).
+/* `how` of tdm_p2p_irecv_ex: the caller blocks (MPI_Recv); the caller combines
+ * the data as soon as it has it (TDM_MODE_CONSUMES) */
+#define TDM_RECV_BLOCKING 1u
+#define TDM_RECV_CONSUMES 2u
+/* The same, knowing the source's world rank (-1 for MPI_ANY_SOURCE) and how the
+ * caller receives (TDM_RECV_*): this lets the receive announce itself (RTR).
  * With `now` non-NULL, a message already here whole (eager) that fits completes
  * at once with no request: *req_p is then NULL and *now its status. */
 tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
-                          uint32_t ctx, void *comm, bool blocking, tdm_status_t *now,
+                          uint32_t ctx, void *comm, unsigned how, tdm_status_t *now,
                           tdm_req_t **req_p);
 /* Blocking receive: completes into *status; no request is left behind. */
 tdm_rc_t tdm_p2p_recv(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,

@@ -101,6 +101,8 @@ typedef struct tdm_rtr_history {
 typedef struct tdm_select_in {
     uint8_t send_mode; /* tdm_send_mode_t | TDM_MODE_BLOCKING */
     int recv_blocking;
+    int consume_far; /* the receiver combines the data at once (TDM_MODE_CONSUMES) and the
+                        pair's adaptive eager range prefers CMA (tdm_p2p_range_cma) */
     uint64_t size;
     int cma;                      /* the pair may use CMA and both buffers are describable */
     int64_t load_send, load_recv; /* copies pending at each side */
@@ -240,6 +242,12 @@ uint32_t tdm_p2p_adapt_start(uint32_t stamp, uint32_t prev_done);
  * am the lower rank of a pair that sent both ways within the last 200 us), so
  * that the pair's two ways turn together (select.c has the figures). */
 bool tdm_p2p_range_paired(int me, int peer, uint32_t now, uint32_t last_done);
+/* The adaptive eager range between me and `peer` sends some size class by
+ * rendezvous, either way (or the test hook sends it all so): its receivers
+ * timed a CMA read faster than the ring, as they do when the two cores share
+ * no cache. A reduction's receive then reads its data itself (RGET) rather
+ * than have the sender's core write half of it (COOP); figures in select.c. */
+bool tdm_p2p_range_cma(int peer);
 /* Receiver: a stamped receive completed, `rndv`: it came by rendezvous. */
 void tdm_p2p_eager_adapt_done(tdm_req_t *r, bool rndv);
 void tdm_p2p_select_fini(void);

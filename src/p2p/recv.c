@@ -94,7 +94,7 @@ static tdm_req_t *recv_new(void *buf, size_t count, tdm_dtype_t *dt, int src, in
 }
 
 tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
-                          uint32_t ctx, void *comm, bool blocking, tdm_status_t *now,
+                          uint32_t ctx, void *comm, unsigned how, tdm_status_t *now,
                           tdm_req_t **req_p) {
     tdm_unexp_t *ue = tdm_p2p_match_unexp(ctx, src, tag);
     if (ue && now && ue->type == TDM_PKT_EAGER && ue->received == ue->size &&
@@ -114,8 +114,10 @@ tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int
     tdm_req_t *r = recv_new(buf, count, dt, src, tag, ctx, comm);
     if (!r)
         return TDM_ERR_NOMEM;
-    if (blocking)
+    if (how & TDM_RECV_BLOCKING)
         r->mode = TDM_MODE_BLOCKING; /* Table II's Recv column */
+    if (how & TDM_RECV_CONSUMES)
+        r->mode |= TDM_MODE_CONSUMES;
     *req_p = r;
     if (ue) {
         tdm_list_remove(&ue->link);
@@ -131,14 +133,14 @@ tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int
 
 tdm_rc_t tdm_p2p_irecv(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
                        void *comm, tdm_req_t **req_p) {
-    return tdm_p2p_irecv_ex(buf, count, dt, src, -1, tag, ctx, comm, false, NULL, req_p);
+    return tdm_p2p_irecv_ex(buf, count, dt, src, -1, tag, ctx, comm, 0, NULL, req_p);
 }
 
 tdm_rc_t tdm_p2p_recv(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
                       uint32_t ctx, void *comm, tdm_status_t *status) {
     tdm_req_t *r;
-    tdm_rc_t rc =
-        tdm_p2p_irecv_ex(buf, count, dt, src, src_world, tag, ctx, comm, true, status, &r);
+    tdm_rc_t rc = tdm_p2p_irecv_ex(buf, count, dt, src, src_world, tag, ctx, comm,
+                                   TDM_RECV_BLOCKING, status, &r);
     if (rc != TDM_OK || !r)
         return rc;
     tdm_p2p_wait(r);

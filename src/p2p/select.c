@@ -34,6 +34,15 @@
  *      4.36 (the root's op then reads lines its own core wrote, not the
  *      sender's); Scatter 4.38 -> 3.78; Gather 4.27 -> 3.90 (Open MPI
  *      3.6-4.3); with the CPUs near the range goes eagerly and nothing moves;
+ *      no COOP either for a collective's receive whose data it combines at
+ *      once (sched.c marks it, TDM_MODE_CONSUMES) when the pair's adaptive
+ *      eager range goes by rendezvous (tdm_p2p_range_cma: its receivers
+ *      timed CMA faster than the ring, as with the CPUs far): the op would
+ *      then read the sender's half from the other core's cache. 2-rank
+ *      Reduce, CPUs far, 5 gated runs, COOP -> RGET: 32 KiB 6.64 -> 5.39 us,
+ *      64 KiB 9.24 -> 7.95, 128 KiB 14.79 -> 13.21 (Open MPI 5.33, 7.81,
+ *      12.98). With the CPUs near COOP stays, and wins: 64 KiB 5.46 against
+ *      7.06 by RGET (Open MPI 7.05);
  *      no COOP in an exchange (the receiver has rendezvous sends of its own
  *      to the sender in flight): both cores copy anyway, each its incoming
  *      message, and COOP's halves only add control packets and syscalls;
@@ -235,8 +244,8 @@ tdm_proto_id_t tdm_p2p_select(const tdm_select_in_t *in) {
      * range timed that way as the faster: one side copies, with the fewest
      * control packets (COOP's CTS, second syscall and second FIN cost more than
      * half of a 16 KiB copy saves; figures in the header) */
-    if (p == TDM_PROTO_COOP &&
-        (in->size < coop_min || in->size <= tdm_p2p.eager_limit || oversubscribed || in->exchange))
+    if (p == TDM_PROTO_COOP && (in->size < coop_min || in->size <= tdm_p2p.eager_limit ||
+                                oversubscribed || in->exchange || in->consume_far))
         p = TDM_PROTO_RGET;
     return p;
 }
@@ -426,6 +435,14 @@ bool tdm_p2p_range_paired(int me, int peer, uint32_t now, uint32_t last_done) {
     return me < peer && last_done && now - last_done < TDM_RANGE_PAIRED_NS;
 }
 
+bool tdm_p2p_range_cma(int peer) {
+    int me = tdm_p2p.rank;
+    if (eager_adaptive_rndv)
+        return true;
+    return (atomic_load_explicit(&tdm_shm_pair(peer, me)->eager_rndv, memory_order_relaxed) |
+            atomic_load_explicit(&tdm_shm_pair(me, peer)->eager_rndv, memory_order_relaxed)) != 0;
+}
+
 uint32_t tdm_p2p_eager_adaptive(int peer, size_t bytes, const tdm_dtype_t *dt, bool *rndv) {
     *rndv = false;
     /* the size first: every eager send comes here. Only a buffer the receiver
@@ -553,6 +570,7 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     tdm_select_in_t in = {
         .send_mode = rts->mode,
         .recv_blocking = (r->mode & TDM_MODE_BLOCKING) != 0,
+        .consume_far = (r->mode & TDM_MODE_CONSUMES) && tdm_p2p_range_cma(r->peer_world),
         .size = r->msg_size,
         .cma = r->peer_world != tdm_p2p.rank && tdm_cma_usable(r->peer_world) &&
                (rts->buf.contig || rts->buf.nsegs > 0) && tdm_layout_describable(r->dt),
@@ -718,6 +736,15 @@ void tdm_p2p_select_print(void *fp) {
                 "flight): %scoop becomes rget%s\n",
                 pipe, adapt);
     }
+    tdm_select_in_t red = {.send_mode = TDM_MODE_STD | TDM_MODE_BLOCKING,
+                           .recv_blocking = 1,
+                           .consume_far = 1,
+                           .size = TDM_MAX(coop_min, eager + 1),
+                           .cma = 1};
+    fprintf(f,
+            "  a collective's receive whose data it reduces at once, when the pair's adaptive "
+            "eager range goes by rendezvous, Send x Recv: %s\n",
+            opt_names[tdm_p2p_select(&red)]);
     fprintf(f,
             "  (load:a/b/c = copies pending equal / sender %lld more / receiver %lld more;"
             " a pair without CMA uses pipeline)\n",

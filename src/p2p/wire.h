@@ -40,6 +40,9 @@ typedef enum {
     TDM_MODE_READY,
 } tdm_send_mode_t;
 #define TDM_MODE_BLOCKING 0x80 /* or-ed into mode: the call was a blocking one */
+/* or-ed into a receive's mode: the receiver combines the data as soon as it has
+ * it (a collective's reduction), so it should copy it itself (select.c) */
+#define TDM_MODE_CONSUMES 0x40
 
 typedef struct __attribute__((packed)) tdm_pkt_eager {
     uint8_t type;

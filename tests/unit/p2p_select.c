@@ -91,6 +91,14 @@ static void check_coop_above_eager(void) {
     CHECK(tdm_p2p_select(&in) == TDM_PROTO_RGET);
     in.size = limit + 1;
     CHECK(tdm_p2p_select(&in) == TDM_PROTO_COOP);
+    /* a reduction's receive when the cores look apart: the receiver reads it all */
+    in.send_mode = TDM_MODE_STD | TDM_MODE_BLOCKING, in.recv_blocking = 1;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_COOP);
+    in.consume_far = 1;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_RGET);
+    in.size = 1 << 20;
+    CHECK(tdm_p2p_select(&in) == TDM_PROTO_RGET);
+    in.consume_far = 0, in.send_mode = TDM_MODE_STD, in.recv_blocking = 0;
     /* a smaller eager limit leaves COOP from TANDEM_COOP_MIN */
     tdm_p2p.eager_limit = 4096;
     in.size = 12288;

@@ -8,6 +8,12 @@
  * (RGET); a Gather's root receives ahead, so each sender copies (RPUT).
  * 5 calls each of 1 MiB per rank, data checked.
  *
+ * "reduce": 5 Reduces of 64 KiB of floats on 2 ranks, the root combining what
+ * it receives at once: both copy half (COOP), unless the pair's adaptive eager
+ * range goes by rendezvous (the cores share no cache; forced here with
+ * TANDEM_TEST_EAGER_ADAPTIVE_RNDV), when the root reads it all itself (RGET),
+ * so the op finds the data in its own cache.
+ *
  * "small": 64 Bcasts of 8 bytes, which rank 1 joins only after every one has
  * arrived (rank 0 sends it a message on another communicator after them): the
  * root's sends leave with no request and rank 1's receives complete at once,
@@ -42,11 +48,29 @@ int main(int argc, char **argv) {
             MPI_Send(NULL, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
         MPI_Comm_free(&c);
     }
+    if (strcmp(which, "reduce") == 0) {
+        enum { NF = 16384 };
+        float *x = malloc(NF * sizeof(float)), *y = malloc(NF * sizeof(float));
+        for (int it = 0; it < 5; it++) {
+            for (int i = 0; i < NF; i++)
+                x[i] = (float)(i % 1000 + rank * 1000 + it), y[i] = -1;
+            MPI_Reduce(x, y, NF, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+            for (int i = 0; rank == 0 && i < NF; i++) {
+                float want = 0;
+                for (int r = 0; r < size; r++)
+                    want += (float)(i % 1000 + r * 1000 + it);
+                if (y[i] != want && errs++ < 5)
+                    fprintf(stderr, "[0] reduce %d: %g, want %g\n", i, y[i], want);
+            }
+        }
+        free(x);
+        free(y);
+    }
     unsigned char *a = malloc((size_t)N * (size_t)size), *b = malloc((size_t)N * (size_t)size);
     for (int it = 0; it < 5; it++) {
         for (size_t i = 0; i < (size_t)N * (size_t)size; i++)
             a[i] = (unsigned char)(i * 7 + (size_t)rank * 13 + (size_t)it), b[i] = 0;
-        if (strcmp(which, "small") == 0) {
+        if (strcmp(which, "small") == 0 || strcmp(which, "reduce") == 0) {
             break;
         } else if (strcmp(which, "bcast") == 0) {
             MPI_Bcast(a, N, MPI_BYTE, 0, MPI_COMM_WORLD);
