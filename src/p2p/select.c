@@ -73,7 +73,15 @@
  *      1-4 MiB and won below (medians of 10 runs, adaptive / RGET / Open MPI:
  *      Alltoall 256 KiB 23.9 / 28.3 / 29.2, 1 MiB 112 / 109 / 109, 4 MiB 799 /
  *      705 / 725; Allgather 256 KiB 26.9 / 27.6 / 30.1, 4 MiB 660 / 608 / 623),
- *      hence the 512 KiB default;
+ *      hence the 512 KiB default; and it starts above
+ *      TANDEM_EXCHANGE_ADAPTIVE_MIN (128 KiB): below it the pipeline's looks
+ *      cost more than they ever found (that day, bench/coll, 2 ranks, medians
+ *      of 5 runs gated by the host probe, adaptive -> RGET alone: CPUs far,
+ *      Allgather 32 KiB 7.27 -> 6.15 us, 64 KiB 10.16 -> 8.93, Alltoall
+ *      64 KiB 9.27 -> 8.96 (Open MPI 6.87, 9.70, 9.49); CPUs near, Allgather
+ *      32 KiB 5.49 -> 5.15, 64 KiB 8.15 -> 7.83, 96 KiB 12.36 -> 10.81,
+ *      128 KiB 14.32 -> 13.85 (Open MPI 5.29, 8.00, 11.79, 13.93); at 256 KiB
+ *      the pipeline still wins near, 25.8 against 28.6);
  *      COOP-chunked for every CMA copy longer than TANDEM_COPY_CHUNK;
  *      no COOP when ranks outnumber cores (TANDEM_OVERSUBSCRIBED): both halves
  *      need both processes on a core at once, so a descheduled peer stalls
@@ -110,6 +118,7 @@ static tdm_proto_id_t forced = TDM_PROTO_AUTO;
 static uint64_t coop_min;
 static uint64_t exchange_pipeline_max;
 static uint64_t exchange_adaptive_max;
+static uint64_t exchange_adaptive_min;
 static tdm_adapt_cell_t **adapt_tab; /* per peer: TDM_ADAPT_CLASSES cells, made at first use */
 static tdm_adapt_cell_t **eager_tab; /* the same, for the adaptive eager range (as receiver) */
 static uint64_t eager_adaptive_min;
@@ -186,6 +195,7 @@ int tdm_p2p_select_init(void) {
     coop_min = (uint64_t)TDM_PARAM_I(COOP_MIN);
     exchange_pipeline_max = (uint64_t)TDM_PARAM_I(EXCHANGE_PIPELINE_MAX);
     exchange_adaptive_max = (uint64_t)TDM_PARAM_I(EXCHANGE_ADAPTIVE_MAX);
+    exchange_adaptive_min = (uint64_t)TDM_PARAM_I(EXCHANGE_ADAPTIVE_MIN);
     eager_adaptive_min = (uint64_t)TDM_PARAM_I(EAGER_ADAPTIVE_MIN);
     eager_adaptive_rndv = TDM_PARAM_I(TEST_EAGER_ADAPTIVE_RNDV) != 0;
     load_margin = TDM_PARAM_I(COOP_LOAD_MARGIN);
@@ -587,8 +597,8 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
      * carries them one after another while CMA copies each at once, and the
      * pipeline lost (bibw 4 MiB 8.0-9.9 GB/s against 14.6-16.1) */
     if (p == TDM_PROTO_RGET && tdm_p2p.rndv_out[r->peer_world] == 1 &&
-        in.size > exchange_pipeline_max && in.size <= exchange_adaptive_max &&
-        forced == TDM_PROTO_AUTO && !oversubscribed) {
+        in.size > exchange_pipeline_max && in.size > exchange_adaptive_min &&
+        in.size <= exchange_adaptive_max && forced == TDM_PROTO_AUTO && !oversubscribed) {
         int me = tdm_p2p.rank, peer = r->peer_world;
         unsigned k = tdm_p2p_adapt_class(in.size);
         _Atomic uint32_t *word = &tdm_shm_pair(TDM_MIN(me, peer), TDM_MAX(me, peer))->xchg_pipeline;
@@ -722,6 +732,7 @@ void tdm_p2p_select_print(void *fp) {
     if (forced == TDM_PROTO_AUTO) {
         char lim[32], lim2[32], pipe[64] = "", adapt[128] = "";
         uint64_t pipe_top = TDM_MAX(exchange_pipeline_max, (uint64_t)tdm_p2p.eager_limit);
+        pipe_top = TDM_MAX(pipe_top, exchange_adaptive_min);
         if (exchange_pipeline_max > tdm_p2p.eager_limit && !oversubscribed)
             snprintf(pipe, sizeof(pipe), "pipeline up to %s, then ",
                      size_label(exchange_pipeline_max, lim, sizeof(lim)));
