@@ -4,9 +4,9 @@
  * otherwise by message size against TANDEM_<COLL>_LARGE. When ranks outnumber
  * cores (TANDEM_OVERSUBSCRIBED, set by mpirun for every rank alike) the barrier,
  * the small Allreduce and every Bcast, Allgather, Alltoall and Reduce (up to
- * TANDEM_COLL_LINEAR_TMP_MAX held at the root) go linear: there
- * the cost is how often a rank must be scheduled, not how many hops a message
- * takes. The large-message algorithms of the reductions combine blocks in ring
+ * TANDEM_COLL_LINEAR_TMP_MAX held at the root, the binomial tree above) go
+ * linear: there the cost is how often a rank must be scheduled, not how many
+ * hops a message takes. The large-message algorithms of the reductions combine blocks in ring
  * order, so they are used for commutative ops only (a forced one falls back,
  * logged at debug level).
  */
@@ -64,7 +64,15 @@ static const coll_choice_t choices[TDM_COLL_NKINDS] = {
                           * 2 cores, medians of 4 interleaved runs, 64 KiB 28 ->
                           * 11 us, 1 MiB 304 -> 109 us, 4 MiB 1.60 -> 1.35 ms
                           * (binomial/scatter_gather -> linear; Open MPI 35 us,
-                          * 412 us, 2.5 ms) */
+                          * 412 us, 2.5 ms). With the CPUs far apart it is the
+                          * root's lone copying that counts: 1 MiB linear 445-454
+                          * us, binomial 258-276, the ring 418-627 (Open MPI
+                          * 300-309; 5 runs each, gated by the host probe);
+                          * near, binomial 215 against linear 88 (Open MPI
+                          * 273-292). Hence linear only up to
+                          * TANDEM_COLL_LINEAR_TMP_MAX (2 MiB at the root: 512
+                          * KiB on 4 ranks, linear 43 us near and 202-217 far,
+                          * binomial 146 far; Open MPI 296-344), the tree above */
                          true,
                          true},
     /* 2 ranks, 4 MiB: ring 0.80 ms, recursive doubling 1.25. Oversubscribed,
@@ -158,8 +166,8 @@ static int decide(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commut
                (!c->linear_tmp ||
                 bytes <= (size_t)TDM_PARAM_I(COLL_LINEAR_TMP_MAX) / (size_t)comm_size))))
         algo = 2;
-    else if (algo < 0 && c->small_oversubscribed && oversubscribed)
-        algo = 0;
+    else if (algo < 0 && (c->small_oversubscribed || c->linear_tmp) && oversubscribed)
+        algo = 0; /* the tree: a linear Reduce too large for its root */
     else if (algo < 0)
         algo = bytes >= (size_t)tdm_param_vals[c->large].i && comm_size >= c->large_min_size;
     if (algo == 1 && c->large_needs_commute && !commute) {
