@@ -47,9 +47,7 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg) {
         p->yields = TDM_PARAM_I(WAIT_YIELDS);
     }
     p->block_us = TDM_PARAM_I(WAIT_BLOCK_US);
-    p->copy_chunk = (size_t)TDM_PARAM_I(COPY_CHUNK);
-    if (p->copy_chunk < 4096)
-        p->copy_chunk = 4096;
+    p->copy_chunk = tdm_p2p_copy_chunk_param(p->oversubscribed);
     tdm_list_init(&p->posted);
     tdm_list_init(&p->unexp);
     tdm_list_init(&p->copyq);

@@ -257,6 +257,9 @@ int tdm_p2p_select_init(void);
 /* The eager limit the tunables give (EAGER_LIMIT, or when ranks outnumber cores
  * EAGER_LIMIT_OVERSUBSCRIBED unless EAGER_LIMIT was set). */
 size_t tdm_p2p_eager_limit_param(bool oversubscribed);
+/* The CMA copy piece the tunables give (COPY_CHUNK, or when ranks outnumber
+ * cores COPY_CHUNK_OVERSUBSCRIBED unless COPY_CHUNK was set), at least 4 KiB. */
+size_t tdm_p2p_copy_chunk_param(bool oversubscribed);
 /* Print the decision table (sizes x call types) to f. */
 void tdm_p2p_select_print(void *f);
 const char *tdm_proto_name(tdm_proto_id_t id);

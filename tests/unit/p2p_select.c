@@ -327,6 +327,31 @@ static void check_adapt(void) {
 
 /* Forced RTR: always announce, always use. Parameters are read once per
  * process, so this runs in a child with its own environment. */
+/* CMA copy pieces: 2 MiB, or 512 KiB when ranks outnumber cores, unless
+ * TANDEM_COPY_CHUNK is set, which then applies to both (at least 4 KiB). The
+ * tunables are read once per process: each setting gets a child. */
+static int chunk_child(const char *set, size_t want) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("TANDEM_COPY_CHUNK", set, 1);
+        tdm_params_init();
+        CHECK(tdm_p2p_copy_chunk_param(false) == want);
+        CHECK(tdm_p2p_copy_chunk_param(true) == want);
+        _exit(failures ? 1 : 0);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "copy chunk checks failed with TANDEM_COPY_CHUNK=%s\n", set);
+        return 1;
+    }
+    return 0;
+}
+
+static void check_copy_chunk_default(void) {
+    CHECK(tdm_p2p_copy_chunk_param(false) == (size_t)2 << 20);
+    CHECK(tdm_p2p_copy_chunk_param(true) == (size_t)512 << 10);
+}
+
 static int check_forced_rtr(void) {
     pid_t pid = fork();
     if (pid == 0) {
@@ -351,9 +376,12 @@ static int check_forced_rtr(void) {
 int main(void) {
     setenv("TANDEM_RNDV_PROTOCOL", "auto", 1);
     failures += check_forced_rtr();
+    failures += chunk_child("1m", (size_t)1 << 20);
+    failures += chunk_child("100", 4096);
     tdm_params_init();
     if (tdm_p2p_select_init() != 0)
         return 1;
+    check_copy_chunk_default();
     check_rtr_use();
     check_coop_load();
     check_exchange_pipeline();
