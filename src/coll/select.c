@@ -75,7 +75,16 @@ static const coll_choice_t choices[TDM_COLL_NKINDS] = {
                           * binomial 146 far; Open MPI 296-344), the tree above */
                          true,
                          true},
-    /* 2 ranks, 4 MiB: ring 0.80 ms, recursive doubling 1.25. Oversubscribed,
+    /* The ring from 3 ranks only. On 2 it is an exchange of halves, the op, and
+     * an exchange of the reduced halves, which each side reads from the other
+     * core's cache just after the op wrote them; recursive doubling's one
+     * exchange reads the callers' buffers. 2 ranks, bench/coll, medians of 4
+     * runs gated by the host probe, ring -> recursive doubling: CPUs far, 256
+     * KiB 93.9 -> 30.4 us, 1 MiB 448 -> 109, 4 MiB 1374 -> 548 (Open MPI 157,
+     * 581, 2301); near, 128 KiB 22.3 -> 13.6, 256 KiB 40.3 -> 27.6, 1 MiB
+     * 105.9 -> 108.9, 4 MiB 637 -> 569 (Open MPI 31.5, 57.1, 140, 681).
+     * (An older host had 2 ranks, 4 MiB: ring 0.80 ms, recursive doubling
+     * 1.25.) Oversubscribed,
      * small messages go linear from 5 ranks: with request-less small messages
      * (sched.c), recursive doubling's two rounds beat the root's fan-in and
      * fan-out on 3 and 4 ranks, and lose from 6 (2 cores, bench/coll, medians
@@ -87,7 +96,7 @@ static const coll_choice_t choices[TDM_COLL_NKINDS] = {
                             TDM_PARAM_ALLREDUCE_LARGE,
                             {"recursive_doubling", "ring", "linear"},
                             true,
-                            2,
+                            3,
                             .linear_min_size = 5},
     [TDM_COLL_ALLGATHER] = {"allgather",
                             TDM_PARAM_ALLGATHER_ALGORITHM,
