@@ -33,8 +33,9 @@ typedef struct coll_choice {
                                   not only below TANDEM_COLL_LINEAR_MAX */
     bool linear_tmp;           /* algorithm 2 keeps every rank's data at the root: at
                                   most TANDEM_COLL_LINEAR_TMP_MAX bytes of it */
-    bool small_oversubscribed; /* oversubscribed, auto keeps algorithm 0 at every
-                                  size (`large` is then unused) */
+    bool small_oversubscribed; /* oversubscribed, auto takes algorithm 0 at every
+                                  size where it does not go linear (`large` is then
+                                  unused) */
     int linear_min_size;       /* oversubscribed, auto takes algorithm 2 only from
                                   this many ranks */
 } coll_choice_t;
@@ -73,6 +74,7 @@ static const coll_choice_t choices[TDM_COLL_NKINDS] = {
                           * TANDEM_COLL_LINEAR_TMP_MAX (2 MiB at the root: 512
                           * KiB on 4 ranks, linear 43 us near and 202-217 far,
                           * binomial 146 far; Open MPI 296-344), the tree above */
+                         true,
                          true,
                          true},
     /* The ring from 3 ranks only. On 2 it is an exchange of halves, the op, and
@@ -175,8 +177,8 @@ static int decide(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commut
                (!c->linear_tmp ||
                 bytes <= (size_t)TDM_PARAM_I(COLL_LINEAR_TMP_MAX) / (size_t)comm_size))))
         algo = 2;
-    else if (algo < 0 && (c->small_oversubscribed || c->linear_tmp) && oversubscribed)
-        algo = 0; /* the tree: a linear Reduce too large for its root */
+    else if (algo < 0 && c->small_oversubscribed && oversubscribed)
+        algo = 0;
     else if (algo < 0)
         algo = bytes >= (size_t)tdm_param_vals[c->large].i && comm_size >= c->large_min_size;
     if (algo == 1 && c->large_needs_commute && !commute) {
