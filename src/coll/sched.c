@@ -100,7 +100,7 @@ int tdm_coll_next_tag(tdm_comm_t *comm) {
 }
 
 tdm_dtype_t *tdm_coll_byte_type(void) {
-    return tdm_dtype_get(MPI_BYTE);
+    return tdm_dtype_byte();
 }
 
 /* ---- building ---- */

@@ -284,6 +284,10 @@ void tdm_dtype_fini(void) {
     nuser = cap_user = 0;
 }
 
+tdm_dtype_t *tdm_dtype_byte(void) {
+    return tdm_dtype_get(MPI_BYTE);
+}
+
 tdm_dtype_t *tdm_dtype_get(int handle) {
     unsigned h = (unsigned)handle;
     if ((h & 0xffff0000u) == BUILTIN_BASE) {

@@ -89,6 +89,8 @@ static inline ptrdiff_t tdm_dtype_extent(const tdm_dtype_t *dt) {
 
 /* Look up a handle; NULL if it does not name a datatype. */
 tdm_dtype_t *tdm_dtype_get(int handle);
+/* MPI_BYTE, for the layers below the MPI one. */
+tdm_dtype_t *tdm_dtype_byte(void);
 /* Predefined types are set up once; 0 or -ENOMEM. */
 int tdm_dtype_init(void);
 void tdm_dtype_fini(void);

@@ -241,6 +241,10 @@ static void rx_cont(int peer, const tdm_pkt_cont_t *c) {
     if (ue->received < ue->size)
         return;
     cur->ue = NULL;
+    tdm_p2p_unexp_arrived(ue);
+}
+
+void tdm_p2p_unexp_arrived(tdm_unexp_t *ue) {
     if (ue->claimed) {
         /* a receive (or Mrecv) took it while it was arriving */
         tdm_req_t *r = ue->claimed;
@@ -269,14 +273,14 @@ static void rx_rts(int peer, const tdm_pkt_rts_cma_t *h) {
         tdm_error(P2P, "out of memory keeping an unexpected rts from rank %d", peer);
         abort();
     }
-    if (pull && tdm_rndv_pull_unexp(peer, h->pid, &h->buf, h->env.sreq, ue)) {
+    if (pull) {
         /* a message of the adaptive eager range: now kept as the eager one it stands for */
         ue->type = TDM_PKT_EAGER;
         ue->flags = h->env.flags & ~TDM_PKTF_PULL;
         ue->mode = h->env.mode;
         ue->src_world = peer;
-        ue->received = ue->size;
         tdm_list_push_back(&tdm_p2p.unexp, &ue->link);
+        tdm_rndv_pull_unexp(peer, h->pid, &h->buf, h->env.sreq, ue);
         return;
     }
     ue->type = TDM_PKT_RTS;

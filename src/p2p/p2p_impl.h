@@ -94,6 +94,9 @@ void tdm_p2p_unexp_cache_fini(void);
 void tdm_p2p_recv_matched_unexp(tdm_req_t *r, tdm_unexp_t *ue);
 void tdm_p2p_recv_set_envelope(tdm_req_t *r, int src, int tag, int src_world, size_t size);
 void tdm_p2p_recv_copy(tdm_req_t *r, size_t off, const void *data, size_t len);
+/* engine.c: the last byte of an unexpected message is in (ue->received ==
+ * ue->size): a receive that claimed it while it was arriving completes. */
+void tdm_p2p_unexp_arrived(tdm_unexp_t *ue);
 
 /* engine.c */
 void tdm_p2p_handle_packet(int peer, const void *body);

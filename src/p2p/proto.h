@@ -290,8 +290,10 @@ void tdm_rndv_on_pull(tdm_req_t *s, const tdm_pkt_pull_t *pull);
 void tdm_rndv_on_data(tdm_req_t *r, const tdm_pkt_data_t *d);
 /* An RTS flagged TDM_PKTF_PULL that came unexpected: read the message into the
  * unexpected entry's buffer now and send FIN, so that the send completes as an
- * eager one would. false (CMA now off for the pair) if the read failed. */
-bool tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t sreq,
+ * eager one would. If the read fails (CMA is then off for the pair), the sender
+ * moves the message as DATA cells into the entry, which holds it once
+ * ue->received reaches ue->size. */
+void tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t sreq,
                          tdm_unexp_t *ue);
 /* Copy queue: one chunk of one pending CMA part per call; events done. */
 int tdm_rndv_copy_progress(void);

@@ -17,6 +17,7 @@
 #include "../p2p_impl.h"
 #include "../../net/cma.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void tdm_rndv_load_add(int world_rank, int64_t delta) {
@@ -290,7 +291,46 @@ void tdm_rndv_split_send_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts) {
 
 /* ---- an unexpected RTS of the adaptive eager range ---- */
 
-bool tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t sreq,
+/* The pulled message has come as DATA cells: the entry now holds it all. */
+static void pulled_by_data(tdm_req_t *r) {
+    tdm_unexp_t *ue = r->cb_arg;
+    ue->received = ue->size;
+    tdm_p2p_unexp_arrived(ue);
+}
+
+/* The pull's read failed: the sender streams the message as DATA cells into the
+ * entry's buffer instead (as for an RGET whose read failed), through a receive
+ * of the library's own; the message stays buffered, so the send still completes
+ * before any receive is posted. */
+static void pull_by_data(int peer, uint32_t sreq, tdm_unexp_t *ue) {
+    tdm_req_t *r = tdm_req_alloc(TDM_REQ_RECV);
+    if (!r) {
+        tdm_error(P2P, "out of memory for the receive of a %zu-byte message from rank %d", ue->size,
+                  peer);
+        abort();
+    }
+    r->buf = ue->data;
+    r->dt = tdm_dtype_byte();
+    r->count = r->bytes = r->msg_size = ue->size;
+    r->peer = ue->src;
+    r->peer_world = peer;
+    r->remote_id = sreq;
+    r->stage = TDM_RSTAGE_RNDV;
+    r->on_complete = pulled_by_data;
+    r->cb_arg = ue;
+    r->user_freed = 1; /* nobody waits for it: released when the data is in */
+    tdm_rndv_t *st = tdm_rndv(r);
+    memset(st, 0, sizeof(*st));
+    st->total = ue->size;
+    st->via_data = 1;
+    st->fin_out = 1; /* the sender takes it as the FIN of an RGET whose read failed */
+    st->expect_data = ue->size;
+    tdm_pkt_pull_t p = {
+        .type = TDM_PKT_PULL, .req = sreq, .dst_req = r->id, .offset = 0, .len = ue->size};
+    tdm_p2p_send_ctrl(peer, &p, sizeof(p));
+}
+
+void tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t sreq,
                          tdm_unexp_t *ue) {
     tdm_layout_t remote, local = {.base = (uintptr_t)ue->data,
                                   .count = ue->size,
@@ -303,13 +343,14 @@ bool tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t s
         tdm_layout_clear(&remote);
     }
     if (rc < 0) {
-        /* kept as an RTS: the send now waits for its receive */
         tdm_cma_disable(peer, -rc);
         tdm_p2p_stats.cma_fallbacks++;
-        return false;
+        ue->received = 0;
+        pull_by_data(peer, sreq, ue);
+        return;
     }
     tdm_p2p_stats.bytes_read += ue->size;
     tdm_p2p_stats.adapt_pulled++;
+    ue->received = ue->size;
     send_fin(peer, sreq); /* the sender takes it as an RGET's FIN */
-    return true;
 }

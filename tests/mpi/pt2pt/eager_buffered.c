@@ -14,7 +14,9 @@
  * the part that fits delivered) and the rest into exact buffers; every byte
  * checked. Last, an MPI_Issend of 12 KiB must stay incomplete while rank 1
  * serves packets in a receive of another message. With TANDEM_TEST_EAGER_ADAPTIVE_RNDV
- * every message of the range goes by rendezvous (the testlist checks the counters).
+ * every message of the range goes by rendezvous (the testlist checks the counters);
+ * with TANDEM_TEST_CMA_FAIL_AFTER as well, a pull whose read fails has the
+ * sender move the message as DATA cells, still before any receive is posted.
  */
 #include <mpi.h>
 #include <stdio.h>
