@@ -166,6 +166,53 @@ static int tx_progress(int peer) {
     return events;
 }
 
+/* The first cell of an eager message (EAGER or EAGER_SHORT, whose fields come
+ * here as arguments: each caller's are constants or loads of its own header).
+ * `h` is the cell's body, for its stamp; a short message has none (stamped 0). */
+static inline __attribute__((always_inline)) void
+rx_eager_msg(int peer, const void *h, bool stamped, uint32_t ctx, int src, int tag, uint8_t flags,
+             uint8_t mode, uint32_t sreq, size_t size, size_t frag, const unsigned char *payload) {
+    tdm_p2p.rx_count[peer]++;
+    tdm_req_t *r = tdm_p2p_match_posted(ctx, src, tag);
+    if (r) {
+        tdm_p2p_recv_set_envelope(r, src, tag, peer, size);
+        /* posted before it came: its time counts */
+        r->t_sent = stamped ? tdm_shm_cell_stamp(h) : 0;
+        if (flags & TDM_PKTF_SYNC) {
+            tdm_pkt_ack_t ack = {.type = TDM_PKT_ACK, .req = sreq};
+            tdm_p2p_send_ctrl(peer, &ack, sizeof(ack));
+        }
+        tdm_p2p_recv_copy(r, 0, payload, frag);
+        if (frag == size) {
+            if (r->t_sent)
+                tdm_p2p_eager_adapt_done(r, false);
+            r->stage = TDM_RSTAGE_DONE;
+            tdm_p2p_complete(r);
+        } else {
+            r->stage = TDM_RSTAGE_EAGER;
+            r->offset = frag;
+            tdm_p2p.rx[peer].req = r;
+        }
+        return;
+    }
+    tdm_unexp_t *ue = tdm_p2p_unexp_new(ctx, src, tag, size, true);
+    if (!ue) {
+        tdm_error(P2P, "out of memory keeping an unexpected %llu-byte message from rank %d",
+                  (unsigned long long)size, peer);
+        abort();
+    }
+    ue->type = TDM_PKT_EAGER;
+    ue->flags = flags;
+    ue->mode = mode;
+    ue->sreq = sreq;
+    ue->src_world = peer;
+    tdm_copy(ue->data, payload, frag);
+    ue->received = frag;
+    if (ue->received < ue->size)
+        tdm_p2p.rx[peer].ue = ue;
+    tdm_list_push_back(&tdm_p2p.unexp, &ue->link);
+}
+
 static void rx_eager(int peer, const tdm_pkt_eager_t *h) {
     /* Below TDM_PKT_ALIGN_MIN the pad is always 0. Not reading it there keeps
      * the payload's address independent of a load from the cell: adding
@@ -175,44 +222,13 @@ static void rx_eager(int peer, const tdm_pkt_eager_t *h) {
     const unsigned char *payload = (const unsigned char *)(h + 1);
     if (TDM_UNLIKELY(h->size >= TDM_PKT_ALIGN_MIN))
         payload += h->pad;
-    tdm_p2p.rx_count[peer]++;
-    tdm_req_t *r = tdm_p2p_match_posted(h->ctx, h->src, h->tag);
-    if (r) {
-        tdm_p2p_recv_set_envelope(r, h->src, h->tag, peer, h->size);
-        r->t_sent = tdm_shm_cell_stamp(h); /* posted before it came: its time counts */
-        if (h->flags & TDM_PKTF_SYNC) {
-            tdm_pkt_ack_t ack = {.type = TDM_PKT_ACK, .req = h->sreq};
-            tdm_p2p_send_ctrl(peer, &ack, sizeof(ack));
-        }
-        tdm_p2p_recv_copy(r, 0, payload, h->frag);
-        if (h->frag == h->size) {
-            if (r->t_sent)
-                tdm_p2p_eager_adapt_done(r, false);
-            r->stage = TDM_RSTAGE_DONE;
-            tdm_p2p_complete(r);
-        } else {
-            r->stage = TDM_RSTAGE_EAGER;
-            r->offset = h->frag;
-            tdm_p2p.rx[peer].req = r;
-        }
-        return;
-    }
-    tdm_unexp_t *ue = tdm_p2p_unexp_new(h->ctx, h->src, h->tag, h->size, true);
-    if (!ue) {
-        tdm_error(P2P, "out of memory keeping an unexpected %llu-byte message from rank %d",
-                  (unsigned long long)h->size, peer);
-        abort();
-    }
-    ue->type = TDM_PKT_EAGER;
-    ue->flags = h->flags;
-    ue->mode = h->mode;
-    ue->sreq = h->sreq;
-    ue->src_world = peer;
-    tdm_copy(ue->data, payload, h->frag);
-    ue->received = h->frag;
-    if (ue->received < ue->size)
-        tdm_p2p.rx[peer].ue = ue;
-    tdm_list_push_back(&tdm_p2p.unexp, &ue->link);
+    rx_eager_msg(peer, h, true, h->ctx, h->src, h->tag, h->flags, h->mode, h->sreq, h->size,
+                 h->frag, payload);
+}
+
+static void rx_short(int peer, const tdm_pkt_short_t *h) {
+    rx_eager_msg(peer, h, false, h->ctx, h->src, h->tag, 0, h->mode, 0, h->size, h->size,
+                 (const unsigned char *)(h + 1));
 }
 
 static void rx_cont(int peer, const tdm_pkt_cont_t *c) {
@@ -304,6 +320,9 @@ static tdm_req_t *lookup_or_die(uint32_t id, int peer, const char *what) {
 
 void tdm_p2p_handle_packet(int peer, const void *body) {
     switch (*(const uint8_t *)body) {
+    case TDM_PKT_EAGER_SHORT:
+        rx_short(peer, body);
+        break;
     case TDM_PKT_EAGER:
         rx_eager(peer, body);
         break;

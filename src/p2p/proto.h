@@ -268,6 +268,7 @@ const char *tdm_proto_name(tdm_proto_id_t id);
 typedef struct tdm_p2p_stats {
     uint64_t eager_msgs;
     uint64_t sent_at_once;     /* eager sends that left with no request */
+    uint64_t short_msgs;       /* eager sends in one cache line (EAGER_SHORT) */
     uint64_t received_at_once; /* receives of an arrived message, with no request */
     uint64_t proto_msgs[TDM_PROTO_COUNT];
     uint64_t bytes_read;    /* copied by this rank with process_vm_readv */

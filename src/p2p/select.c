@@ -783,10 +783,11 @@ void tdm_p2p_stats_print(void) {
     char line[512];
     int off = snprintf(line, sizeof(line),
                        "tandem: rank %d protocol stats: eager %llu (sent at once %llu), "
-                       "received at once %llu",
+                       "received at once %llu, short %llu",
                        tdm_p2p.rank, (unsigned long long)tdm_p2p_stats.eager_msgs,
                        (unsigned long long)tdm_p2p_stats.sent_at_once,
-                       (unsigned long long)tdm_p2p_stats.received_at_once);
+                       (unsigned long long)tdm_p2p_stats.received_at_once,
+                       (unsigned long long)tdm_p2p_stats.short_msgs);
     for (int i = 0; i < TDM_PROTO_COUNT; i++)
         off += snprintf(line + off, sizeof(line) - (size_t)off, ", %s %llu", opt_names[i],
                         (unsigned long long)tdm_p2p_stats.proto_msgs[i]);

@@ -24,6 +24,26 @@ static void fill_envelope(tdm_pkt_eager_t *h, uint8_t type, const tdm_req_t *s, 
     h->size = bytes;
 }
 
+/* A message of at most TDM_PKT_SHORT_MAX bytes that wants no answer: header
+ * and payload in the cell's first cache line (wire.h). The cell's stamp is not
+ * written: the adaptive eager range starts far above this size. Returns where
+ * the payload goes. */
+static inline unsigned char *fill_short(void *cell, uint8_t mode, uint32_t ctx, int self_rank,
+                                        int tag, size_t bytes) {
+    tdm_pkt_short_t *h = cell;
+    tdm_p2p_stats.short_msgs++;
+    h->type = TDM_PKT_EAGER_SHORT;
+    h->mode = mode;
+    h->size = (uint8_t)bytes;
+    h->rsvd = 0;
+    h->ctx = ctx;
+    h->src = self_rank;
+    h->tag = tag;
+    return (unsigned char *)(h + 1);
+}
+_Static_assert(TDM_SHM_CELL_PREFIX + sizeof(tdm_pkt_short_t) + TDM_PKT_SHORT_MAX == TDM_CACHELINE,
+               "a short message fills at most the cell's first line");
+
 /* Where the payload starts in its cell: right after the header, or for a
  * contiguous message of one cell above TDM_PKT_ALIGN_MIN at the data's offset
  * within a cache line (wire.h). */
@@ -43,6 +63,15 @@ static bool push_eager(tdm_req_t *s) {
         tdm_pkt_eager_t *h = tdm_shm_send_reserve(peer);
         if (!h)
             return false;
+        if (s->bytes <= TDM_PKT_SHORT_MAX && (s->mode & ~TDM_MODE_BLOCKING) != TDM_MODE_SYNC) {
+            unsigned char *payload = fill_short(h, s->mode, s->ctx, s->self_rank, s->tag, s->bytes);
+            tdm_dtype_pack(s->buf, s->count, s->dt, 0, payload, s->bytes);
+            tdm_shm_send_commit(peer);
+            tdm_p2p_tx_envelope(peer, s->ctx, s->tag);
+            s->hdr_done = 1;
+            s->offset = s->bytes;
+            return true;
+        }
         uint8_t pad = eager_pad(s->dt, (const char *)s->buf + s->dt->true_lb, s->bytes, h + 1,
                                 body - sizeof(*h));
         size_t frag = TDM_MIN(s->bytes, body - sizeof(*h) - pad);
@@ -186,20 +215,25 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
         tdm_list_empty(&tdm_p2p.txq[dst_world])) {
         tdm_pkt_eager_t *h = tdm_shm_send_reserve(dst_world);
         const char *data = (const char *)buf + dt->true_lb;
-        uint8_t pad = eager_pad(dt, data, bytes, h + 1, tdm_shm_body_size() - sizeof(*h));
         if (TDM_LIKELY(h != NULL)) {
-            unsigned char *payload = (unsigned char *)(h + 1) + pad;
-            tdm_shm_cell_set_stamp(h, 0);
-            h->type = TDM_PKT_EAGER;
-            h->flags = 0;
-            h->mode = mode;
-            h->pad = pad;
-            h->ctx = ctx;
-            h->src = self_rank;
-            h->tag = tag;
-            h->sreq = 0;
-            h->frag = (uint32_t)bytes;
-            h->size = bytes;
+            unsigned char *payload;
+            if (bytes <= TDM_PKT_SHORT_MAX) {
+                payload = fill_short(h, mode, ctx, self_rank, tag, bytes);
+            } else {
+                uint8_t pad = eager_pad(dt, data, bytes, h + 1, tdm_shm_body_size() - sizeof(*h));
+                payload = (unsigned char *)(h + 1) + pad;
+                tdm_shm_cell_set_stamp(h, 0);
+                h->type = TDM_PKT_EAGER;
+                h->flags = 0;
+                h->mode = mode;
+                h->pad = pad;
+                h->ctx = ctx;
+                h->src = self_rank;
+                h->tag = tag;
+                h->sreq = 0;
+                h->frag = (uint32_t)bytes;
+                h->size = bytes;
+            }
             if (dt->contig)
                 tdm_copy(payload, data, bytes);
             else

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Every send mode, blocking and nonblocking (Send, Ssend, Rsend, Bsend, Isend,
- * Issend, Irsend, Ibsend), for eager, multi-cell and rendezvous sizes, between
+ * Issend, Irsend, Ibsend), for eager (around the one-line limit of 40 bytes
+ * too), multi-cell and rendezvous sizes, between
  * pairs of ranks. The receive is posted first (required for the ready modes) and
  * then, for the other modes, after the message arrived. Checks data and status.
  */
@@ -118,7 +119,7 @@ static void do_send(int mode, const void *buf, int n, int dest, int tag) {
     }
 }
 
-static const int sizes[] = {0, 1, 100, 8152, 8153, 20000, 32768, 32769, 300000};
+static const int sizes[] = {0, 1, 24, 25, 40, 41, 100, 8152, 8153, 20000, 32768, 32769, 300000};
 #define NSIZES (int)(sizeof(sizes) / sizeof(sizes[0]))
 #define MAXSIZE 300000
 
