@@ -298,11 +298,11 @@ static void pulled_by_data(tdm_req_t *r) {
     tdm_p2p_unexp_arrived(ue);
 }
 
-/* The pull's read failed: the sender streams the message as DATA cells into the
- * entry's buffer instead (as for an RGET whose read failed), through a receive
- * of the library's own; the message stays buffered, so the send still completes
- * before any receive is posted. */
-static void pull_by_data(int peer, uint32_t sreq, tdm_unexp_t *ue) {
+/* The pull's read failed (err): the entry's buffer becomes the receive of an
+ * RGET of the library's own whose read failed, so fallback() has the sender
+ * stream the message into it as DATA cells; the message stays buffered, and
+ * the send still completes before any receive is posted. */
+static void pull_by_data(int peer, uint32_t sreq, tdm_unexp_t *ue, int err) {
     tdm_req_t *r = tdm_req_alloc(TDM_REQ_RECV);
     if (!r) {
         tdm_error(P2P, "out of memory for the receive of a %zu-byte message from rank %d", ue->size,
@@ -321,13 +321,10 @@ static void pull_by_data(int peer, uint32_t sreq, tdm_unexp_t *ue) {
     r->user_freed = 1; /* nobody waits for it: released when the data is in */
     tdm_rndv_t *st = tdm_rndv(r);
     memset(st, 0, sizeof(*st));
-    st->total = ue->size;
-    st->via_data = 1;
-    st->fin_out = 1; /* the sender takes it as the FIN of an RGET whose read failed */
-    st->expect_data = ue->size;
-    tdm_pkt_pull_t p = {
-        .type = TDM_PKT_PULL, .req = sreq, .dst_req = r->id, .offset = 0, .len = ue->size};
-    tdm_p2p_send_ctrl(peer, &p, sizeof(p));
+    st->total = st->hi = ue->size;
+    st->fin_out = 1; /* RGET: the sender waits for our FIN */
+    ue->received = 0;
+    fallback(r, err);
 }
 
 void tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t sreq,
@@ -343,10 +340,7 @@ void tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t s
         tdm_layout_clear(&remote);
     }
     if (rc < 0) {
-        tdm_cma_disable(peer, -rc);
-        tdm_p2p_stats.cma_fallbacks++;
-        ue->received = 0;
-        pull_by_data(peer, sreq, ue);
+        pull_by_data(peer, sreq, ue, -rc);
         return;
     }
     tdm_p2p_stats.bytes_read += ue->size;
