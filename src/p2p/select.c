@@ -73,15 +73,26 @@
  *      1-4 MiB and won below (medians of 10 runs, adaptive / RGET / Open MPI:
  *      Alltoall 256 KiB 23.9 / 28.3 / 29.2, 1 MiB 112 / 109 / 109, 4 MiB 799 /
  *      705 / 725; Allgather 256 KiB 26.9 / 27.6 / 30.1, 4 MiB 660 / 608 / 623),
- *      hence the 512 KiB default; and it starts above
- *      TANDEM_EXCHANGE_ADAPTIVE_MIN (128 KiB): below it the pipeline's looks
- *      cost more than they ever found (that day, bench/coll, 2 ranks, medians
+ *      hence the 512 KiB default; it starts right above the eager limit
+ *      (TANDEM_EXCHANGE_ADAPTIVE_MIN, 16 KiB). It started at 128 KiB for a
+ *      while, on a host where below that the pipeline's looks cost more than
+ *      they ever found (that day, bench/coll, 2 ranks, medians
  *      of 5 runs gated by the host probe, adaptive -> RGET alone: CPUs far,
  *      Allgather 32 KiB 7.27 -> 6.15 us, 64 KiB 10.16 -> 8.93, Alltoall
  *      64 KiB 9.27 -> 8.96 (Open MPI 6.87, 9.70, 9.49); CPUs near, Allgather
  *      32 KiB 5.49 -> 5.15, 64 KiB 8.15 -> 7.83, 96 KiB 12.36 -> 10.81,
  *      128 KiB 14.32 -> 13.85 (Open MPI 5.29, 8.00, 11.79, 13.93); at 256 KiB
- *      the pipeline still wins near, 25.8 against 28.6);
+ *      the pipeline still wins near, 25.8 against 28.6); on the host of the
+ *      next session a CMA read cost a third more than the ring's two copies
+ *      with the CPUs near, and the looks cost little far (2 ranks, bench/coll,
+ *      10-12 interleaved runs split by the host probe, RGET alone -> adaptive
+ *      (Open MPI): near, Allgather 24 KiB 7.03 -> 4.70 us (6.71), 32 KiB
+ *      8.35 -> 5.16 (8.12), 64 KiB 12.85 -> 8.70 (14.22), 128 KiB 24.6 ->
+ *      15.5 (26.3); Alltoall 32 KiB 8.38 -> 4.68 (8.26), 64 KiB 13.45 ->
+ *      8.66 (12.43), 128 KiB 26.4 -> 16.7 (23.6); Allreduce 48 KiB 10.9 ->
+ *      7.0 (18.8); far, Allgather 24 KiB 8.67 -> 9.05 (9.13), 64 KiB 14.80
+ *      -> 14.76 (16.05), Alltoall 32 KiB 9.60 -> 9.74 (10.37), 64 KiB 14.84
+ *      -> 15.27 (15.44), Allreduce 48 KiB 14.3 -> 15.8 (34.4));
  *      COOP-chunked for every CMA copy longer than TANDEM_COPY_CHUNK;
  *      no COOP when ranks outnumber cores (TANDEM_OVERSUBSCRIBED): both halves
  *      need both processes on a core at once, so a descheduled peer stalls
