@@ -73,7 +73,17 @@
  *      1-4 MiB and won below (medians of 10 runs, adaptive / RGET / Open MPI:
  *      Alltoall 256 KiB 23.9 / 28.3 / 29.2, 1 MiB 112 / 109 / 109, 4 MiB 799 /
  *      705 / 725; Allgather 256 KiB 26.9 / 27.6 / 30.1, 4 MiB 660 / 608 / 623),
- *      hence the 512 KiB default; it starts right above the eager limit
+ *      hence a 512 KiB default for a while; on the host of the next session
+ *      the adaptive way won near at 1-4 MiB and lost nothing clear far (2
+ *      ranks, bench/coll, 14 interleaved runs split by the host probe, up to
+ *      512 KiB against up to 8 MiB (Open MPI): near, Allgather 1 MiB 157.7
+ *      against 130.4 us (170.0), 2 MiB 323 against 296 (360); Alltoall 1 MiB
+ *      159.7 against 128.2 (168.1), 2 MiB 411 against 340 (427), 4 MiB 1223
+ *      against 1034 (1295); far, Allgather 1 MiB 169.2 against 168.2 (172.8),
+ *      4 MiB 1259 against 1087 (1306); Alltoall 1 MiB 178.2 against 167.2
+ *      (170.6), 4 MiB 1230 against 1192 (1206); a second series far, 4 MiB
+ *      1186 against 1210 and 1333 against 1224), hence the 4 MiB default (the
+ *      largest size bench/coll runs); it starts right above the eager limit
  *      (TANDEM_EXCHANGE_ADAPTIVE_MIN, 16 KiB). It started at 128 KiB for a
  *      while, on a host where below that the pipeline's looks cost more than
  *      they ever found (that day, bench/coll, 2 ranks, medians
