@@ -68,7 +68,9 @@ typedef struct tdm_rndv {
     uint8_t rtr;          /* send: writing into an RTR-announced buffer */
     uint8_t announced;    /* recv: an RTR announcement is outstanding */
     uint8_t cancel_asked; /* recv: RTR_CANCEL sent, waiting for the answer */
-    uint8_t adapt;        /* recv: an adaptive exchange, timed (select.c): size class + 1 */
+    uint8_t adapt;        /* recv: an adaptive exchange or one-way message, timed (select.c):
+                             size class + 1 */
+    uint8_t adapt_oneway; /* recv: `adapt` is a one-way message's (RNDV_ADAPTIVE_MAX) */
     uint64_t cur, hi;     /* my CMA range: next byte, end */
     uint64_t total;       /* bytes that move: min(message, receive buffer) */
     uint64_t expect_data; /* recv: bytes that come as DATA cells */
@@ -184,6 +186,20 @@ unsigned tdm_p2p_adapt_class(uint64_t size);
  * where it made 2-rank Allgather 4 MiB 586 -> 657 us and Alltoall 748 -> 819
  * (medians of 12 interleaved runs; Open MPI 597, 742). */
 void tdm_p2p_adapt_done(tdm_req_t *r);
+/* Adaptive one-way rendezvous. A message that is not part of an exchange
+ * gains from the pipeline too when the two processes share a cache: the
+ * sender's copy into a cell and the receiver's copy out of the one before run
+ * at once, in cache, with no page pinning, where COOP's two halves each pin
+ * their pages and RGET's one copy does it all. Across caches the pipeline
+ * costs two to three times a CMA copy. So for a message larger than the eager
+ * limit and at most TANDEM_RNDV_ADAPTIVE_MAX bytes whose send and receive are
+ * both blocking calls (both processes then progress it to the end; a
+ * non-blocking side may be computing, and a pipeline would wait for it where
+ * CMA would not), the receiver keeps a tdm_adapt_cell_t per sender and size
+ * class, times each message from match to completion, and takes the CMA
+ * protocol the table chose or the pipeline, whichever was cheaper lately.
+ * Only the receiver decides: the sender of a rendezvous follows the
+ * receiver's answer to its RTS whichever protocol it names. */
 /* My last rendezvous send to `peer` completed (engine.c). */
 void tdm_p2p_adapt_sends_done(int peer);
 /* Adaptive eager range (on by default, from 8 KiB). Between TANDEM_EAGER_ADAPTIVE_MIN and
@@ -276,8 +292,9 @@ typedef struct tdm_p2p_stats {
     uint64_t copies;        /* CMA copy parts performed by this rank */
     uint64_t cma_fallbacks; /* rendezvous switched to DATA cells after a CMA failure */
     uint64_t rtr_announced, rtr_used;
-    uint64_t adapt_pipeline, adapt_rget; /* adaptive exchanges each way */
-    uint64_t adapt_eager, adapt_rndv;    /* adaptive eager range, sent each way */
+    uint64_t adapt_pipeline, adapt_rget;  /* adaptive exchanges each way */
+    uint64_t oneway_pipeline, oneway_cma; /* adaptive one-way rendezvous each way */
+    uint64_t adapt_eager, adapt_rndv;     /* adaptive eager range, sent each way */
     uint64_t adapt_pulled; /* its rendezvous messages that came unexpected, read at once */
 } tdm_p2p_stats_t;
 extern tdm_p2p_stats_t tdm_p2p_stats;

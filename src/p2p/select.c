@@ -103,6 +103,23 @@
  *      7.0 (18.8); far, Allgather 24 KiB 8.67 -> 9.05 (9.13), 64 KiB 14.80
  *      -> 14.76 (16.05), Alltoall 32 KiB 9.60 -> 9.74 (10.37), 64 KiB 14.84
  *      -> 15.27 (15.44), Allreduce 48 KiB 14.3 -> 15.8 (34.4));
+ *      one way (no exchange), both calls blocking (Send, Ssend or Rsend x
+ *      Recv), above the eager limit and up to TANDEM_RNDV_ADAPTIVE_MAX: the
+ *      protocol above or the pipeline, whichever the receiver timed as the
+ *      cheaper lately (proto.h, adaptive one-way rendezvous). 2 ranks, 10
+ *      interleaved runs split by the host probe, off -> on (Open MPI): CPUs
+ *      near, ping-pong 24 KiB 4.47 -> 2.46 us (5.21), 64 KiB 7.00 -> 4.19
+ *      (9.37), 256 KiB 18.4 -> 13.8 (31.4), 512 KiB 34.2 -> 26.8 (56.7);
+ *      bench/coll Bcast 32 KiB 5.63 -> 4.31 (5.84), 128 KiB 10.9 -> 7.65
+ *      (15.5), Gather 32 KiB 5.91 -> 3.52 (7.28), 512 KiB 51.3 -> 39.7
+ *      (71.4), Reduce 128 KiB 15.0 -> 10.2 (20.3), Scatter 32 KiB 5.82 ->
+ *      3.46 (7.08); CPUs far (the looks at the pipeline cost): ping-pong
+ *      24 KiB 5.99 -> 6.51 (6.56), 64 KiB 8.99 -> 9.01 (11.45), 512 KiB
+ *      35.9 -> 38.5 (63.7); Bcast 32 KiB 7.12 -> 7.40 (7.03), Gather 32 KiB
+ *      7.76 -> 8.25 (8.46), Scatter 32 KiB 7.17 -> 8.06 (8.32), 128 KiB
+ *      17.0 -> 16.9 (21.2). At 1 MiB and above the pipeline no longer won
+ *      near (Bcast 1 MiB 66.9 COOP against 69.4 forced pipeline, 4 MiB 231
+ *      against 249) and lost two to three times far, hence 512 KiB;
  *      COOP-chunked for every CMA copy longer than TANDEM_COPY_CHUNK;
  *      no COOP when ranks outnumber cores (TANDEM_OVERSUBSCRIBED): both halves
  *      need both processes on a core at once, so a descheduled peer stalls
@@ -140,8 +157,10 @@ static uint64_t coop_min;
 static uint64_t exchange_pipeline_max;
 static uint64_t exchange_adaptive_max;
 static uint64_t exchange_adaptive_min;
-static tdm_adapt_cell_t **adapt_tab; /* per peer: TDM_ADAPT_CLASSES cells, made at first use */
-static tdm_adapt_cell_t **eager_tab; /* the same, for the adaptive eager range (as receiver) */
+static tdm_adapt_cell_t **adapt_tab;  /* per peer: TDM_ADAPT_CLASSES cells, made at first use */
+static tdm_adapt_cell_t **eager_tab;  /* the same, for the adaptive eager range (as receiver) */
+static tdm_adapt_cell_t **oneway_tab; /* the same, for one-way rendezvous (as receiver) */
+static uint64_t rndv_adaptive_max;
 static uint64_t eager_adaptive_min;
 static bool eager_adaptive_rndv; /* test hook: the range always by rendezvous */
 static int64_t load_margin;
@@ -234,6 +253,7 @@ int tdm_p2p_select_init(void) {
     exchange_pipeline_max = (uint64_t)TDM_PARAM_I(EXCHANGE_PIPELINE_MAX);
     exchange_adaptive_max = (uint64_t)TDM_PARAM_I(EXCHANGE_ADAPTIVE_MAX);
     exchange_adaptive_min = (uint64_t)TDM_PARAM_I(EXCHANGE_ADAPTIVE_MIN);
+    rndv_adaptive_max = (uint64_t)TDM_PARAM_I(RNDV_ADAPTIVE_MAX);
     eager_adaptive_min = (uint64_t)TDM_PARAM_I(EAGER_ADAPTIVE_MIN);
     eager_adaptive_rndv = TDM_PARAM_I(TEST_EAGER_ADAPTIVE_RNDV) != 0;
     load_margin = TDM_PARAM_I(COOP_LOAD_MARGIN);
@@ -576,10 +596,10 @@ static adapt_pending_t *adapt_pend;
 void tdm_p2p_adapt_done(tdm_req_t *r) {
     tdm_rndv_t *st = tdm_rndv(r);
     int peer = r->peer_world;
-    tdm_adapt_cell_t *c = &adapt_tab[peer][st->adapt - 1];
+    tdm_adapt_cell_t *c = &(st->adapt_oneway ? oneway_tab : adapt_tab)[peer][st->adapt - 1];
     bool pipeline = r->proto == TDM_PROTO_PIPELINE;
     st->adapt = 0;
-    if (tdm_p2p.rndv_out[peer] > 0) {
+    if (!st->adapt_oneway && tdm_p2p.rndv_out[peer] > 0) {
         if (!adapt_pend)
             adapt_pend = calloc((size_t)tdm_p2p.size, sizeof(*adapt_pend));
         if (adapt_pend) {
@@ -603,8 +623,8 @@ void tdm_p2p_select_fini(void) {
     adapt_pend = NULL;
     free(range_done);
     range_done = NULL;
-    tdm_adapt_cell_t ***tabs[2] = {&adapt_tab, &eager_tab};
-    for (int t = 0; t < 2; t++) {
+    tdm_adapt_cell_t ***tabs[3] = {&adapt_tab, &eager_tab, &oneway_tab};
+    for (int t = 0; t < 3; t++) {
         if (!*tabs[t])
             continue;
         for (int i = 0; i < tdm_p2p.size; i++)
@@ -656,6 +676,24 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
             tdm_p2p_stats.adapt_pipeline++;
         } else {
             tdm_p2p_stats.adapt_rget++;
+        }
+    } else if (p != TDM_PROTO_PIPELINE && !in.exchange && in.size > tdm_p2p.eager_limit &&
+               in.size <= rndv_adaptive_max && in.recv_blocking &&
+               (in.send_mode & TDM_MODE_BLOCKING) &&
+               (in.send_mode & (uint8_t)~TDM_MODE_BLOCKING) != TDM_MODE_BUFFERED &&
+               forced == TDM_PROTO_AUTO && !oversubscribed) {
+        /* one way, both calls blocking (proto.h, adaptive one-way rendezvous) */
+        tdm_adapt_cell_t *c = cell_of(&oneway_tab, r->peer_world, in.size);
+        if (c) {
+            if (tdm_p2p_adapt_choose(c, 1, tdm_p2p_adapt_warm(tdm_shm.ring_bytes, in.size))) {
+                p = TDM_PROTO_PIPELINE;
+                tdm_p2p_stats.oneway_pipeline++;
+            } else {
+                tdm_p2p_stats.oneway_cma++;
+            }
+            st->adapt = (uint8_t)(tdm_p2p_adapt_class(in.size) + 1);
+            st->adapt_oneway = 1;
+            st->t0 = now_ns();
         }
     }
     r->stage = TDM_RSTAGE_RNDV;
@@ -784,6 +822,12 @@ void tdm_p2p_select_print(void *fp) {
                 "  exchange (the receiver has its own rendezvous send to the sender in "
                 "flight): %scoop becomes rget%s\n",
                 pipe, adapt);
+        if (rndv_adaptive_max > tdm_p2p.eager_limit && !oversubscribed)
+            fprintf(f,
+                    "  one way, Send/Ssend/Rsend x Recv, above %s up to %s: the table's protocol "
+                    "or pipeline, whichever was faster lately (timed by the receiver)\n",
+                    size_label(tdm_p2p.eager_limit, lim, sizeof(lim)),
+                    size_label(rndv_adaptive_max, lim2, sizeof(lim2)));
     }
     tdm_select_in_t red = {.send_mode = TDM_MODE_STD | TDM_MODE_BLOCKING,
                            .recv_blocking = 1,
@@ -815,7 +859,8 @@ void tdm_p2p_stats_print(void) {
     snprintf(line + off, sizeof(line) - (size_t)off,
              "; copies %llu, bytes read %llu, bytes written %llu, cma fallbacks %llu, rtr "
              "announced %llu, adaptive eager %llu rendezvous %llu (pulled unexpected %llu), "
-             "adaptive exchanges pipeline %llu rget %llu\n",
+             "adaptive one-way pipeline %llu cma %llu, adaptive exchanges pipeline %llu rget "
+             "%llu\n",
              (unsigned long long)tdm_p2p_stats.copies, (unsigned long long)tdm_p2p_stats.bytes_read,
              (unsigned long long)tdm_p2p_stats.bytes_written,
              (unsigned long long)tdm_p2p_stats.cma_fallbacks,
@@ -823,6 +868,8 @@ void tdm_p2p_stats_print(void) {
              (unsigned long long)tdm_p2p_stats.adapt_eager,
              (unsigned long long)tdm_p2p_stats.adapt_rndv,
              (unsigned long long)tdm_p2p_stats.adapt_pulled,
+             (unsigned long long)tdm_p2p_stats.oneway_pipeline,
+             (unsigned long long)tdm_p2p_stats.oneway_cma,
              (unsigned long long)tdm_p2p_stats.adapt_pipeline,
              (unsigned long long)tdm_p2p_stats.adapt_rget);
     fputs(line, stderr);
