@@ -198,6 +198,11 @@ void tdm_p2p_adapt_done(tdm_req_t *r);
  * CMA would not), the receiver keeps a tdm_adapt_cell_t per sender and size
  * class, times each message from match to completion, and takes the CMA
  * protocol the table chose or the pipeline, whichever was cheaper lately.
+ * Not when the pair's adaptive eager range goes by rendezvous
+ * (tdm_p2p_range_cma: the cores share no cache), where the pipeline only
+ * loses and its looks cost: 2-rank Reduce with the CPUs far, 64 KiB 13.6 ->
+ * 15.1 us and 256 KiB 38.1 -> 46.0 with them, 14.3 -> 14.2 and 43.0 -> 41.9
+ * without (12-14 interleaved runs split by the host probe).
  * Only the receiver decides: the sender of a rendezvous follows the
  * receiver's answer to its RTS whichever protocol it names. */
 /* My last rendezvous send to `peer` completed (engine.c). */

@@ -106,7 +106,8 @@
  *      one way (no exchange), both calls blocking (Send, Ssend or Rsend x
  *      Recv), above the eager limit and up to TANDEM_RNDV_ADAPTIVE_MAX: the
  *      protocol above or the pipeline, whichever the receiver timed as the
- *      cheaper lately (proto.h, adaptive one-way rendezvous). 2 ranks, 10
+ *      cheaper lately (proto.h, adaptive one-way rendezvous; not while
+ *      the pair's adaptive eager range goes by rendezvous). 2 ranks, 10
  *      interleaved runs split by the host probe, off -> on (Open MPI): CPUs
  *      near, ping-pong 24 KiB 4.47 -> 2.46 us (5.21), 64 KiB 7.00 -> 4.19
  *      (9.37), 256 KiB 18.4 -> 13.8 (31.4), 512 KiB 34.2 -> 26.8 (56.7);
@@ -681,8 +682,9 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
                in.size <= rndv_adaptive_max && in.recv_blocking &&
                (in.send_mode & TDM_MODE_BLOCKING) &&
                (in.send_mode & (uint8_t)~TDM_MODE_BLOCKING) != TDM_MODE_BUFFERED &&
-               forced == TDM_PROTO_AUTO && !oversubscribed) {
-        /* one way, both calls blocking (proto.h, adaptive one-way rendezvous) */
+               forced == TDM_PROTO_AUTO && !oversubscribed && !tdm_p2p_range_cma(r->peer_world)) {
+        /* one way, both calls blocking (proto.h, adaptive one-way rendezvous),
+         * unless the pair's adaptive eager range says the cores share no cache */
         tdm_adapt_cell_t *c = cell_of(&oneway_tab, r->peer_world, in.size);
         if (c) {
             if (tdm_p2p_adapt_choose(c, 1, tdm_p2p_adapt_warm(tdm_shm.ring_bytes, in.size))) {
