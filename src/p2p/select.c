@@ -635,6 +635,17 @@ void tdm_p2p_select_fini(void) {
     }
 }
 
+/* A timed choice of an adaptive receive (exchange or one way): true for the
+ * pipeline; the receive's completion records its time in `c`
+ * (tdm_p2p_adapt_done). */
+static bool adapt_timed(tdm_rndv_t *st, tdm_adapt_cell_t *c, uint64_t size, bool oneway) {
+    bool pipeline = tdm_p2p_adapt_choose(c, 1, tdm_p2p_adapt_warm(tdm_shm.ring_bytes, size));
+    st->adapt = (uint8_t)(tdm_p2p_adapt_class(size) + 1);
+    st->adapt_oneway = oneway;
+    st->t0 = now_ns();
+    return pipeline;
+}
+
 void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     tdm_select_in_t in = {
         .send_mode = rts->mode,
@@ -652,12 +663,13 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     tdm_proto_id_t p = tdm_p2p_select(&in);
     tdm_rndv_t *st = tdm_rndv(r);
     memset(st, 0, sizeof(*st));
+    bool adaptive = forced == TDM_PROTO_AUTO && !oversubscribed;
     /* one message each way: with more in flight (a window of them) the ring
      * carries them one after another while CMA copies each at once, and the
      * pipeline lost (bibw 4 MiB 8.0-9.9 GB/s against 14.6-16.1) */
     if (p == TDM_PROTO_RGET && tdm_p2p.rndv_out[r->peer_world] == 1 &&
         in.size > exchange_pipeline_max && in.size > exchange_adaptive_min &&
-        in.size <= exchange_adaptive_max && forced == TDM_PROTO_AUTO && !oversubscribed) {
+        in.size <= exchange_adaptive_max && adaptive) {
         int me = tdm_p2p.rank, peer = r->peer_world;
         unsigned k = tdm_p2p_adapt_class(in.size);
         _Atomic uint32_t *word = &tdm_shm_pair(TDM_MIN(me, peer), TDM_MAX(me, peer))->xchg_pipeline;
@@ -665,12 +677,10 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
         tdm_adapt_cell_t *c = me < peer ? adapt_cell(peer, in.size) : NULL;
         bool pipeline = (bits >> k) & 1u; /* the higher rank follows */
         if (c) {
-            pipeline = tdm_p2p_adapt_choose(c, 1, tdm_p2p_adapt_warm(tdm_shm.ring_bytes, in.size));
+            pipeline = adapt_timed(st, c, in.size, false);
             uint32_t want = pipeline ? bits | (1u << k) : bits & ~(1u << k);
             if (want != bits) /* only the lower rank writes the word */
                 atomic_store_explicit(word, want, memory_order_relaxed);
-            st->adapt = (uint8_t)(k + 1);
-            st->t0 = now_ns();
         }
         if (pipeline) {
             p = TDM_PROTO_PIPELINE;
@@ -681,21 +691,16 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     } else if (p != TDM_PROTO_PIPELINE && !in.exchange && in.size > tdm_p2p.eager_limit &&
                in.size <= rndv_adaptive_max && in.recv_blocking &&
                (in.send_mode & TDM_MODE_BLOCKING) &&
-               (in.send_mode & (uint8_t)~TDM_MODE_BLOCKING) != TDM_MODE_BUFFERED &&
-               forced == TDM_PROTO_AUTO && !oversubscribed && !tdm_p2p_range_cma(r->peer_world)) {
+               (in.send_mode & (uint8_t)~TDM_MODE_BLOCKING) != TDM_MODE_BUFFERED && adaptive &&
+               !tdm_p2p_range_cma(r->peer_world)) {
         /* one way, both calls blocking (proto.h, adaptive one-way rendezvous),
          * unless the pair's adaptive eager range says the cores share no cache */
         tdm_adapt_cell_t *c = cell_of(&oneway_tab, r->peer_world, in.size);
-        if (c) {
-            if (tdm_p2p_adapt_choose(c, 1, tdm_p2p_adapt_warm(tdm_shm.ring_bytes, in.size))) {
-                p = TDM_PROTO_PIPELINE;
-                tdm_p2p_stats.oneway_pipeline++;
-            } else {
-                tdm_p2p_stats.oneway_cma++;
-            }
-            st->adapt = (uint8_t)(tdm_p2p_adapt_class(in.size) + 1);
-            st->adapt_oneway = 1;
-            st->t0 = now_ns();
+        if (c && adapt_timed(st, c, in.size, true)) {
+            p = TDM_PROTO_PIPELINE;
+            tdm_p2p_stats.oneway_pipeline++;
+        } else if (c) {
+            tdm_p2p_stats.oneway_cma++;
         }
     }
     r->stage = TDM_RSTAGE_RNDV;
@@ -827,7 +832,8 @@ void tdm_p2p_select_print(void *fp) {
         if (rndv_adaptive_max > tdm_p2p.eager_limit && !oversubscribed)
             fprintf(f,
                     "  one way, Send/Ssend/Rsend x Recv, above %s up to %s: the table's protocol "
-                    "or pipeline, whichever was faster lately (timed by the receiver)\n",
+                    "or pipeline, whichever was faster lately (timed by the receiver; not while "
+                    "the pair's adaptive eager range goes by rendezvous)\n",
                     size_label(tdm_p2p.eager_limit, lim, sizeof(lim)),
                     size_label(rndv_adaptive_max, lim2, sizeof(lim2)));
     }
