@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The benchmark harness's host probe (bench/common.c) and what bench/compare makes of it.
 
-usage: check_bench.py --mpirun MPIRUN --latency LATENCY_EXE --compare bench/compare
+usage: check_bench.py --mpirun MPIRUN --latency LATENCY_EXE --compare bench/compare --prefix DIR
 
 1. With 2 ranks on at least 2 CPUs, every latency figure carries a c2c_ns row: the
    time a cache line took between ranks 0 and 1, a positive number of nanoseconds.
@@ -13,6 +13,9 @@ usage: check_bench.py --mpirun MPIRUN --latency LATENCY_EXE --compare bench/comp
    and offsets that are not multiples of 8, are refused), and the full comparison runs latency and bw with a buffer 16 bytes
    past a page ("malloc") besides the page-aligned one, which alone feeds the near
    tables.
+5. bench/compare run end to end on Tandem alone with a relative --out, from another
+   directory: the runs find their binaries and the results land there (a relative path
+   once named nothing where the runs start, and every run failed with exit 127).
 """
 import argparse
 import importlib.machinery
@@ -20,6 +23,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import tempfile
 
 
 def run(mpirun, n, exe):
@@ -145,16 +149,35 @@ def check_compare(path):
     check_compare_malloc(cmp)
 
 
+def check_compare_run(args):
+    prefix = os.path.abspath(args.prefix)
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run([sys.executable, os.path.abspath(args.compare), "--libs", "tandem",
+                            "--benches", "latency", "--sizes", "8", "--rounds", "1",
+                            "--budget", "0.01", "--no-install", "--no-plots",
+                            "--tandem-prefix", prefix, "--out", "rel/out"],
+                           cwd=tmp, capture_output=True, text=True, timeout=600)
+        raw = os.path.join(tmp, "rel", "out", "raw.csv")
+        rows = open(raw).read().splitlines() if os.path.exists(raw) else []
+        if r.returncode != 0 or not any(l.startswith("tandem,") and ",lat_us," in l
+                                        for l in rows):
+            sys.exit(f"FAIL: compare --out rel/out: exit {r.returncode}, raw.csv rows {rows[:3]}:\n"
+                     f"{r.stdout[-3000:]}{r.stderr[-3000:]}")
+    print("ok: bench/compare with a relative --out ran Tandem and wrote its figures there")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mpirun", required=True)
     ap.add_argument("--latency", required=True)
     ap.add_argument("--compare", required=True)
+    ap.add_argument("--prefix", required=True, help="Tandem's install prefix (bin/mpicc)")
     args = ap.parse_args()
     check_compare(args.compare)
     rc = check_probe(args)
     if rc == 0:
         check_offset(args)
+        check_compare_run(args)
     return rc
 
 
