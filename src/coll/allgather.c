@@ -34,16 +34,16 @@ static void copy_own(tdm_sched_t *s, const own_blk_t *own, void *mine, size_t my
         tdm_sched_copy(s, own->buf, own->count, own->dt, mine, myn, rdt);
 }
 
-static void allgather_ring(tdm_sched_t *s, const own_blk_t *own, void *rbuf, const int *rcounts,
-                           const int *displs, size_t rcount, tdm_dtype_t *rdt) {
+static void allgather_ring(tdm_sched_t *s, const own_blk_t *own, void *rbuf, tdm_coll_arr_t rcounts,
+                           tdm_coll_arr_t displs, size_t rcount, tdm_dtype_t *rdt) {
     int p, r = tdm_sched_rank(s, &p);
     int right = (r + 1) % p, left = (r - 1 + p) % p;
     for (int i = 0; i < p - 1; i++) {
         int sb = (r - i + p) % p, rb = (r - i - 1 + p) % p;
-        size_t sd = displs ? (size_t)displs[sb] : (size_t)sb * rcount;
-        size_t rd = displs ? (size_t)displs[rb] : (size_t)rb * rcount;
-        size_t sn = rcounts ? (size_t)rcounts[sb] : rcount;
-        tdm_sched_recv(s, tdm_coll_at(rbuf, rd, rdt), rcounts ? (size_t)rcounts[rb] : rcount, rdt,
+        size_t sd = tdm_coll_disp_of(displs, rcount, sb);
+        size_t rd = tdm_coll_disp_of(displs, rcount, rb);
+        size_t sn = tdm_coll_count_of(rcounts, rcount, sb);
+        tdm_sched_recv(s, tdm_coll_at(rbuf, rd, rdt), tdm_coll_count_of(rcounts, rcount, rb), rdt,
                        left, 0);
         if (i == 0) {
             send_own(s, own, tdm_coll_at(rbuf, sd, rdt), sn, rdt, right);
@@ -54,8 +54,8 @@ static void allgather_ring(tdm_sched_t *s, const own_blk_t *own, void *rbuf, con
         tdm_sched_round(s);
     }
     if (p == 1)
-        copy_own(s, own, tdm_coll_at(rbuf, displs ? (size_t)displs[r] : (size_t)r * rcount, rdt),
-                 rcounts ? (size_t)rcounts[r] : rcount, rdt);
+        copy_own(s, own, tdm_coll_at(rbuf, tdm_coll_disp_of(displs, rcount, r), rdt),
+                 tdm_coll_count_of(rcounts, rcount, r), rdt);
 }
 
 static void allgather_bruck(tdm_sched_t *s, const void *own, void *rbuf, size_t rcount,
@@ -111,16 +111,16 @@ static void allgather_recdbl(tdm_sched_t *s, const own_blk_t *own, void *rbuf, s
  * cores wait once, not once per step. Auto when oversubscribed: 4 ranks on 2
  * cores, medians of 4 interleaved runs, 64 KiB blocks 84/69 -> 61 us, 1 MiB
  * 1.12/1.38 -> 0.88 ms (ring/Bruck -> linear; Open MPI 132 us, 1.63 ms). */
-static void allgather_linear(tdm_sched_t *s, const own_blk_t *own, void *rbuf, const int *rcounts,
-                             const int *displs, size_t rcount, tdm_dtype_t *rdt) {
+static void allgather_linear(tdm_sched_t *s, const own_blk_t *own, void *rbuf,
+                             tdm_coll_arr_t rcounts, tdm_coll_arr_t displs, size_t rcount,
+                             tdm_dtype_t *rdt) {
     int p, r = tdm_sched_rank(s, &p);
-    void *mine = tdm_coll_at(rbuf, displs ? (size_t)displs[r] : (size_t)r * rcount, rdt);
-    size_t myn = rcounts ? (size_t)rcounts[r] : rcount;
+    void *mine = tdm_coll_at(rbuf, tdm_coll_disp_of(displs, rcount, r), rdt);
+    size_t myn = tdm_coll_count_of(rcounts, rcount, r);
     for (int i = 1; i < p; i++) {
         int from = (r - i + p) % p;
-        tdm_sched_recv(
-            s, tdm_coll_at(rbuf, displs ? (size_t)displs[from] : (size_t)from * rcount, rdt),
-            rcounts ? (size_t)rcounts[from] : rcount, rdt, from, 0);
+        tdm_sched_recv(s, tdm_coll_at(rbuf, tdm_coll_disp_of(displs, rcount, from), rdt),
+                       tdm_coll_count_of(rcounts, rcount, from), rdt, from, 0);
     }
     for (int i = 1; i < p; i++)
         send_own(s, own, mine, myn, rdt, (r + i) % p);
@@ -129,23 +129,23 @@ static void allgather_linear(tdm_sched_t *s, const own_blk_t *own, void *rbuf, c
 }
 
 int tdm_coll_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
-                        const int *rcounts, const int *displs, size_t rcount, tdm_dtype_t *rdt,
-                        tdm_comm_t *comm, tdm_req_t **req_p) {
+                        tdm_coll_arr_t rcounts, tdm_coll_arr_t displs, size_t rcount,
+                        tdm_dtype_t *rdt, tdm_comm_t *comm, tdm_req_t **req_p) {
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
-    if (!rcounts) /* recursive doubling and Bruck send up to p blocks at once */
+    if (!rcounts.p) /* recursive doubling and Bruck send up to p blocks at once */
         tdm_sched_immediate(s, (size_t)comm->size * rcount * rdt->size);
     int r = comm->rank;
-    size_t myd = displs ? (size_t)displs[r] : (size_t)r * rcount;
-    size_t myn = rcounts ? (size_t)rcounts[r] : rcount;
+    size_t myd = tdm_coll_disp_of(displs, rcount, r);
+    size_t myn = tdm_coll_count_of(rcounts, rcount, r);
     void *mine = tdm_coll_at(rbuf, myd, rdt);
     own_blk_t own = {sbuf == TDM_COLL_IN_PLACE ? NULL : sbuf, scount, sdt};
     int p = comm->size;
     int algo = tdm_coll_choose(TDM_COLL_ALLGATHER, rcount * rdt->size, comm->size, true);
     if (algo == TDM_ALLGATHER_LINEAR) {
         allgather_linear(s, &own, rbuf, rcounts, displs, rcount, rdt);
-    } else if (!rcounts && algo == TDM_ALLGATHER_BRUCK) {
+    } else if (!rcounts.p && algo == TDM_ALLGATHER_BRUCK) {
         if ((p & (p - 1)) == 0 && tdm_coll_forced(TDM_COLL_ALLGATHER) < 0) {
             allgather_recdbl(s, &own, rbuf, rcount, rdt);
         } else {

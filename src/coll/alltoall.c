@@ -21,24 +21,23 @@ typedef struct blk {
     tdm_dtype_t *dt;
 } blk_t;
 
-static void fill(blk_t *b, int p, const void *buf, const int *counts, const int *displs,
+static void fill(blk_t *b, int p, const void *buf, tdm_coll_arr_t counts, tdm_coll_arr_t displs,
                  tdm_dtype_t *const *dts, size_t count, tdm_dtype_t *dt) {
     for (int i = 0; i < p; i++) {
         b[i].dt = dts ? dts[i] : dt;
-        b[i].count = counts ? (size_t)counts[i] : count;
+        b[i].count = tdm_coll_count_of(counts, count, i);
         ptrdiff_t off;
         if (dts)
-            off = displs[i]; /* Alltoallw: bytes */
+            off = (ptrdiff_t)tdm_coll_arr_get(displs, i); /* Alltoallw: bytes */
         else
-            off =
-                (ptrdiff_t)(displs ? (size_t)displs[i] : (size_t)i * count) * tdm_dtype_extent(dt);
+            off = (ptrdiff_t)tdm_coll_disp_of(displs, count, i) * tdm_dtype_extent(dt);
         b[i].addr = (char *)buf + off;
     }
 }
 
-int tdm_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+int tdm_coll_alltoallw(const void *sbuf, tdm_coll_arr_t scounts, tdm_coll_arr_t sdispls,
                        tdm_dtype_t *const *sdts, size_t scount, tdm_dtype_t *sdt, void *rbuf,
-                       const int *rcounts, const int *rdispls, tdm_dtype_t *const *rdts,
+                       tdm_coll_arr_t rcounts, tdm_coll_arr_t rdispls, tdm_dtype_t *const *rdts,
                        size_t rcount, tdm_dtype_t *rdt, tdm_comm_t *comm, tdm_req_t **req_p) {
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)

@@ -30,6 +30,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 /* MPI_IN_PLACE: the same value as in mpi.h (bindings pass it through) */
 #define TDM_COLL_IN_PLACE ((void *)-1)
@@ -82,6 +84,43 @@ bool tdm_op_valid_for(const tdm_op_t *op, const tdm_dtype_t *dt);
 void tdm_op_apply(const tdm_op_t *op, const void *in, void *inout, size_t count, tdm_dtype_t *dt);
 const char *tdm_op_name(const tdm_op_t *op);
 
+/* ---- per-rank count and displacement arrays ---- */
+
+/* An array of counts or displacements as the user passed it, read in place:
+ * int elements (the classic bindings) or 64-bit ones (MPI_Count counts and
+ * MPI_Aint displacements of the MPI-4 large-count _c bindings), so neither
+ * form converts or copies an array per call. `p` NULL: no array (the
+ * fixed-count forms). The owner is the caller, with the lifetime MPI gives
+ * the user's array (a schedule reads it while it is built). */
+typedef struct tdm_coll_arr {
+    const void *p;
+    bool wide; /* int64_t-sized elements, else int */
+} tdm_coll_arr_t;
+
+#define TDM_COLL_ARR_NONE ((tdm_coll_arr_t){.p = NULL, .wide = false})
+/* An int array (internal callers). */
+#define TDM_COLL_INTS(_a) ((tdm_coll_arr_t){.p = (const int *)(_a), .wide = false})
+
+static inline int64_t tdm_coll_arr_get(tdm_coll_arr_t a, int i) {
+    if (a.wide) {
+        /* memcpy: one load, whatever 64-bit type the caller's elements
+         * have (MPI_Count, MPI_Aint, int64_t), without breaking aliasing rules */
+        int64_t v;
+        memcpy(&v, (const char *)a.p + (size_t)i * sizeof(v), sizeof(v));
+        return v;
+    }
+    return ((const int *)a.p)[i];
+}
+/* Count i of `counts`, or `fixed` without the array. */
+static inline size_t tdm_coll_count_of(tdm_coll_arr_t counts, size_t fixed, int i) {
+    return counts.p ? (size_t)tdm_coll_arr_get(counts, i) : fixed;
+}
+/* Displacement i of `displs` in items, or i * fixed without the array (a
+ * negative one wraps and comes back negative in tdm_coll_at's arithmetic). */
+static inline size_t tdm_coll_disp_of(tdm_coll_arr_t displs, size_t fixed, int i) {
+    return displs.p ? (size_t)tdm_coll_arr_get(displs, i) : (size_t)i * fixed;
+}
+
 /* ---- collectives (each file of coll/ builds one family) ---- */
 
 typedef struct tdm_sched tdm_sched_t;
@@ -97,24 +136,24 @@ int tdm_coll_reduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt,
                     int root, TDM_COLL_ARGS);
 int tdm_coll_allreduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op,
                        TDM_COLL_ARGS);
-/* Gather/Scatter: rcounts/displs NULL for the fixed-count forms (rcount used). */
+/* Gather/Scatter: rcounts/displs absent (.p NULL) for the fixed-count forms (rcount used). */
 int tdm_coll_gatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
-                     const int *rcounts, const int *displs, size_t rcount, tdm_dtype_t *rdt,
+                     tdm_coll_arr_t rcounts, tdm_coll_arr_t displs, size_t rcount, tdm_dtype_t *rdt,
                      int root, TDM_COLL_ARGS);
-int tdm_coll_scatterv(const void *sbuf, const int *scounts, const int *displs, size_t scount,
-                      tdm_dtype_t *sdt, void *rbuf, size_t rcount, tdm_dtype_t *rdt, int root,
-                      TDM_COLL_ARGS);
+int tdm_coll_scatterv(const void *sbuf, tdm_coll_arr_t scounts, tdm_coll_arr_t displs,
+                      size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount, tdm_dtype_t *rdt,
+                      int root, TDM_COLL_ARGS);
 int tdm_coll_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
-                        const int *rcounts, const int *displs, size_t rcount, tdm_dtype_t *rdt,
-                        TDM_COLL_ARGS);
-/* Alltoall(v/w): counts/displs NULL for the fixed form; sdts/rdts non-NULL for
+                        tdm_coll_arr_t rcounts, tdm_coll_arr_t displs, size_t rcount,
+                        tdm_dtype_t *rdt, TDM_COLL_ARGS);
+/* Alltoall(v/w): counts/displs absent for the fixed form; sdts/rdts non-NULL for
  * Alltoallw (displacements then in bytes). */
-int tdm_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+int tdm_coll_alltoallw(const void *sbuf, tdm_coll_arr_t scounts, tdm_coll_arr_t sdispls,
                        tdm_dtype_t *const *sdts, size_t scount, tdm_dtype_t *sdt, void *rbuf,
-                       const int *rcounts, const int *rdispls, tdm_dtype_t *const *rdts,
+                       tdm_coll_arr_t rcounts, tdm_coll_arr_t rdispls, tdm_dtype_t *const *rdts,
                        size_t rcount, tdm_dtype_t *rdt, TDM_COLL_ARGS);
-/* Reduce_scatter: rcounts NULL for the _block form (rcount each). */
-int tdm_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, size_t rcount,
+/* Reduce_scatter: rcounts absent for the _block form (rcount each). */
+int tdm_coll_reduce_scatter(const void *sbuf, void *rbuf, tdm_coll_arr_t rcounts, size_t rcount,
                             tdm_dtype_t *dt, tdm_op_t *op, TDM_COLL_ARGS);
 int tdm_coll_scan(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op,
                   bool exclusive, TDM_COLL_ARGS);
@@ -125,16 +164,16 @@ int tdm_coll_scan(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, t
  * Cartesian (-1 then +1 neighbour of each dimension): the receives of a pair
  * are then posted +1 first, so that when both neighbours are one process (a
  * periodic dimension of size 1 or 2) block 2d it sends, meant for the
- * neighbour's slot 2d+1, lands there. Block i of a side: counts[i] (NULL:
+ * neighbour's slot 2d+1, lands there. Block i of a side: counts[i] (absent:
  * `count`) items of dts[i] (NULL: `dt`) at bdispls[i] bytes (NULL: displs[i]
- * extents, NULL: i * count extents) from buf; `whole` sends the same buffer
+ * extents, absent: i * count extents) from buf; `whole` sends the same buffer
  * to every neighbour (Neighbor_allgather(v)). */
 typedef struct tdm_coll_nside {
     const int *peers;
     int n;
     void *buf;
-    const int *counts;
-    const int *displs;
+    tdm_coll_arr_t counts;
+    tdm_coll_arr_t displs;
     const ptrdiff_t *bdispls;
     tdm_dtype_t *const *dts;
     size_t count;

@@ -11,64 +11,61 @@
 
 #include <stdint.h>
 
-static size_t disp_of(const int *displs, size_t fixed, int i) {
-    return displs ? (size_t)displs[i] : (size_t)i * fixed;
-}
-
 int tdm_coll_gatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
-                     const int *rcounts, const int *displs, size_t rcount, tdm_dtype_t *rdt,
+                     tdm_coll_arr_t rcounts, tdm_coll_arr_t displs, size_t rcount, tdm_dtype_t *rdt,
                      int root, tdm_comm_t *comm, tdm_req_t **req_p) {
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
     int p = comm->size, r = comm->rank;
-    tdm_sched_immediate(s, r != root ? scount * sdt->size
-                           : rcounts ? SIZE_MAX
-                                     : rcount * rdt->size);
+    tdm_sched_immediate(s, r != root   ? scount * sdt->size
+                           : rcounts.p ? SIZE_MAX
+                                       : rcount * rdt->size);
     if (r == root) {
         for (int i = 0; i < p; i++) {
-            size_t n = rcounts ? (size_t)rcounts[i] : rcount;
-            void *at = tdm_coll_at(rbuf, disp_of(displs, rcount, i), rdt);
+            size_t n = tdm_coll_count_of(rcounts, rcount, i);
+            void *at = tdm_coll_at(rbuf, tdm_coll_disp_of(displs, rcount, i), rdt);
             if (i != r)
                 tdm_sched_recv(s, at, n, rdt, i, TDM_SCHED_AHEAD);
         }
         if (sbuf != TDM_COLL_IN_PLACE)
-            tdm_sched_copy(s, sbuf, scount, sdt, tdm_coll_at(rbuf, disp_of(displs, rcount, r), rdt),
-                           rcounts ? (size_t)rcounts[r] : rcount, rdt);
+            tdm_sched_copy(s, sbuf, scount, sdt,
+                           tdm_coll_at(rbuf, tdm_coll_disp_of(displs, rcount, r), rdt),
+                           tdm_coll_count_of(rcounts, rcount, r), rdt);
     } else {
         tdm_sched_send(s, sbuf, scount, sdt, root, 0);
     }
     return tdm_sched_run(s, req_p);
 }
 
-void tdm_coll_scatterv_linear(tdm_sched_t *s, const void *sbuf, const int *scounts,
-                              const int *displs, size_t scount, tdm_dtype_t *sdt, void *rbuf,
+void tdm_coll_scatterv_linear(tdm_sched_t *s, const void *sbuf, tdm_coll_arr_t scounts,
+                              tdm_coll_arr_t displs, size_t scount, tdm_dtype_t *sdt, void *rbuf,
                               size_t rcount, tdm_dtype_t *rdt, int root) {
     int p, r = tdm_sched_rank(s, &p);
     if (r == root) {
         for (int i = 0; i < p; i++) {
-            size_t n = scounts ? (size_t)scounts[i] : scount;
-            const void *at = tdm_coll_at(sbuf, disp_of(displs, scount, i), sdt);
+            size_t n = tdm_coll_count_of(scounts, scount, i);
+            const void *at = tdm_coll_at(sbuf, tdm_coll_disp_of(displs, scount, i), sdt);
             if (i != r)
                 tdm_sched_send(s, at, n, sdt, i, TDM_SCHED_AHEAD);
         }
         if (rbuf != TDM_COLL_IN_PLACE)
-            tdm_sched_copy(s, tdm_coll_at(sbuf, disp_of(displs, scount, r), sdt),
-                           scounts ? (size_t)scounts[r] : scount, sdt, rbuf, rcount, rdt);
+            tdm_sched_copy(s, tdm_coll_at(sbuf, tdm_coll_disp_of(displs, scount, r), sdt),
+                           tdm_coll_count_of(scounts, scount, r), sdt, rbuf, rcount, rdt);
     } else {
         tdm_sched_recv(s, rbuf, rcount, rdt, root, 0);
     }
     tdm_sched_round(s);
 }
 
-int tdm_coll_scatterv(const void *sbuf, const int *scounts, const int *displs, size_t scount,
-                      tdm_dtype_t *sdt, void *rbuf, size_t rcount, tdm_dtype_t *rdt, int root,
-                      tdm_comm_t *comm, tdm_req_t **req_p) {
+int tdm_coll_scatterv(const void *sbuf, tdm_coll_arr_t scounts, tdm_coll_arr_t displs,
+                      size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount, tdm_dtype_t *rdt,
+                      int root, tdm_comm_t *comm, tdm_req_t **req_p) {
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
     tdm_sched_immediate(s, comm->rank != root ? rcount * rdt->size
-                           : scounts          ? SIZE_MAX
+                           : scounts.p        ? SIZE_MAX
                                               : scount * sdt->size);
     tdm_coll_scatterv_linear(s, sbuf, scounts, displs, scount, sdt, rbuf, rcount, rdt, root);
     return tdm_sched_run(s, req_p);

@@ -18,21 +18,13 @@
 
 #include "select.h"
 
-static size_t disp_of(const int *displs, size_t fixed, int i) {
-    return displs ? (size_t)displs[i] : (size_t)i * fixed;
-}
-
-static size_t count_of(const int *counts, size_t fixed, int i) {
-    return counts ? (size_t)counts[i] : fixed;
-}
-
 /* Block i of buf (counts and displs, or `fixed` items each where they are NULL)
  * to or from remote rank i, for each of the m remote ranks, all in one round. */
-static void remote_blocks(tdm_sched_t *s, int m, bool send, const void *buf, const int *counts,
-                          const int *displs, size_t fixed, tdm_dtype_t *dt) {
+static void remote_blocks(tdm_sched_t *s, int m, bool send, const void *buf, tdm_coll_arr_t counts,
+                          tdm_coll_arr_t displs, size_t fixed, tdm_dtype_t *dt) {
     for (int i = 0; i < m; i++) {
-        void *b = tdm_coll_at(buf, disp_of(displs, fixed, i), dt);
-        size_t n = count_of(counts, fixed, i);
+        void *b = tdm_coll_at(buf, tdm_coll_disp_of(displs, fixed, i), dt);
+        size_t n = tdm_coll_count_of(counts, fixed, i);
         if (send)
             tdm_sched_send(s, b, n, dt, i, TDM_SCHED_REMOTE | TDM_SCHED_AHEAD);
         else
@@ -123,8 +115,8 @@ int tdm_coll_inter_allreduce(const void *sbuf, void *rbuf, size_t count, tdm_dty
 }
 
 int tdm_coll_inter_gatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
-                           const int *rcounts, const int *displs, size_t rcount, tdm_dtype_t *rdt,
-                           int root, tdm_comm_t *comm, tdm_req_t **req_p) {
+                           tdm_coll_arr_t rcounts, tdm_coll_arr_t displs, size_t rcount,
+                           tdm_dtype_t *rdt, int root, tdm_comm_t *comm, tdm_req_t **req_p) {
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
@@ -136,9 +128,9 @@ int tdm_coll_inter_gatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, vo
     return tdm_sched_run(s, req_p);
 }
 
-int tdm_coll_inter_scatterv(const void *sbuf, const int *scounts, const int *displs, size_t scount,
-                            tdm_dtype_t *sdt, void *rbuf, size_t rcount, tdm_dtype_t *rdt, int root,
-                            tdm_comm_t *comm, tdm_req_t **req_p) {
+int tdm_coll_inter_scatterv(const void *sbuf, tdm_coll_arr_t scounts, tdm_coll_arr_t displs,
+                            size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount,
+                            tdm_dtype_t *rdt, int root, tdm_comm_t *comm, tdm_req_t **req_p) {
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
@@ -151,7 +143,7 @@ int tdm_coll_inter_scatterv(const void *sbuf, const int *scounts, const int *dis
 }
 
 int tdm_coll_inter_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
-                              const int *rcounts, const int *displs, size_t rcount,
+                              tdm_coll_arr_t rcounts, tdm_coll_arr_t displs, size_t rcount,
                               tdm_dtype_t *rdt, tdm_comm_t *comm, tdm_req_t **req_p) {
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
@@ -165,10 +157,11 @@ int tdm_coll_inter_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt,
     return tdm_sched_run(s, req_p);
 }
 
-int tdm_coll_inter_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+int tdm_coll_inter_alltoallw(const void *sbuf, tdm_coll_arr_t scounts, tdm_coll_arr_t sdispls,
                              tdm_dtype_t *const *sdts, size_t scount, tdm_dtype_t *sdt, void *rbuf,
-                             const int *rcounts, const int *rdispls, tdm_dtype_t *const *rdts,
-                             size_t rcount, tdm_dtype_t *rdt, tdm_comm_t *comm, tdm_req_t **req_p) {
+                             tdm_coll_arr_t rcounts, tdm_coll_arr_t rdispls,
+                             tdm_dtype_t *const *rdts, size_t rcount, tdm_dtype_t *rdt,
+                             tdm_comm_t *comm, tdm_req_t **req_p) {
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
@@ -179,22 +172,22 @@ int tdm_coll_inter_alltoallw(const void *sbuf, const int *scounts, const int *sd
         char *ra;
         tdm_dtype_t *st = sdts ? sdts[i] : sdt, *rt = rdts ? rdts[i] : rdt;
         if (sdts) { /* Alltoallw: displacements in bytes */
-            sa = (const char *)sbuf + sdispls[i];
-            ra = (char *)rbuf + rdispls[i];
+            sa = (const char *)sbuf + tdm_coll_arr_get(sdispls, i);
+            ra = (char *)rbuf + tdm_coll_arr_get(rdispls, i);
         } else {
-            sa = tdm_coll_at(sbuf, disp_of(sdispls, scount, i), sdt);
-            ra = tdm_coll_at(rbuf, disp_of(rdispls, rcount, i), rdt);
+            sa = tdm_coll_at(sbuf, tdm_coll_disp_of(sdispls, scount, i), sdt);
+            ra = tdm_coll_at(rbuf, tdm_coll_disp_of(rdispls, rcount, i), rdt);
         }
-        tdm_sched_recv(s, ra, count_of(rcounts, rcount, i), rt, i,
+        tdm_sched_recv(s, ra, tdm_coll_count_of(rcounts, rcount, i), rt, i,
                        TDM_SCHED_REMOTE | TDM_SCHED_AHEAD);
-        tdm_sched_send(s, sa, count_of(scounts, scount, i), st, i,
+        tdm_sched_send(s, sa, tdm_coll_count_of(scounts, scount, i), st, i,
                        TDM_SCHED_REMOTE | TDM_SCHED_AHEAD);
     }
     return tdm_sched_run(s, req_p);
 }
 
-int tdm_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, size_t rcount,
-                                  tdm_dtype_t *dt, tdm_op_t *op, tdm_comm_t *comm,
+int tdm_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, tdm_coll_arr_t rcounts,
+                                  size_t rcount, tdm_dtype_t *dt, tdm_op_t *op, tdm_comm_t *comm,
                                   tdm_req_t **req_p) {
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
@@ -203,14 +196,15 @@ int tdm_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
     /* every process of both groups holds `total` items: the sum of its own
      * group's counts, which the standard requires to equal the other group's */
     size_t total = 0;
-    int *displs = NULL;
-    if (rcounts) {
-        displs = tdm_sched_tmp(s, (size_t)p * sizeof(int));
+    /* 64-bit: the sum of int counts may pass INT_MAX */
+    int64_t *displs = NULL;
+    if (rcounts.p) {
+        displs = tdm_sched_tmp(s, (size_t)p * sizeof(*displs));
         if (!displs)
             return tdm_sched_run(s, req_p); /* reports the NOMEM */
         for (int i = 0; i < p; i++) {
-            displs[i] = (int)total;
-            total += (size_t)rcounts[i];
+            displs[i] = (int64_t)total;
+            total += (size_t)tdm_coll_arr_get(rcounts, i);
         }
     } else {
         total = rcount * (size_t)p;
@@ -222,7 +216,7 @@ int tdm_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
     }
     tdm_coll_reduce_binomial(s, sbuf, acc, total, dt, op, 0);
     leaders_swap(s, acc, got, total, dt);
-    tdm_coll_scatterv_linear(s, got, rcounts, displs, rcount, dt, rbuf,
-                             count_of(rcounts, rcount, r), dt, 0);
+    tdm_coll_scatterv_linear(s, got, rcounts, (tdm_coll_arr_t){.p = displs, .wide = true}, rcount,
+                             dt, rbuf, tdm_coll_count_of(rcounts, rcount, r), dt, 0);
     return tdm_sched_run(s, req_p);
 }

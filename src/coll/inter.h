@@ -26,19 +26,20 @@ int tdm_coll_inter_reduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_
 int tdm_coll_inter_allreduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt,
                              tdm_op_t *op, TDM_COLL_ARGS);
 int tdm_coll_inter_gatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
-                           const int *rcounts, const int *displs, size_t rcount, tdm_dtype_t *rdt,
-                           int root, TDM_COLL_ARGS);
-int tdm_coll_inter_scatterv(const void *sbuf, const int *scounts, const int *displs, size_t scount,
-                            tdm_dtype_t *sdt, void *rbuf, size_t rcount, tdm_dtype_t *rdt, int root,
-                            TDM_COLL_ARGS);
+                           tdm_coll_arr_t rcounts, tdm_coll_arr_t displs, size_t rcount,
+                           tdm_dtype_t *rdt, int root, TDM_COLL_ARGS);
+int tdm_coll_inter_scatterv(const void *sbuf, tdm_coll_arr_t scounts, tdm_coll_arr_t displs,
+                            size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount,
+                            tdm_dtype_t *rdt, int root, TDM_COLL_ARGS);
 int tdm_coll_inter_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
-                              const int *rcounts, const int *displs, size_t rcount,
+                              tdm_coll_arr_t rcounts, tdm_coll_arr_t displs, size_t rcount,
                               tdm_dtype_t *rdt, TDM_COLL_ARGS);
-int tdm_coll_inter_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+int tdm_coll_inter_alltoallw(const void *sbuf, tdm_coll_arr_t scounts, tdm_coll_arr_t sdispls,
                              tdm_dtype_t *const *sdts, size_t scount, tdm_dtype_t *sdt, void *rbuf,
-                             const int *rcounts, const int *rdispls, tdm_dtype_t *const *rdts,
-                             size_t rcount, tdm_dtype_t *rdt, TDM_COLL_ARGS);
-int tdm_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, size_t rcount,
-                                  tdm_dtype_t *dt, tdm_op_t *op, TDM_COLL_ARGS);
+                             tdm_coll_arr_t rcounts, tdm_coll_arr_t rdispls,
+                             tdm_dtype_t *const *rdts, size_t rcount, tdm_dtype_t *rdt,
+                             TDM_COLL_ARGS);
+int tdm_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, tdm_coll_arr_t rcounts,
+                                  size_t rcount, tdm_dtype_t *dt, tdm_op_t *op, TDM_COLL_ARGS);
 
 #endif

@@ -15,7 +15,7 @@ static char *blk_addr(const tdm_coll_nside_t *s, int i) {
         return s->buf;
     if (s->bdispls)
         return (char *)s->buf + s->bdispls[i];
-    size_t items = s->displs ? (size_t)s->displs[i] : (size_t)i * s->count;
+    size_t items = tdm_coll_disp_of(s->displs, s->count, i);
     return tdm_coll_at(s->buf, items, s->dt);
 }
 
@@ -23,7 +23,7 @@ static void post(tdm_sched_t *sc, const tdm_coll_nside_t *s, int i, bool send) {
     int peer = s->peers[i];
     if (peer < 0) /* MPI_PROC_NULL */
         return;
-    size_t n = s->counts ? (size_t)s->counts[i] : s->count;
+    size_t n = tdm_coll_count_of(s->counts, s->count, i);
     tdm_dtype_t *dt = s->dts ? s->dts[i] : s->dt;
     if (send)
         tdm_sched_send(sc, blk_addr(s, i), n, dt, peer, 0);

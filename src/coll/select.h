@@ -79,8 +79,8 @@ void tdm_coll_allreduce_ring(tdm_sched_t *s, const void *sbuf, void *rbuf, size_
                              tdm_dtype_t *dt, tdm_op_t *op);
 void tdm_coll_allreduce_linear(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
                                tdm_dtype_t *dt, tdm_op_t *op);
-void tdm_coll_scatterv_linear(tdm_sched_t *s, const void *sbuf, const int *scounts,
-                              const int *displs, size_t scount, tdm_dtype_t *sdt, void *rbuf,
+void tdm_coll_scatterv_linear(tdm_sched_t *s, const void *sbuf, tdm_coll_arr_t scounts,
+                              tdm_coll_arr_t displs, size_t scount, tdm_dtype_t *sdt, void *rbuf,
                               size_t rcount, tdm_dtype_t *rdt, int root);
 
 #endif

@@ -4,7 +4,10 @@
  * (coll_persist.c) share one function (request NULL: blocking), which ends in
  * a tdm_mpi_ccall_t run now or bound to a persistent request
  * (tdm_mpi_ccall_submit). On an intercommunicator it hands over to
- * coll_inter.c's checks, which end the same way. */
+ * coll_inter.c's checks, which end the same way. The large-count forms
+ * (MPI_<Coll>_c) are the same functions: counts are MPI_Count and count and
+ * displacement arrays tdm_coll_arr_t, and each family's bindings are one
+ * macro instantiated for both (TDM_MPI_COUNT_FORMS). */
 #include "bind.h"
 
 #include "../coll/coll.h"
@@ -183,16 +186,16 @@ TDM_WEAK(MPI_Ibarrier)
 
 /* ---- Bcast ---- */
 
-int tdm_mpi_coll_bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+int tdm_mpi_coll_bcast(void *buf, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
                        MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
     TDM_GET_COMM(fn, comm, c);
     if (TDM_UNLIKELY(c->inter))
         return tdm_mpi_inter_bcast(c, buf, count, datatype, root, request, fn, mode);
-    TDM_CHECK_COUNT(fn, c, count);
+    TDM_MPI_CHECK_COUNT(fn, c, count);
     GET_DT(fn, c, datatype, dt);
-    TDM_CHECK_BUF(fn, c, buf, count, dt);
+    TDM_MPI_CHECK_BUF(fn, c, buf, count, dt);
     NO_IN_PLACE(fn, c, buf, "the buffer of a broadcast");
     CHECK_ROOT(fn, c, root);
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
@@ -205,34 +208,37 @@ int tdm_mpi_coll_bcast(void *buf, int count, MPI_Datatype datatype, int root, MP
                                                    .rdt = dt,
                                                    .root = root});
 }
-int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-    return tdm_mpi_coll_bcast(buffer, count, datatype, root, comm, NULL, "MPI_Bcast",
-                              TDM_CALL_BLOCKING);
-}
-TDM_WEAK(MPI_Bcast)
-int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                MPI_Request *request) {
-    return tdm_mpi_coll_bcast(buffer, count, datatype, root, comm, request, "MPI_Ibcast",
-                              TDM_CALL_NONBLOCKING);
-}
-TDM_WEAK(MPI_Ibcast)
+
+#define BCAST_FORMS(_s, _C, _D)                                                                    \
+    int PMPI_Bcast##_s(void *buffer, _C count, MPI_Datatype datatype, int root, MPI_Comm comm) {   \
+        return tdm_mpi_coll_bcast(buffer, count, datatype, root, comm, NULL, "MPI_Bcast" #_s,      \
+                                  TDM_CALL_BLOCKING);                                              \
+    }                                                                                              \
+    TDM_WEAK(MPI_Bcast##_s)                                                                        \
+    int PMPI_Ibcast##_s(void *buffer, _C count, MPI_Datatype datatype, int root, MPI_Comm comm,    \
+                        MPI_Request *request) {                                                    \
+        return tdm_mpi_coll_bcast(buffer, count, datatype, root, comm, request, "MPI_Ibcast" #_s,  \
+                                  TDM_CALL_NONBLOCKING);                                           \
+    }                                                                                              \
+    TDM_WEAK(MPI_Ibcast##_s)
+TDM_MPI_COUNT_FORMS(BCAST_FORMS)
 
 /* ---- reductions ---- */
 
 /* Checks shared by Reduce, Allreduce, Scan, Exscan. */
-static int red_checks(const char *fn, const void *sbuf, void *rbuf, int count,
+static int red_checks(const char *fn, const void *sbuf, void *rbuf, MPI_Count count,
                       MPI_Datatype datatype, MPI_Op op, tdm_comm_t *c, bool recv_significant,
                       tdm_dtype_t **dt_p, tdm_op_t **op_p) {
     tdm_dtype_t *dt;
     tdm_op_t *o;
-    TDM_CHECK_COUNT(fn, c, count);
+    TDM_MPI_CHECK_COUNT(fn, c, count);
     GET_DT(fn, c, datatype, dt);
     GET_OP(fn, c, op, dt, o);
     if (sbuf != MPI_IN_PLACE)
-        TDM_CHECK_BUF(fn, c, sbuf, count, dt);
+        TDM_MPI_CHECK_BUF(fn, c, sbuf, count, dt);
     if (recv_significant) {
         NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
-        TDM_CHECK_BUF(fn, c, rbuf, count, dt);
+        TDM_MPI_CHECK_BUF(fn, c, rbuf, count, dt);
         CHECK_ALIAS(fn, c, sbuf, rbuf, count > 0 && dt->size > 0);
     }
     *dt_p = dt;
@@ -240,8 +246,8 @@ static int red_checks(const char *fn, const void *sbuf, void *rbuf, int count,
     return MPI_SUCCESS;
 }
 
-int tdm_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                        int root, MPI_Comm comm, MPI_Request *request, const char *fn,
+int tdm_mpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Op op, int root, MPI_Comm comm, MPI_Request *request, const char *fn,
                         tdm_mpi_call_mode_t mode) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
@@ -268,20 +274,23 @@ int tdm_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype da
                                                    .op = o,
                                                    .root = root});
 }
-int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                int root, MPI_Comm comm) {
-    return tdm_mpi_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL,
-                               "MPI_Reduce", TDM_CALL_BLOCKING);
-}
-TDM_WEAK(MPI_Reduce)
-int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                 int root, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request,
-                               "MPI_Ireduce", TDM_CALL_NONBLOCKING);
-}
-TDM_WEAK(MPI_Ireduce)
 
-int tdm_mpi_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype,
+#define REDUCE_FORMS(_s, _C, _D)                                                                   \
+    int PMPI_Reduce##_s(const void *sendbuf, void *recvbuf, _C count, MPI_Datatype datatype,       \
+                        MPI_Op op, int root, MPI_Comm comm) {                                      \
+        return tdm_mpi_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL,        \
+                                   "MPI_Reduce" #_s, TDM_CALL_BLOCKING);                           \
+    }                                                                                              \
+    TDM_WEAK(MPI_Reduce##_s)                                                                       \
+    int PMPI_Ireduce##_s(const void *sendbuf, void *recvbuf, _C count, MPI_Datatype datatype,      \
+                         MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) {               \
+        return tdm_mpi_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request,     \
+                                   "MPI_Ireduce" #_s, TDM_CALL_NONBLOCKING);                       \
+    }                                                                                              \
+    TDM_WEAK(MPI_Ireduce##_s)
+TDM_MPI_COUNT_FORMS(REDUCE_FORMS)
+
+int tdm_mpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype datatype,
                            MPI_Op op, MPI_Comm comm, MPI_Request *request, const char *fn,
                            tdm_mpi_call_mode_t mode) {
     tdm_comm_t *c;
@@ -304,22 +313,25 @@ int tdm_mpi_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype
                                                    .rdt = dt,
                                                    .op = o});
 }
-int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm) {
-    return tdm_mpi_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL,
-                                  "MPI_Allreduce", TDM_CALL_BLOCKING);
-}
-TDM_WEAK(MPI_Allreduce)
-int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request,
-                                  "MPI_Iallreduce", TDM_CALL_NONBLOCKING);
-}
-TDM_WEAK(MPI_Iallreduce)
 
-int tdm_mpi_coll_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                      MPI_Comm comm, MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode,
-                      bool exclusive) {
+#define ALLREDUCE_FORMS(_s, _C, _D)                                                                \
+    int PMPI_Allreduce##_s(const void *sendbuf, void *recvbuf, _C count, MPI_Datatype datatype,    \
+                           MPI_Op op, MPI_Comm comm) {                                             \
+        return tdm_mpi_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL,           \
+                                      "MPI_Allreduce" #_s, TDM_CALL_BLOCKING);                     \
+    }                                                                                              \
+    TDM_WEAK(MPI_Allreduce##_s)                                                                    \
+    int PMPI_Iallreduce##_s(const void *sendbuf, void *recvbuf, _C count, MPI_Datatype datatype,   \
+                            MPI_Op op, MPI_Comm comm, MPI_Request *request) {                      \
+        return tdm_mpi_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request,        \
+                                      "MPI_Iallreduce" #_s, TDM_CALL_NONBLOCKING);                 \
+    }                                                                                              \
+    TDM_WEAK(MPI_Iallreduce##_s)
+TDM_MPI_COUNT_FORMS(ALLREDUCE_FORMS)
+
+int tdm_mpi_coll_scan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Request *request, const char *fn,
+                      tdm_mpi_call_mode_t mode, bool exclusive) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
     tdm_op_t *o;
@@ -339,32 +351,35 @@ int tdm_mpi_coll_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype data
                                                    .op = o,
                                                    .exclusive = exclusive});
 }
-int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-              MPI_Comm comm) {
-    return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, NULL, "MPI_Scan",
-                             TDM_CALL_BLOCKING, false);
-}
-TDM_WEAK(MPI_Scan)
-int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, request, "MPI_Iscan",
-                             TDM_CALL_NONBLOCKING, false);
-}
-TDM_WEAK(MPI_Iscan)
-int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                MPI_Comm comm) {
-    return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, NULL, "MPI_Exscan",
-                             TDM_CALL_BLOCKING, true);
-}
-TDM_WEAK(MPI_Exscan)
-int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                 MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, request, "MPI_Iexscan",
-                             TDM_CALL_NONBLOCKING, true);
-}
-TDM_WEAK(MPI_Iexscan)
 
-int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
+#define SCAN_FORMS(_s, _C, _D)                                                                     \
+    int PMPI_Scan##_s(const void *sendbuf, void *recvbuf, _C count, MPI_Datatype datatype,         \
+                      MPI_Op op, MPI_Comm comm) {                                                  \
+        return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, NULL,                \
+                                 "MPI_Scan" #_s, TDM_CALL_BLOCKING, false);                        \
+    }                                                                                              \
+    TDM_WEAK(MPI_Scan##_s)                                                                         \
+    int PMPI_Iscan##_s(const void *sendbuf, void *recvbuf, _C count, MPI_Datatype datatype,        \
+                       MPI_Op op, MPI_Comm comm, MPI_Request *request) {                           \
+        return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, request,             \
+                                 "MPI_Iscan" #_s, TDM_CALL_NONBLOCKING, false);                    \
+    }                                                                                              \
+    TDM_WEAK(MPI_Iscan##_s)                                                                        \
+    int PMPI_Exscan##_s(const void *sendbuf, void *recvbuf, _C count, MPI_Datatype datatype,       \
+                        MPI_Op op, MPI_Comm comm) {                                                \
+        return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, NULL,                \
+                                 "MPI_Exscan" #_s, TDM_CALL_BLOCKING, true);                       \
+    }                                                                                              \
+    TDM_WEAK(MPI_Exscan##_s)                                                                       \
+    int PMPI_Iexscan##_s(const void *sendbuf, void *recvbuf, _C count, MPI_Datatype datatype,      \
+                         MPI_Op op, MPI_Comm comm, MPI_Request *request) {                         \
+        return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, request,             \
+                                 "MPI_Iexscan" #_s, TDM_CALL_NONBLOCKING, true);                   \
+    }                                                                                              \
+    TDM_WEAK(MPI_Iexscan##_s)
+TDM_MPI_COUNT_FORMS(SCAN_FORMS)
+
+int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, tdm_coll_arr_t rcounts, MPI_Count rcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request,
                              const char *fn, tdm_mpi_call_mode_t mode) {
     tdm_comm_t *c;
@@ -376,13 +391,13 @@ int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
                                          mode);
     GET_DT(fn, c, datatype, dt);
     GET_OP(fn, c, op, dt, o);
-    if (rcounts) {
+    if (rcounts.p) {
         for (int i = 0; i < c->size; i++)
-            if (rcounts[i] < 0)
-                return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid recvcounts[%d]=%d", i,
-                                   rcounts[i]);
+            if (tdm_coll_arr_get(rcounts, i) < 0)
+                return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid recvcounts[%d]=%lld", i,
+                                   (long long)tdm_coll_arr_get(rcounts, i));
     } else {
-        TDM_CHECK_COUNT(fn, c, rcount);
+        TDM_MPI_CHECK_COUNT(fn, c, rcount);
     }
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
     CHECK_ALIAS(fn, c, sbuf, rbuf, dt->size > 0);
@@ -396,54 +411,63 @@ int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
                                                    .rdt = dt,
                                                    .op = o});
 }
-int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    if (!recvcounts)
-        return tdm_mpi_err(tdm_comm_get(comm), MPI_ERR_ARG, "MPI_Reduce_scatter",
-                           "recvcounts is NULL");
-    return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, NULL,
-                                    "MPI_Reduce_scatter", TDM_CALL_BLOCKING);
-}
-TDM_WEAK(MPI_Reduce_scatter)
-int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-    if (!recvcounts)
-        return tdm_mpi_err(tdm_comm_get(comm), MPI_ERR_ARG, "MPI_Ireduce_scatter",
-                           "recvcounts is NULL");
-    return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, request,
-                                    "MPI_Ireduce_scatter", TDM_CALL_NONBLOCKING);
-}
-TDM_WEAK(MPI_Ireduce_scatter)
-int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, NULL,
-                                    "MPI_Reduce_scatter_block", TDM_CALL_BLOCKING);
-}
-TDM_WEAK(MPI_Reduce_scatter_block)
-int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                               MPI_Request *request) {
-    return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request,
-                                    "MPI_Ireduce_scatter_block", TDM_CALL_NONBLOCKING);
-}
-TDM_WEAK(MPI_Ireduce_scatter_block)
+
+#define RED_SCATTER_FORMS(_s, _C, _D)                                                              \
+    int PMPI_Reduce_scatter##_s(const void *sendbuf, void *recvbuf, const _C recvcounts[],         \
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {                 \
+        if (!recvcounts)                                                                           \
+            return tdm_mpi_err(tdm_comm_get(comm), MPI_ERR_ARG, "MPI_Reduce_scatter" #_s,          \
+                               "recvcounts is NULL");                                              \
+        return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, TDM_MPI_ARR(recvcounts), 0, datatype,    \
+                                        op, comm, NULL, "MPI_Reduce_scatter" #_s,                  \
+                                        TDM_CALL_BLOCKING);                                        \
+    }                                                                                              \
+    TDM_WEAK(MPI_Reduce_scatter##_s)                                                               \
+    int PMPI_Ireduce_scatter##_s(const void *sendbuf, void *recvbuf, const _C recvcounts[],        \
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,                  \
+                                 MPI_Request *request) {                                           \
+        if (!recvcounts)                                                                           \
+            return tdm_mpi_err(tdm_comm_get(comm), MPI_ERR_ARG, "MPI_Ireduce_scatter" #_s,         \
+                               "recvcounts is NULL");                                              \
+        return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, TDM_MPI_ARR(recvcounts), 0, datatype,    \
+                                        op, comm, request, "MPI_Ireduce_scatter" #_s,              \
+                                        TDM_CALL_NONBLOCKING);                                     \
+    }                                                                                              \
+    TDM_WEAK(MPI_Ireduce_scatter##_s)                                                              \
+    int PMPI_Reduce_scatter_block##_s(const void *sendbuf, void *recvbuf, _C recvcount,            \
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {           \
+        return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, TDM_COLL_ARR_NONE, recvcount, datatype,  \
+                                        op, comm, NULL, "MPI_Reduce_scatter_block" #_s,            \
+                                        TDM_CALL_BLOCKING);                                        \
+    }                                                                                              \
+    TDM_WEAK(MPI_Reduce_scatter_block##_s)                                                         \
+    int PMPI_Ireduce_scatter_block##_s(const void *sendbuf, void *recvbuf, _C recvcount,           \
+                                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,            \
+                                       MPI_Request *request) {                                     \
+        return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, TDM_COLL_ARR_NONE, recvcount, datatype,  \
+                                        op, comm, request, "MPI_Ireduce_scatter_block" #_s,        \
+                                        TDM_CALL_NONBLOCKING);                                     \
+    }                                                                                              \
+    TDM_WEAK(MPI_Ireduce_scatter_block##_s)
+TDM_MPI_COUNT_FORMS(RED_SCATTER_FORMS)
 
 /* ---- Gather / Scatter ---- */
 
-static int check_counts(const char *fn, tdm_comm_t *c, const int *counts, const int *displs,
+static int check_counts(const char *fn, tdm_comm_t *c, tdm_coll_arr_t counts, tdm_coll_arr_t displs,
                         const char *what) {
-    if (!counts || !displs)
+    if (!counts.p || !displs.p)
         return tdm_mpi_err(c, MPI_ERR_ARG, fn, "%s or its displacements are NULL", what);
     for (int i = 0; i < c->size; i++)
-        if (counts[i] < 0)
-            return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid %s[%d]=%d", what, i, counts[i]);
+        if (tdm_coll_arr_get(counts, i) < 0)
+            return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid %s[%d]=%lld", what, i,
+                               (long long)tdm_coll_arr_get(counts, i));
     return MPI_SUCCESS;
 }
 
-int tdm_mpi_coll_gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                        const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
-                        MPI_Comm comm, MPI_Request *request, const char *fn,
-                        tdm_mpi_call_mode_t mode, bool v) {
+int tdm_mpi_coll_gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                        MPI_Count rcount, tdm_coll_arr_t rcounts, tdm_coll_arr_t displs,
+                        MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request,
+                        const char *fn, tdm_mpi_call_mode_t mode, bool v) {
     tdm_comm_t *c;
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
     TDM_GET_COMM(fn, comm, c);
@@ -454,7 +478,7 @@ int tdm_mpi_coll_gather(const void *sbuf, int scount, MPI_Datatype stype, void *
     bool am_root = c->rank == root;
     if (!(am_root && sbuf == MPI_IN_PLACE)) {
         NO_IN_PLACE(fn, c, sbuf, "the send buffer at a non-root rank");
-        TDM_CHECK_COUNT(fn, c, scount);
+        TDM_MPI_CHECK_COUNT(fn, c, scount);
         GET_DT(fn, c, stype, sdt);
     }
     if (am_root) {
@@ -465,7 +489,7 @@ int tdm_mpi_coll_gather(const void *sbuf, int scount, MPI_Datatype stype, void *
             if (err)
                 return err;
         } else {
-            TDM_CHECK_COUNT(fn, c, rcount);
+            TDM_MPI_CHECK_COUNT(fn, c, rcount);
         }
         CHECK_ALIAS(fn, c, sbuf, rbuf, scount > 0);
     }
@@ -473,57 +497,62 @@ int tdm_mpi_coll_gather(const void *sbuf, int scount, MPI_Datatype stype, void *
     if (!sdt)
         sdt = rdt;
     if (mode == TDM_CALL_BLOCKING)
-        return blocking_done(c, fn,
-                             tdm_coll_gatherv(sbuf, (size_t)(scount > 0 ? scount : 0), sdt, rbuf,
-                                              v ? rcounts : NULL, v ? displs : NULL,
-                                              (size_t)(rcount > 0 ? rcount : 0), rdt ? rdt : sdt,
-                                              root, c, NULL));
+        return blocking_done(
+            c, fn,
+            tdm_coll_gatherv(sbuf, (size_t)(scount > 0 ? scount : 0), sdt, rbuf,
+                             v ? rcounts : TDM_COLL_ARR_NONE, v ? displs : TDM_COLL_ARR_NONE,
+                             (size_t)(rcount > 0 ? rcount : 0), rdt ? rdt : sdt, root, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_GATHERV,
                                                    .sbuf = sbuf,
                                                    .scount = (size_t)scount,
                                                    .sdt = sdt,
                                                    .rbuf = rbuf,
-                                                   .rcounts = v ? rcounts : NULL,
-                                                   .rdispls = v ? displs : NULL,
+                                                   .rcounts = v ? rcounts : TDM_COLL_ARR_NONE,
+                                                   .rdispls = v ? displs : TDM_COLL_ARR_NONE,
                                                    .rcount = (size_t)(rcount > 0 ? rcount : 0),
                                                    .rdt = rdt ? rdt : sdt,
                                                    .root = root});
 }
-int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
-                               recvtype, root, comm, NULL, "MPI_Gather", TDM_CALL_BLOCKING, false);
-}
-TDM_WEAK(MPI_Gather)
-int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                 MPI_Request *request) {
-    return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
-                               recvtype, root, comm, request, "MPI_Igather", TDM_CALL_NONBLOCKING,
-                               false);
-}
-TDM_WEAK(MPI_Igather)
-int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm) {
-    return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                               recvtype, root, comm, NULL, "MPI_Gatherv", TDM_CALL_BLOCKING, true);
-}
-TDM_WEAK(MPI_Gatherv)
-int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                  MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                               recvtype, root, comm, request, "MPI_Igatherv", TDM_CALL_NONBLOCKING,
-                               true);
-}
-TDM_WEAK(MPI_Igatherv)
 
-int tdm_mpi_coll_scatter(const void *sbuf, int scount, const int *scounts, const int *displs,
-                         MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
-                         MPI_Comm comm, MPI_Request *request, const char *fn,
-                         tdm_mpi_call_mode_t mode, bool v) {
+#define GATHER_FORMS(_s, _C, _D)                                                                   \
+    int PMPI_Gather##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype, void *recvbuf,   \
+                        _C recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {            \
+        return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,               \
+                                   TDM_COLL_ARR_NONE, TDM_COLL_ARR_NONE, recvtype, root, comm,     \
+                                   NULL, "MPI_Gather" #_s, TDM_CALL_BLOCKING, false);              \
+    }                                                                                              \
+    TDM_WEAK(MPI_Gather##_s)                                                                       \
+    int PMPI_Igather##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype, void *recvbuf,  \
+                         _C recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,             \
+                         MPI_Request *request) {                                                   \
+        return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,               \
+                                   TDM_COLL_ARR_NONE, TDM_COLL_ARR_NONE, recvtype, root, comm,     \
+                                   request, "MPI_Igather" #_s, TDM_CALL_NONBLOCKING, false);       \
+    }                                                                                              \
+    TDM_WEAK(MPI_Igather##_s)                                                                      \
+    int PMPI_Gatherv##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype, void *recvbuf,  \
+                         const _C recvcounts[], const _D displs[], MPI_Datatype recvtype,          \
+                         int root, MPI_Comm comm) {                                                \
+        return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, 0,                       \
+                                   TDM_MPI_ARR(recvcounts), TDM_MPI_ARR(displs), recvtype, root,   \
+                                   comm, NULL, "MPI_Gatherv" #_s, TDM_CALL_BLOCKING, true);        \
+    }                                                                                              \
+    TDM_WEAK(MPI_Gatherv##_s)                                                                      \
+    int PMPI_Igatherv##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype, void *recvbuf, \
+                          const _C recvcounts[], const _D displs[], MPI_Datatype recvtype,         \
+                          int root, MPI_Comm comm, MPI_Request *request) {                         \
+        return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, 0,                       \
+                                   TDM_MPI_ARR(recvcounts), TDM_MPI_ARR(displs), recvtype, root,   \
+                                   comm, request, "MPI_Igatherv" #_s, TDM_CALL_NONBLOCKING, true); \
+    }                                                                                              \
+    TDM_WEAK(MPI_Igatherv##_s)
+TDM_MPI_COUNT_FORMS(GATHER_FORMS)
+
+int tdm_mpi_coll_scatter(const void *sbuf, MPI_Count scount, tdm_coll_arr_t scounts,
+                         tdm_coll_arr_t displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                         MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request,
+                         const char *fn, tdm_mpi_call_mode_t mode, bool v) {
     tdm_comm_t *c;
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
     TDM_GET_COMM(fn, comm, c);
@@ -534,7 +563,7 @@ int tdm_mpi_coll_scatter(const void *sbuf, int scount, const int *scounts, const
     bool am_root = c->rank == root;
     if (!(am_root && rbuf == MPI_IN_PLACE)) {
         NO_IN_PLACE(fn, c, rbuf, "the receive buffer at a non-root rank");
-        TDM_CHECK_COUNT(fn, c, rcount);
+        TDM_MPI_CHECK_COUNT(fn, c, rcount);
         GET_DT(fn, c, rtype, rdt);
     }
     if (am_root) {
@@ -545,7 +574,7 @@ int tdm_mpi_coll_scatter(const void *sbuf, int scount, const int *scounts, const
             if (err)
                 return err;
         } else {
-            TDM_CHECK_COUNT(fn, c, scount);
+            TDM_MPI_CHECK_COUNT(fn, c, scount);
         }
         CHECK_ALIAS(fn, c, sbuf, rbuf, rcount > 0);
     }
@@ -553,16 +582,16 @@ int tdm_mpi_coll_scatter(const void *sbuf, int scount, const int *scounts, const
     if (!rdt)
         rdt = sdt;
     if (mode == TDM_CALL_BLOCKING)
-        return blocking_done(c, fn,
-                             tdm_coll_scatterv(sbuf, v ? scounts : NULL, v ? displs : NULL,
-                                               (size_t)(scount > 0 ? scount : 0), sdt ? sdt : rdt,
-                                               rbuf, (size_t)(rcount > 0 ? rcount : 0), rdt, root,
-                                               c, NULL));
+        return blocking_done(
+            c, fn,
+            tdm_coll_scatterv(sbuf, v ? scounts : TDM_COLL_ARR_NONE, v ? displs : TDM_COLL_ARR_NONE,
+                              (size_t)(scount > 0 ? scount : 0), sdt ? sdt : rdt, rbuf,
+                              (size_t)(rcount > 0 ? rcount : 0), rdt, root, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_SCATTERV,
                                                    .sbuf = sbuf,
-                                                   .scounts = v ? scounts : NULL,
-                                                   .sdispls = v ? displs : NULL,
+                                                   .scounts = v ? scounts : TDM_COLL_ARR_NONE,
+                                                   .sdispls = v ? displs : TDM_COLL_ARR_NONE,
                                                    .scount = (size_t)(scount > 0 ? scount : 0),
                                                    .sdt = sdt ? sdt : rdt,
                                                    .rbuf = rbuf,
@@ -570,43 +599,47 @@ int tdm_mpi_coll_scatter(const void *sbuf, int scount, const int *scounts, const
                                                    .rdt = rdt,
                                                    .root = root});
 }
-int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    return tdm_mpi_coll_scatter(sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
-                                recvtype, root, comm, NULL, "MPI_Scatter", TDM_CALL_BLOCKING,
-                                false);
-}
-TDM_WEAK(MPI_Scatter)
-int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                  MPI_Request *request) {
-    return tdm_mpi_coll_scatter(sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
-                                recvtype, root, comm, request, "MPI_Iscatter", TDM_CALL_NONBLOCKING,
-                                false);
-}
-TDM_WEAK(MPI_Iscatter)
-int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm) {
-    return tdm_mpi_coll_scatter(sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                recvtype, root, comm, NULL, "MPI_Scatterv", TDM_CALL_BLOCKING,
-                                true);
-}
-TDM_WEAK(MPI_Scatterv)
-int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                   int root, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_coll_scatter(sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                recvtype, root, comm, request, "MPI_Iscatterv",
-                                TDM_CALL_NONBLOCKING, true);
-}
-TDM_WEAK(MPI_Iscatterv)
+
+#define SCATTER_FORMS(_s, _C, _D)                                                                  \
+    int PMPI_Scatter##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype, void *recvbuf,  \
+                         _C recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {           \
+        return tdm_mpi_coll_scatter(sendbuf, sendcount, TDM_COLL_ARR_NONE, TDM_COLL_ARR_NONE,      \
+                                    sendtype, recvbuf, recvcount, recvtype, root, comm, NULL,      \
+                                    "MPI_Scatter" #_s, TDM_CALL_BLOCKING, false);                  \
+    }                                                                                              \
+    TDM_WEAK(MPI_Scatter##_s)                                                                      \
+    int PMPI_Iscatter##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype, void *recvbuf, \
+                          _C recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,            \
+                          MPI_Request *request) {                                                  \
+        return tdm_mpi_coll_scatter(sendbuf, sendcount, TDM_COLL_ARR_NONE, TDM_COLL_ARR_NONE,      \
+                                    sendtype, recvbuf, recvcount, recvtype, root, comm, request,   \
+                                    "MPI_Iscatter" #_s, TDM_CALL_NONBLOCKING, false);              \
+    }                                                                                              \
+    TDM_WEAK(MPI_Iscatter##_s)                                                                     \
+    int PMPI_Scatterv##_s(const void *sendbuf, const _C sendcounts[], const _D displs[],           \
+                          MPI_Datatype sendtype, void *recvbuf, _C recvcount,                      \
+                          MPI_Datatype recvtype, int root, MPI_Comm comm) {                        \
+        return tdm_mpi_coll_scatter(sendbuf, 0, TDM_MPI_ARR(sendcounts), TDM_MPI_ARR(displs),      \
+                                    sendtype, recvbuf, recvcount, recvtype, root, comm, NULL,      \
+                                    "MPI_Scatterv" #_s, TDM_CALL_BLOCKING, true);                  \
+    }                                                                                              \
+    TDM_WEAK(MPI_Scatterv##_s)                                                                     \
+    int PMPI_Iscatterv##_s(const void *sendbuf, const _C sendcounts[], const _D displs[],          \
+                           MPI_Datatype sendtype, void *recvbuf, _C recvcount,                     \
+                           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) { \
+        return tdm_mpi_coll_scatter(sendbuf, 0, TDM_MPI_ARR(sendcounts), TDM_MPI_ARR(displs),      \
+                                    sendtype, recvbuf, recvcount, recvtype, root, comm, request,   \
+                                    "MPI_Iscatterv" #_s, TDM_CALL_NONBLOCKING, true);              \
+    }                                                                                              \
+    TDM_WEAK(MPI_Iscatterv##_s)
+TDM_MPI_COUNT_FORMS(SCATTER_FORMS)
 
 /* ---- Allgather ---- */
 
-int tdm_mpi_coll_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                           const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
-                           MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode, bool v) {
+int tdm_mpi_coll_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                           MPI_Count rcount, tdm_coll_arr_t rcounts, tdm_coll_arr_t displs,
+                           MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn,
+                           tdm_mpi_call_mode_t mode, bool v) {
     tdm_comm_t *c;
     tdm_dtype_t *sdt = NULL, *rdt;
     TDM_GET_COMM(fn, comm, c);
@@ -614,7 +647,7 @@ int tdm_mpi_coll_allgather(const void *sbuf, int scount, MPI_Datatype stype, voi
         return tdm_mpi_inter_allgather(c, sbuf, scount, stype, rbuf, rcount, rcounts, displs, rtype,
                                        request, fn, mode, v);
     if (sbuf != MPI_IN_PLACE) {
-        TDM_CHECK_COUNT(fn, c, scount);
+        TDM_MPI_CHECK_COUNT(fn, c, scount);
         GET_DT(fn, c, stype, sdt);
     }
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
@@ -624,64 +657,71 @@ int tdm_mpi_coll_allgather(const void *sbuf, int scount, MPI_Datatype stype, voi
         if (err)
             return err;
     } else {
-        TDM_CHECK_COUNT(fn, c, rcount);
+        TDM_MPI_CHECK_COUNT(fn, c, rcount);
     }
     CHECK_ALIAS(fn, c, sbuf, rbuf, scount > 0);
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
     if (mode == TDM_CALL_BLOCKING)
-        return blocking_done(c, fn,
-                             tdm_coll_allgatherv(sbuf, (size_t)(scount > 0 ? scount : 0),
-                                                 sdt ? sdt : rdt, rbuf, v ? rcounts : NULL,
-                                                 v ? displs : NULL,
-                                                 (size_t)(rcount > 0 ? rcount : 0), rdt, c, NULL));
+        return blocking_done(
+            c, fn,
+            tdm_coll_allgatherv(sbuf, (size_t)(scount > 0 ? scount : 0), sdt ? sdt : rdt, rbuf,
+                                v ? rcounts : TDM_COLL_ARR_NONE, v ? displs : TDM_COLL_ARR_NONE,
+                                (size_t)(rcount > 0 ? rcount : 0), rdt, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLGATHERV,
                                                    .sbuf = sbuf,
                                                    .scount = (size_t)(scount > 0 ? scount : 0),
                                                    .sdt = sdt ? sdt : rdt,
                                                    .rbuf = rbuf,
-                                                   .rcounts = v ? rcounts : NULL,
-                                                   .rdispls = v ? displs : NULL,
+                                                   .rcounts = v ? rcounts : TDM_COLL_ARR_NONE,
+                                                   .rdispls = v ? displs : TDM_COLL_ARR_NONE,
                                                    .rcount = (size_t)(rcount > 0 ? rcount : 0),
                                                    .rdt = rdt});
 }
-int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
-                                  recvtype, comm, NULL, "MPI_Allgather", TDM_CALL_BLOCKING, false);
-}
-TDM_WEAK(MPI_Allgather)
-int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
-                                  recvtype, comm, request, "MPI_Iallgather", TDM_CALL_NONBLOCKING,
-                                  false);
-}
-TDM_WEAK(MPI_Iallgather)
-int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm) {
-    return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                                  recvtype, comm, NULL, "MPI_Allgatherv", TDM_CALL_BLOCKING, true);
-}
-TDM_WEAK(MPI_Allgatherv)
-int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                     MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                                  recvtype, comm, request, "MPI_Iallgatherv", TDM_CALL_NONBLOCKING,
-                                  true);
-}
-TDM_WEAK(MPI_Iallgatherv)
+
+#define ALLGATHER_FORMS(_s, _C, _D)                                                                \
+    int PMPI_Allgather##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype,               \
+                           void *recvbuf, _C recvcount, MPI_Datatype recvtype, MPI_Comm comm) {    \
+        return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,            \
+                                      TDM_COLL_ARR_NONE, TDM_COLL_ARR_NONE, recvtype, comm, NULL,  \
+                                      "MPI_Allgather" #_s, TDM_CALL_BLOCKING, false);              \
+    }                                                                                              \
+    TDM_WEAK(MPI_Allgather##_s)                                                                    \
+    int PMPI_Iallgather##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype,              \
+                            void *recvbuf, _C recvcount, MPI_Datatype recvtype, MPI_Comm comm,     \
+                            MPI_Request *request) {                                                \
+        return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,            \
+                                      TDM_COLL_ARR_NONE, TDM_COLL_ARR_NONE, recvtype, comm,        \
+                                      request, "MPI_Iallgather" #_s, TDM_CALL_NONBLOCKING, false); \
+    }                                                                                              \
+    TDM_WEAK(MPI_Iallgather##_s)                                                                   \
+    int PMPI_Allgatherv##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype,              \
+                            void *recvbuf, const _C recvcounts[], const _D displs[],               \
+                            MPI_Datatype recvtype, MPI_Comm comm) {                                \
+        return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, 0,                    \
+                                      TDM_MPI_ARR(recvcounts), TDM_MPI_ARR(displs), recvtype,      \
+                                      comm, NULL, "MPI_Allgatherv" #_s, TDM_CALL_BLOCKING, true);  \
+    }                                                                                              \
+    TDM_WEAK(MPI_Allgatherv##_s)                                                                   \
+    int PMPI_Iallgatherv##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype,             \
+                             void *recvbuf, const _C recvcounts[], const _D displs[],              \
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {         \
+        return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, 0,                    \
+                                      TDM_MPI_ARR(recvcounts), TDM_MPI_ARR(displs), recvtype,      \
+                                      comm, request, "MPI_Iallgatherv" #_s, TDM_CALL_NONBLOCKING,  \
+                                      true);                                                       \
+    }                                                                                              \
+    TDM_WEAK(MPI_Iallgatherv##_s)
+TDM_MPI_COUNT_FORMS(ALLGATHER_FORMS)
 
 /* ---- Alltoall(v,w) ---- */
 
-int tdm_mpi_coll_alltoall(const void *sbuf, int scount, const int *scounts, const int *sdispls,
-                          MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, int rcount,
-                          const int *rcounts, const int *rdispls, MPI_Datatype rtype,
-                          const MPI_Datatype *rtypes, MPI_Comm comm, MPI_Request *request,
-                          const char *fn, tdm_mpi_call_mode_t mode,
-                          int form /* 0 plain, 1 v, 2 w */) {
+int tdm_mpi_coll_alltoall(const void *sbuf, MPI_Count scount, tdm_coll_arr_t scounts,
+                          tdm_coll_arr_t sdispls, MPI_Datatype stype, const MPI_Datatype *stypes,
+                          void *rbuf, MPI_Count rcount, tdm_coll_arr_t rcounts,
+                          tdm_coll_arr_t rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes,
+                          MPI_Comm comm, MPI_Request *request, const char *fn,
+                          tdm_mpi_call_mode_t mode, int form /* 0 plain, 1 v, 2 w */) {
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
     if (TDM_UNLIKELY(c->inter))
@@ -693,10 +733,10 @@ int tdm_mpi_coll_alltoall(const void *sbuf, int scount, const int *scounts, cons
     tdm_dtype_t **sdts = NULL, **rdts = NULL;
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
     if (form == 0) {
-        TDM_CHECK_COUNT(fn, c, rcount);
+        TDM_MPI_CHECK_COUNT(fn, c, rcount);
         GET_DT(fn, c, rtype, rdt);
         if (sbuf != MPI_IN_PLACE) {
-            TDM_CHECK_COUNT(fn, c, scount);
+            TDM_MPI_CHECK_COUNT(fn, c, scount);
             GET_DT(fn, c, stype, sdt);
         }
     } else {
@@ -733,77 +773,90 @@ int tdm_mpi_coll_alltoall(const void *sbuf, int scount, const int *scounts, cons
         return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");
     }
     if (mode == TDM_CALL_BLOCKING) {
-        int err = blocking_done(
-            c, fn,
-            tdm_coll_alltoallw(sbuf, form ? scounts : NULL, form ? sdispls : NULL, sdts,
-                               (size_t)(scount > 0 ? scount : 0), sdt ? sdt : rdt, rbuf,
-                               form ? rcounts : NULL, form ? rdispls : NULL, rdts,
-                               (size_t)(rcount > 0 ? rcount : 0), rdt, c, NULL));
+        int err =
+            blocking_done(c, fn,
+                          tdm_coll_alltoallw(sbuf, form ? scounts : TDM_COLL_ARR_NONE,
+                                             form ? sdispls : TDM_COLL_ARR_NONE, sdts,
+                                             (size_t)(scount > 0 ? scount : 0), sdt ? sdt : rdt,
+                                             rbuf, form ? rcounts : TDM_COLL_ARR_NONE,
+                                             form ? rdispls : TDM_COLL_ARR_NONE, rdts,
+                                             (size_t)(rcount > 0 ? rcount : 0), rdt, c, NULL));
         free(sdts);
         return err;
     }
     int err = tdm_mpi_ccall_submit(c, fn, mode, request,
                                    &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLTOALLW,
                                                       .sbuf = sbuf,
-                                                      .scounts = form ? scounts : NULL,
-                                                      .sdispls = form ? sdispls : NULL,
+                                                      .scounts = form ? scounts : TDM_COLL_ARR_NONE,
+                                                      .sdispls = form ? sdispls : TDM_COLL_ARR_NONE,
                                                       .sdts = sdts,
                                                       .scount = (size_t)(scount > 0 ? scount : 0),
                                                       .sdt = sdt ? sdt : rdt,
                                                       .rbuf = rbuf,
-                                                      .rcounts = form ? rcounts : NULL,
-                                                      .rdispls = form ? rdispls : NULL,
+                                                      .rcounts = form ? rcounts : TDM_COLL_ARR_NONE,
+                                                      .rdispls = form ? rdispls : TDM_COLL_ARR_NONE,
                                                       .rdts = rdts,
                                                       .rcount = (size_t)(rcount > 0 ? rcount : 0),
                                                       .rdt = rdt});
     free(sdts);
     return err;
 }
-int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_coll_alltoall(sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount,
-                                 NULL, NULL, recvtype, NULL, comm, NULL, "MPI_Alltoall",
-                                 TDM_CALL_BLOCKING, 0);
-}
-TDM_WEAK(MPI_Alltoall)
-int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_coll_alltoall(sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount,
-                                 NULL, NULL, recvtype, NULL, comm, request, "MPI_Ialltoall",
-                                 TDM_CALL_NONBLOCKING, 0);
-}
-TDM_WEAK(MPI_Ialltoall)
-int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_coll_alltoall(sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf, 0,
-                                 recvcounts, rdispls, recvtype, NULL, comm, NULL, "MPI_Alltoallv",
-                                 TDM_CALL_BLOCKING, 1);
-}
-TDM_WEAK(MPI_Alltoallv)
-int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                    MPI_Request *request) {
-    return tdm_mpi_coll_alltoall(sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf, 0,
-                                 recvcounts, rdispls, recvtype, NULL, comm, request,
-                                 "MPI_Ialltoallv", TDM_CALL_NONBLOCKING, 1);
-}
-TDM_WEAK(MPI_Ialltoallv)
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-    return tdm_mpi_coll_alltoall(sendbuf, 0, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes,
-                                 recvbuf, 0, recvcounts, rdispls, MPI_DATATYPE_NULL, recvtypes,
-                                 comm, NULL, "MPI_Alltoallw", TDM_CALL_BLOCKING, 2);
-}
-TDM_WEAK(MPI_Alltoallw)
-int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                    MPI_Request *request) {
-    return tdm_mpi_coll_alltoall(sendbuf, 0, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes,
-                                 recvbuf, 0, recvcounts, rdispls, MPI_DATATYPE_NULL, recvtypes,
-                                 comm, request, "MPI_Ialltoallw", TDM_CALL_NONBLOCKING, 2);
-}
-TDM_WEAK(MPI_Ialltoallw)
+
+#define ALLTOALL_FORMS(_s, _C, _D)                                                                 \
+    int PMPI_Alltoall##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype, void *recvbuf, \
+                          _C recvcount, MPI_Datatype recvtype, MPI_Comm comm) {                    \
+        return tdm_mpi_coll_alltoall(sendbuf, sendcount, TDM_COLL_ARR_NONE, TDM_COLL_ARR_NONE,     \
+                                     sendtype, NULL, recvbuf, recvcount, TDM_COLL_ARR_NONE,        \
+                                     TDM_COLL_ARR_NONE, recvtype, NULL, comm, NULL,                \
+                                     "MPI_Alltoall" #_s, TDM_CALL_BLOCKING, 0);                    \
+    }                                                                                              \
+    TDM_WEAK(MPI_Alltoall##_s)                                                                     \
+    int PMPI_Ialltoall##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype,               \
+                           void *recvbuf, _C recvcount, MPI_Datatype recvtype, MPI_Comm comm,      \
+                           MPI_Request *request) {                                                 \
+        return tdm_mpi_coll_alltoall(sendbuf, sendcount, TDM_COLL_ARR_NONE, TDM_COLL_ARR_NONE,     \
+                                     sendtype, NULL, recvbuf, recvcount, TDM_COLL_ARR_NONE,        \
+                                     TDM_COLL_ARR_NONE, recvtype, NULL, comm, request,             \
+                                     "MPI_Ialltoall" #_s, TDM_CALL_NONBLOCKING, 0);                \
+    }                                                                                              \
+    TDM_WEAK(MPI_Ialltoall##_s)                                                                    \
+    int PMPI_Alltoallv##_s(const void *sendbuf, const _C sendcounts[], const _D sdispls[],         \
+                           MPI_Datatype sendtype, void *recvbuf, const _C recvcounts[],            \
+                           const _D rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {             \
+        return tdm_mpi_coll_alltoall(sendbuf, 0, TDM_MPI_ARR(sendcounts), TDM_MPI_ARR(sdispls),    \
+                                     sendtype, NULL, recvbuf, 0, TDM_MPI_ARR(recvcounts),          \
+                                     TDM_MPI_ARR(rdispls), recvtype, NULL, comm, NULL,             \
+                                     "MPI_Alltoallv" #_s, TDM_CALL_BLOCKING, 1);                   \
+    }                                                                                              \
+    TDM_WEAK(MPI_Alltoallv##_s)                                                                    \
+    int PMPI_Ialltoallv##_s(const void *sendbuf, const _C sendcounts[], const _D sdispls[],        \
+                            MPI_Datatype sendtype, void *recvbuf, const _C recvcounts[],           \
+                            const _D rdispls[], MPI_Datatype recvtype, MPI_Comm comm,              \
+                            MPI_Request *request) {                                                \
+        return tdm_mpi_coll_alltoall(sendbuf, 0, TDM_MPI_ARR(sendcounts), TDM_MPI_ARR(sdispls),    \
+                                     sendtype, NULL, recvbuf, 0, TDM_MPI_ARR(recvcounts),          \
+                                     TDM_MPI_ARR(rdispls), recvtype, NULL, comm, request,          \
+                                     "MPI_Ialltoallv" #_s, TDM_CALL_NONBLOCKING, 1);               \
+    }                                                                                              \
+    TDM_WEAK(MPI_Ialltoallv##_s)                                                                   \
+    int PMPI_Alltoallw##_s(const void *sendbuf, const _C sendcounts[], const _D sdispls[],         \
+                           const MPI_Datatype sendtypes[], void *recvbuf, const _C recvcounts[],   \
+                           const _D rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {    \
+        return tdm_mpi_coll_alltoall(                                                              \
+            sendbuf, 0, TDM_MPI_ARR(sendcounts), TDM_MPI_ARR(sdispls), MPI_DATATYPE_NULL,          \
+            sendtypes, recvbuf, 0, TDM_MPI_ARR(recvcounts), TDM_MPI_ARR(rdispls),                  \
+            MPI_DATATYPE_NULL, recvtypes, comm, NULL, "MPI_Alltoallw" #_s, TDM_CALL_BLOCKING, 2);  \
+    }                                                                                              \
+    TDM_WEAK(MPI_Alltoallw##_s)                                                                    \
+    int PMPI_Ialltoallw##_s(const void *sendbuf, const _C sendcounts[], const _D sdispls[],        \
+                            const MPI_Datatype sendtypes[], void *recvbuf, const _C recvcounts[],  \
+                            const _D rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,     \
+                            MPI_Request *request) {                                                \
+        return tdm_mpi_coll_alltoall(sendbuf, 0, TDM_MPI_ARR(sendcounts), TDM_MPI_ARR(sdispls),    \
+                                     MPI_DATATYPE_NULL, sendtypes, recvbuf, 0,                     \
+                                     TDM_MPI_ARR(recvcounts), TDM_MPI_ARR(rdispls),                \
+                                     MPI_DATATYPE_NULL, recvtypes, comm, request,                  \
+                                     "MPI_Ialltoallw" #_s, TDM_CALL_NONBLOCKING, 2);               \
+    }                                                                                              \
+    TDM_WEAK(MPI_Ialltoallw##_s)
+TDM_MPI_COUNT_FORMS(ALLTOALL_FORMS)

@@ -51,13 +51,14 @@ static int check_root(tdm_comm_t *c, const char *fn, int root) {
 }
 
 /* n counts (and displacements, if displs_too) of a per-peer array argument. */
-static int check_counts(tdm_comm_t *c, const char *fn, const int *counts, const int *displs,
+static int check_counts(tdm_comm_t *c, const char *fn, tdm_coll_arr_t counts, tdm_coll_arr_t displs,
                         bool displs_too, int n, const char *what) {
-    if (!counts || (displs_too && !displs))
+    if (!counts.p || (displs_too && !displs.p))
         return tdm_mpi_err(c, MPI_ERR_ARG, fn, "%s or its displacements are NULL", what);
     for (int i = 0; i < n; i++)
-        if (counts[i] < 0)
-            return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid %s[%d]=%d", what, i, counts[i]);
+        if (tdm_coll_arr_get(counts, i) < 0)
+            return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid %s[%d]=%lld", what, i,
+                               (long long)tdm_coll_arr_get(counts, i));
     return MPI_SUCCESS;
 }
 
@@ -68,16 +69,16 @@ int tdm_mpi_inter_barrier(tdm_comm_t *c, MPI_Request *request, const char *fn,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BARRIER});
 }
 
-int tdm_mpi_inter_bcast(tdm_comm_t *c, void *buf, int count, MPI_Datatype datatype, int root,
+int tdm_mpi_inter_bcast(tdm_comm_t *c, void *buf, MPI_Count count, MPI_Datatype datatype, int root,
                         MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode) {
     tdm_dtype_t *dt = NULL;
     int err = check_root(c, fn, root);
     if (err)
         return err;
     if (root != MPI_PROC_NULL) {
-        TDM_CHECK_COUNT(fn, c, count);
+        TDM_MPI_CHECK_COUNT(fn, c, count);
         TDM_GET_DTYPE(fn, c, datatype, dt);
-        TDM_CHECK_BUF(fn, c, buf, count, dt);
+        TDM_MPI_CHECK_BUF(fn, c, buf, count, dt);
         NO_IN_PLACE(fn, c, buf, "the buffer");
     }
     CHECK_REQ(fn, c, request, mode);
@@ -90,22 +91,22 @@ int tdm_mpi_inter_bcast(tdm_comm_t *c, void *buf, int count, MPI_Datatype dataty
 }
 
 /* The significant buffer of a reduction at this process: count, type, op, buffer. */
-static int red_checks(tdm_comm_t *c, const char *fn, const void *buf, int count,
+static int red_checks(tdm_comm_t *c, const char *fn, const void *buf, MPI_Count count,
                       MPI_Datatype datatype, MPI_Op op, const char *what, tdm_dtype_t **dt_p,
                       tdm_op_t **op_p) {
     tdm_dtype_t *dt;
     tdm_op_t *o;
-    TDM_CHECK_COUNT(fn, c, count);
+    TDM_MPI_CHECK_COUNT(fn, c, count);
     TDM_GET_DTYPE(fn, c, datatype, dt);
     GET_OP(fn, c, op, dt, o);
     NO_IN_PLACE(fn, c, buf, what);
-    TDM_CHECK_BUF(fn, c, buf, count, dt);
+    TDM_MPI_CHECK_BUF(fn, c, buf, count, dt);
     *dt_p = dt;
     *op_p = o;
     return MPI_SUCCESS;
 }
 
-int tdm_mpi_inter_reduce(tdm_comm_t *c, const void *sbuf, void *rbuf, int count,
+int tdm_mpi_inter_reduce(tdm_comm_t *c, const void *sbuf, void *rbuf, MPI_Count count,
                          MPI_Datatype datatype, MPI_Op op, int root, MPI_Request *request,
                          const char *fn, tdm_mpi_call_mode_t mode) {
     tdm_dtype_t *dt = NULL;
@@ -128,7 +129,7 @@ int tdm_mpi_inter_reduce(tdm_comm_t *c, const void *sbuf, void *rbuf, int count,
                                                    .root = root});
 }
 
-int tdm_mpi_inter_allreduce(tdm_comm_t *c, const void *sbuf, void *rbuf, int count,
+int tdm_mpi_inter_allreduce(tdm_comm_t *c, const void *sbuf, void *rbuf, MPI_Count count,
                             MPI_Datatype datatype, MPI_Op op, MPI_Request *request, const char *fn,
                             tdm_mpi_call_mode_t mode) {
     tdm_dtype_t *dt;
@@ -137,7 +138,7 @@ int tdm_mpi_inter_allreduce(tdm_comm_t *c, const void *sbuf, void *rbuf, int cou
     if (err)
         return err;
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
-    TDM_CHECK_BUF(fn, c, rbuf, count, dt);
+    TDM_MPI_CHECK_BUF(fn, c, rbuf, count, dt);
     CHECK_REQ(fn, c, request, mode);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLREDUCE,
@@ -148,19 +149,19 @@ int tdm_mpi_inter_allreduce(tdm_comm_t *c, const void *sbuf, void *rbuf, int cou
                                                    .op = o});
 }
 
-int tdm_mpi_inter_red_scatter(tdm_comm_t *c, const void *sbuf, void *rbuf, const int *rcounts,
-                              int rcount, MPI_Datatype datatype, MPI_Op op, MPI_Request *request,
-                              const char *fn, tdm_mpi_call_mode_t mode) {
+int tdm_mpi_inter_red_scatter(tdm_comm_t *c, const void *sbuf, void *rbuf, tdm_coll_arr_t rcounts,
+                              MPI_Count rcount, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode) {
     tdm_dtype_t *dt;
     tdm_op_t *o;
     TDM_GET_DTYPE(fn, c, datatype, dt);
     GET_OP(fn, c, op, dt, o);
-    if (rcounts) {
-        int err = check_counts(c, fn, rcounts, NULL, false, c->size, "recvcounts");
+    if (rcounts.p) {
+        int err = check_counts(c, fn, rcounts, TDM_COLL_ARR_NONE, false, c->size, "recvcounts");
         if (err)
             return err;
     } else {
-        TDM_CHECK_COUNT(fn, c, rcount);
+        TDM_MPI_CHECK_COUNT(fn, c, rcount);
     }
     NO_IN_PLACE(fn, c, sbuf, "the send buffer");
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
@@ -175,10 +176,10 @@ int tdm_mpi_inter_red_scatter(tdm_comm_t *c, const void *sbuf, void *rbuf, const
                                                    .op = o});
 }
 
-int tdm_mpi_inter_gather(tdm_comm_t *c, const void *sbuf, int scount, MPI_Datatype stype,
-                         void *rbuf, int rcount, const int *rcounts, const int *displs,
-                         MPI_Datatype rtype, int root, MPI_Request *request, const char *fn,
-                         tdm_mpi_call_mode_t mode, bool v) {
+int tdm_mpi_inter_gather(tdm_comm_t *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                         void *rbuf, MPI_Count rcount, tdm_coll_arr_t rcounts,
+                         tdm_coll_arr_t displs, MPI_Datatype rtype, int root, MPI_Request *request,
+                         const char *fn, tdm_mpi_call_mode_t mode, bool v) {
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
     int err = check_root(c, fn, root);
     if (err)
@@ -189,12 +190,12 @@ int tdm_mpi_inter_gather(tdm_comm_t *c, const void *sbuf, int scount, MPI_Dataty
         if (v && (err = check_counts(c, fn, rcounts, displs, true, c->remote.n, "recvcounts")))
             return err;
         if (!v)
-            TDM_CHECK_COUNT(fn, c, rcount);
+            TDM_MPI_CHECK_COUNT(fn, c, rcount);
     } else if (root != MPI_PROC_NULL) {
         NO_IN_PLACE(fn, c, sbuf, "the send buffer");
-        TDM_CHECK_COUNT(fn, c, scount);
+        TDM_MPI_CHECK_COUNT(fn, c, scount);
         TDM_GET_DTYPE(fn, c, stype, sdt);
-        TDM_CHECK_BUF(fn, c, sbuf, scount, sdt);
+        TDM_MPI_CHECK_BUF(fn, c, sbuf, scount, sdt);
     }
     CHECK_REQ(fn, c, request, mode);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
@@ -203,15 +204,15 @@ int tdm_mpi_inter_gather(tdm_comm_t *c, const void *sbuf, int scount, MPI_Dataty
                                                    .scount = (size_t)(scount > 0 ? scount : 0),
                                                    .sdt = sdt,
                                                    .rbuf = rbuf,
-                                                   .rcounts = v ? rcounts : NULL,
-                                                   .rdispls = v ? displs : NULL,
+                                                   .rcounts = v ? rcounts : TDM_COLL_ARR_NONE,
+                                                   .rdispls = v ? displs : TDM_COLL_ARR_NONE,
                                                    .rcount = (size_t)(rcount > 0 ? rcount : 0),
                                                    .rdt = rdt,
                                                    .root = root});
 }
 
-int tdm_mpi_inter_scatter(tdm_comm_t *c, const void *sbuf, int scount, const int *scounts,
-                          const int *displs, MPI_Datatype stype, void *rbuf, int rcount,
+int tdm_mpi_inter_scatter(tdm_comm_t *c, const void *sbuf, MPI_Count scount, tdm_coll_arr_t scounts,
+                          tdm_coll_arr_t displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                           MPI_Datatype rtype, int root, MPI_Request *request, const char *fn,
                           tdm_mpi_call_mode_t mode, bool v) {
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
@@ -224,19 +225,19 @@ int tdm_mpi_inter_scatter(tdm_comm_t *c, const void *sbuf, int scount, const int
         if (v && (err = check_counts(c, fn, scounts, displs, true, c->remote.n, "sendcounts")))
             return err;
         if (!v)
-            TDM_CHECK_COUNT(fn, c, scount);
+            TDM_MPI_CHECK_COUNT(fn, c, scount);
     } else if (root != MPI_PROC_NULL) {
         NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
-        TDM_CHECK_COUNT(fn, c, rcount);
+        TDM_MPI_CHECK_COUNT(fn, c, rcount);
         TDM_GET_DTYPE(fn, c, rtype, rdt);
-        TDM_CHECK_BUF(fn, c, rbuf, rcount, rdt);
+        TDM_MPI_CHECK_BUF(fn, c, rbuf, rcount, rdt);
     }
     CHECK_REQ(fn, c, request, mode);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_SCATTERV,
                                                    .sbuf = sbuf,
-                                                   .scounts = v ? scounts : NULL,
-                                                   .sdispls = v ? displs : NULL,
+                                                   .scounts = v ? scounts : TDM_COLL_ARR_NONE,
+                                                   .sdispls = v ? displs : TDM_COLL_ARR_NONE,
                                                    .scount = (size_t)(scount > 0 ? scount : 0),
                                                    .sdt = sdt,
                                                    .rbuf = rbuf,
@@ -245,23 +246,23 @@ int tdm_mpi_inter_scatter(tdm_comm_t *c, const void *sbuf, int scount, const int
                                                    .root = root});
 }
 
-int tdm_mpi_inter_allgather(tdm_comm_t *c, const void *sbuf, int scount, MPI_Datatype stype,
-                            void *rbuf, int rcount, const int *rcounts, const int *displs,
-                            MPI_Datatype rtype, MPI_Request *request, const char *fn,
-                            tdm_mpi_call_mode_t mode, bool v) {
+int tdm_mpi_inter_allgather(tdm_comm_t *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                            void *rbuf, MPI_Count rcount, tdm_coll_arr_t rcounts,
+                            tdm_coll_arr_t displs, MPI_Datatype rtype, MPI_Request *request,
+                            const char *fn, tdm_mpi_call_mode_t mode, bool v) {
     tdm_dtype_t *sdt, *rdt;
     NO_IN_PLACE(fn, c, sbuf, "the send buffer");
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
-    TDM_CHECK_COUNT(fn, c, scount);
+    TDM_MPI_CHECK_COUNT(fn, c, scount);
     TDM_GET_DTYPE(fn, c, stype, sdt);
-    TDM_CHECK_BUF(fn, c, sbuf, scount, sdt);
+    TDM_MPI_CHECK_BUF(fn, c, sbuf, scount, sdt);
     TDM_GET_DTYPE(fn, c, rtype, rdt);
     if (v) {
         int err = check_counts(c, fn, rcounts, displs, true, c->remote.n, "recvcounts");
         if (err)
             return err;
     } else {
-        TDM_CHECK_COUNT(fn, c, rcount);
+        TDM_MPI_CHECK_COUNT(fn, c, rcount);
     }
     CHECK_REQ(fn, c, request, mode);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
@@ -270,24 +271,25 @@ int tdm_mpi_inter_allgather(tdm_comm_t *c, const void *sbuf, int scount, MPI_Dat
                                                    .scount = (size_t)scount,
                                                    .sdt = sdt,
                                                    .rbuf = rbuf,
-                                                   .rcounts = v ? rcounts : NULL,
-                                                   .rdispls = v ? displs : NULL,
+                                                   .rcounts = v ? rcounts : TDM_COLL_ARR_NONE,
+                                                   .rdispls = v ? displs : TDM_COLL_ARR_NONE,
                                                    .rcount = (size_t)(rcount > 0 ? rcount : 0),
                                                    .rdt = rdt});
 }
 
-int tdm_mpi_inter_alltoall(tdm_comm_t *c, const void *sbuf, int scount, const int *scounts,
-                           const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes,
-                           void *rbuf, int rcount, const int *rcounts, const int *rdispls,
-                           MPI_Datatype rtype, const MPI_Datatype *rtypes, MPI_Request *request,
-                           const char *fn, tdm_mpi_call_mode_t mode, int form) {
+int tdm_mpi_inter_alltoall(tdm_comm_t *c, const void *sbuf, MPI_Count scount,
+                           tdm_coll_arr_t scounts, tdm_coll_arr_t sdispls, MPI_Datatype stype,
+                           const MPI_Datatype *stypes, void *rbuf, MPI_Count rcount,
+                           tdm_coll_arr_t rcounts, tdm_coll_arr_t rdispls, MPI_Datatype rtype,
+                           const MPI_Datatype *rtypes, MPI_Request *request, const char *fn,
+                           tdm_mpi_call_mode_t mode, int form) {
     int m = c->remote.n;
     tdm_dtype_t *sdt = NULL, *rdt = NULL, **sdts = NULL, **rdts = NULL;
     NO_IN_PLACE(fn, c, sbuf, "the send buffer");
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
     if (form == 0) {
-        TDM_CHECK_COUNT(fn, c, scount);
-        TDM_CHECK_COUNT(fn, c, rcount);
+        TDM_MPI_CHECK_COUNT(fn, c, scount);
+        TDM_MPI_CHECK_COUNT(fn, c, rcount);
     } else {
         int err = check_counts(c, fn, scounts, sdispls, true, m, "sendcounts");
         if (!err)
@@ -323,14 +325,14 @@ int tdm_mpi_inter_alltoall(tdm_comm_t *c, const void *sbuf, int scount, const in
     int err = tdm_mpi_ccall_submit(c, fn, mode, request,
                                    &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLTOALLW,
                                                       .sbuf = sbuf,
-                                                      .scounts = form ? scounts : NULL,
-                                                      .sdispls = form ? sdispls : NULL,
+                                                      .scounts = form ? scounts : TDM_COLL_ARR_NONE,
+                                                      .sdispls = form ? sdispls : TDM_COLL_ARR_NONE,
                                                       .sdts = sdts,
                                                       .scount = (size_t)(scount > 0 ? scount : 0),
                                                       .sdt = sdt,
                                                       .rbuf = rbuf,
-                                                      .rcounts = form ? rcounts : NULL,
-                                                      .rdispls = form ? rdispls : NULL,
+                                                      .rcounts = form ? rcounts : TDM_COLL_ARR_NONE,
+                                                      .rdispls = form ? rdispls : TDM_COLL_ARR_NONE,
                                                       .rdts = rdts,
                                                       .rcount = (size_t)(rcount > 0 ? rcount : 0),
                                                       .rdt = rdt});

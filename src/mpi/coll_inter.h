@@ -10,33 +10,34 @@
 
 int tdm_mpi_inter_barrier(tdm_comm_t *c, MPI_Request *request, const char *fn,
                           tdm_mpi_call_mode_t mode);
-int tdm_mpi_inter_bcast(tdm_comm_t *c, void *buf, int count, MPI_Datatype datatype, int root,
+int tdm_mpi_inter_bcast(tdm_comm_t *c, void *buf, MPI_Count count, MPI_Datatype datatype, int root,
                         MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode);
-int tdm_mpi_inter_reduce(tdm_comm_t *c, const void *sbuf, void *rbuf, int count,
+int tdm_mpi_inter_reduce(tdm_comm_t *c, const void *sbuf, void *rbuf, MPI_Count count,
                          MPI_Datatype datatype, MPI_Op op, int root, MPI_Request *request,
                          const char *fn, tdm_mpi_call_mode_t mode);
-int tdm_mpi_inter_allreduce(tdm_comm_t *c, const void *sbuf, void *rbuf, int count,
+int tdm_mpi_inter_allreduce(tdm_comm_t *c, const void *sbuf, void *rbuf, MPI_Count count,
                             MPI_Datatype datatype, MPI_Op op, MPI_Request *request, const char *fn,
                             tdm_mpi_call_mode_t mode);
-int tdm_mpi_inter_red_scatter(tdm_comm_t *c, const void *sbuf, void *rbuf, const int *rcounts,
-                              int rcount, MPI_Datatype datatype, MPI_Op op, MPI_Request *request,
-                              const char *fn, tdm_mpi_call_mode_t mode);
-int tdm_mpi_inter_gather(tdm_comm_t *c, const void *sbuf, int scount, MPI_Datatype stype,
-                         void *rbuf, int rcount, const int *rcounts, const int *displs,
-                         MPI_Datatype rtype, int root, MPI_Request *request, const char *fn,
-                         tdm_mpi_call_mode_t mode, bool v);
-int tdm_mpi_inter_scatter(tdm_comm_t *c, const void *sbuf, int scount, const int *scounts,
-                          const int *displs, MPI_Datatype stype, void *rbuf, int rcount,
+int tdm_mpi_inter_red_scatter(tdm_comm_t *c, const void *sbuf, void *rbuf, tdm_coll_arr_t rcounts,
+                              MPI_Count rcount, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode);
+int tdm_mpi_inter_gather(tdm_comm_t *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                         void *rbuf, MPI_Count rcount, tdm_coll_arr_t rcounts,
+                         tdm_coll_arr_t displs, MPI_Datatype rtype, int root, MPI_Request *request,
+                         const char *fn, tdm_mpi_call_mode_t mode, bool v);
+int tdm_mpi_inter_scatter(tdm_comm_t *c, const void *sbuf, MPI_Count scount, tdm_coll_arr_t scounts,
+                          tdm_coll_arr_t displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                           MPI_Datatype rtype, int root, MPI_Request *request, const char *fn,
                           tdm_mpi_call_mode_t mode, bool v);
-int tdm_mpi_inter_allgather(tdm_comm_t *c, const void *sbuf, int scount, MPI_Datatype stype,
-                            void *rbuf, int rcount, const int *rcounts, const int *displs,
-                            MPI_Datatype rtype, MPI_Request *request, const char *fn,
-                            tdm_mpi_call_mode_t mode, bool v);
-int tdm_mpi_inter_alltoall(tdm_comm_t *c, const void *sbuf, int scount, const int *scounts,
-                           const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes,
-                           void *rbuf, int rcount, const int *rcounts, const int *rdispls,
-                           MPI_Datatype rtype, const MPI_Datatype *rtypes, MPI_Request *request,
-                           const char *fn, tdm_mpi_call_mode_t mode, int form);
+int tdm_mpi_inter_allgather(tdm_comm_t *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                            void *rbuf, MPI_Count rcount, tdm_coll_arr_t rcounts,
+                            tdm_coll_arr_t displs, MPI_Datatype rtype, MPI_Request *request,
+                            const char *fn, tdm_mpi_call_mode_t mode, bool v);
+int tdm_mpi_inter_alltoall(tdm_comm_t *c, const void *sbuf, MPI_Count scount,
+                           tdm_coll_arr_t scounts, tdm_coll_arr_t sdispls, MPI_Datatype stype,
+                           const MPI_Datatype *stypes, void *rbuf, MPI_Count rcount,
+                           tdm_coll_arr_t rcounts, tdm_coll_arr_t rdispls, MPI_Datatype rtype,
+                           const MPI_Datatype *rtypes, MPI_Request *request, const char *fn,
+                           tdm_mpi_call_mode_t mode, int form);
 
 #endif

@@ -31,12 +31,24 @@
 #include <string.h>
 
 typedef struct persist_coll {
-    tdm_mpi_ccall_t cc; /* arrays point into `ints` and `dts` */
-    int *ints;          /* copies of the significant count/displacement arrays */
+    tdm_mpi_ccall_t cc; /* arrays point into `arrays` and `dts` */
+    int64_t *arrays;    /* copies of the significant count/displacement arrays, as
+                           given (int or 64-bit elements), each 8-byte aligned */
     tdm_dtype_t **dts;  /* Alltoallw: copies of the send then receive type arrays */
     int ndts;           /* entries of dts (each retained) */
     void *nmem[2];      /* neighbourhood kind: the send, receive side's arrays (nside_copy) */
 } persist_coll_t;
+
+/* Bytes of an n-entry array of a's kind. */
+static size_t arr_bytes(tdm_coll_arr_t a, size_t n) {
+    return n * (a.wide ? sizeof(int64_t) : sizeof(int));
+}
+
+/* Point *a (n entries, if present) at a copy of it made at `to`. */
+static void arr_copy(tdm_coll_arr_t *a, size_t n, int64_t *to) {
+    if (a->p)
+        a->p = memcpy(to, a->p, arr_bytes(*a, n));
+}
 
 /* Copy the arrays of a neighbourhood side (s->n entries each) into one block,
  * *mem_p, and point s at the copies. -1 on ENOMEM (s then unchanged). */
@@ -47,19 +59,20 @@ static int nside_copy(tdm_coll_nside_t *s, void **mem_p) {
         *s = (tdm_coll_nside_t){.buf = s->buf, .count = s->count, .dt = s->dt, .whole = s->whole};
         return 0;
     }
-    /* widest elements first, so every array is aligned */
-    char *m = malloc(n * (sizeof(ptrdiff_t) + sizeof(tdm_dtype_t *) + 3 * sizeof(int)));
+    /* widest elements first, so every array is aligned; counts and displs
+     * get room for 64-bit elements (the _c forms') */
+    char *m =
+        malloc(n * (sizeof(ptrdiff_t) + sizeof(tdm_dtype_t *) + 2 * sizeof(int64_t) + sizeof(int)));
     if (!m)
         return -1;
     ptrdiff_t *bdispls = (ptrdiff_t *)m;
     tdm_dtype_t **dts = (tdm_dtype_t **)(bdispls + n);
-    int *peers = (int *)(dts + n), *counts = peers + n, *displs = counts + n;
+    int64_t *counts = (int64_t *)(dts + n), *displs = counts + n;
+    int *peers = (int *)(displs + n);
     memcpy(peers, s->peers, n * sizeof(int));
     s->peers = peers;
-    if (s->counts)
-        s->counts = memcpy(counts, s->counts, n * sizeof(int));
-    if (s->displs)
-        s->displs = memcpy(displs, s->displs, n * sizeof(int));
+    arr_copy(&s->counts, n, counts);
+    arr_copy(&s->displs, n, displs);
     if (s->bdispls)
         s->bdispls = memcpy(bdispls, s->bdispls, n * sizeof(ptrdiff_t));
     if (s->dts)
@@ -123,7 +136,7 @@ static void persist_release(persist_coll_t *pc) {
     free(pc->nmem[1]);
     free(pc->nmem[0]);
     free(pc->dts);
-    free(pc->ints);
+    free(pc->arrays);
     free(pc);
 }
 
@@ -137,24 +150,27 @@ int tdm_mpi_coll_persist_init(tdm_comm_t *c, const char *fn, const tdm_mpi_ccall
     int ns, nr;
     arrays_significant(c, cc, &send_sig, &recv_sig);
     array_lengths(c, cc, &ns, &nr);
-    const int **arrays[4] = {&pc->cc.scounts, &pc->cc.sdispls, &pc->cc.rcounts, &pc->cc.rdispls};
+    tdm_coll_arr_t *arrays[4] = {&pc->cc.scounts, &pc->cc.sdispls, &pc->cc.rcounts,
+                                 &pc->cc.rdispls};
     const bool sig[4] = {send_sig, send_sig, recv_sig, recv_sig};
     const int len[4] = {ns, ns, nr, nr};
-    size_t n = 0;
+    size_t words = 0; /* int64_t units, so that each copy stays aligned */
     for (int a = 0; a < 4; a++) {
         if (!sig[a])
-            *arrays[a] = NULL;
-        n += *arrays[a] ? (size_t)len[a] : 0;
+            *arrays[a] = TDM_COLL_ARR_NONE;
+        if (arrays[a]->p)
+            words +=
+                (arr_bytes(*arrays[a], (size_t)len[a]) + sizeof(int64_t) - 1) / sizeof(int64_t);
     }
-    if (n && !(pc->ints = malloc(n * sizeof(int))))
+    if (words && !(pc->arrays = malloc(words * sizeof(int64_t))))
         goto err_free;
-    int *at = pc->ints;
+    int64_t *at = pc->arrays;
     for (int a = 0; a < 4; a++) {
-        if (!*arrays[a])
+        if (!arrays[a]->p)
             continue;
-        memcpy(at, *arrays[a], (size_t)len[a] * sizeof(int));
-        *arrays[a] = at;
-        at += len[a];
+        size_t bytes = arr_bytes(*arrays[a], (size_t)len[a]);
+        arr_copy(arrays[a], (size_t)len[a], at);
+        at += (bytes + sizeof(int64_t) - 1) / sizeof(int64_t);
     }
     if (cc->sdts) {
         /* coll.c and coll_inter.c pass both arrays (coll.c: the receive types
@@ -200,7 +216,7 @@ err_free:
     free(pc->nmem[1]);
     free(pc->nmem[0]);
     free(pc->dts);
-    free(pc->ints);
+    free(pc->arrays);
     free(pc);
     return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory");
 }
@@ -248,148 +264,169 @@ int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
 }
 TDM_WEAK(MPI_Barrier_init)
 
-int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                    MPI_Info info, MPI_Request *request) {
-    INFO("MPI_Bcast_init");
-    return tdm_mpi_coll_bcast(buffer, count, datatype, root, comm, request, "MPI_Bcast_init", P);
-}
-TDM_WEAK(MPI_Bcast_init)
+/* The int form (MPI_X_init) and the large-count one (MPI_X_init_c) of each
+ * collective (TDM_MPI_COUNT_FORMS): _C the count type, _D the displacements'. */
+#define INIT_FORMS(_s, _C, _D)                                                                     \
+    int PMPI_Bcast_init##_s(void *buffer, _C count, MPI_Datatype datatype, int root,               \
+                            MPI_Comm comm, MPI_Info info, MPI_Request *request) {                  \
+        INFO("MPI_Bcast_init" #_s);                                                                \
+        return tdm_mpi_coll_bcast(buffer, count, datatype, root, comm, request,                    \
+                                  "MPI_Bcast_init" #_s, P);                                        \
+    }                                                                                              \
+    TDM_WEAK(MPI_Bcast_init##_s)                                                                   \
+                                                                                                   \
+    int PMPI_Reduce_init##_s(const void *sendbuf, void *recvbuf, _C count, MPI_Datatype datatype,  \
+                             MPI_Op op, int root, MPI_Comm comm, MPI_Info info,                    \
+                             MPI_Request *request) {                                               \
+        INFO("MPI_Reduce_init" #_s);                                                               \
+        return tdm_mpi_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request,     \
+                                   "MPI_Reduce_init" #_s, P);                                      \
+    }                                                                                              \
+    TDM_WEAK(MPI_Reduce_init##_s)                                                                  \
+                                                                                                   \
+    int PMPI_Allreduce_init##_s(const void *sendbuf, void *recvbuf, _C count,                      \
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,    \
+                                MPI_Request *request) {                                            \
+        INFO("MPI_Allreduce_init" #_s);                                                            \
+        return tdm_mpi_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request,        \
+                                      "MPI_Allreduce_init" #_s, P);                                \
+    }                                                                                              \
+    TDM_WEAK(MPI_Allreduce_init##_s)                                                               \
+                                                                                                   \
+    int PMPI_Scan_init##_s(const void *sendbuf, void *recvbuf, _C count, MPI_Datatype datatype,    \
+                           MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {        \
+        INFO("MPI_Scan_init" #_s);                                                                 \
+        return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, request,             \
+                                 "MPI_Scan_init" #_s, P, false);                                   \
+    }                                                                                              \
+    TDM_WEAK(MPI_Scan_init##_s)                                                                    \
+                                                                                                   \
+    int PMPI_Exscan_init##_s(const void *sendbuf, void *recvbuf, _C count, MPI_Datatype datatype,  \
+                             MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {      \
+        INFO("MPI_Exscan_init" #_s);                                                               \
+        return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, request,             \
+                                 "MPI_Exscan_init" #_s, P, true);                                  \
+    }                                                                                              \
+    TDM_WEAK(MPI_Exscan_init##_s)                                                                  \
+                                                                                                   \
+    int PMPI_Reduce_scatter_init##_s(const void *sendbuf, void *recvbuf, const _C recvcounts[],    \
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,              \
+                                     MPI_Info info, MPI_Request *request) {                        \
+        INFO("MPI_Reduce_scatter_init" #_s);                                                       \
+        if (!recvcounts)                                                                           \
+            return tdm_mpi_err(tdm_comm_get(comm), MPI_ERR_ARG, "MPI_Reduce_scatter_init" #_s,     \
+                               "recvcounts is NULL");                                              \
+        return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, TDM_MPI_ARR(recvcounts), 0, datatype,    \
+                                        op, comm, request, "MPI_Reduce_scatter_init" #_s, P);      \
+    }                                                                                              \
+    TDM_WEAK(MPI_Reduce_scatter_init##_s)                                                          \
+                                                                                                   \
+    int PMPI_Reduce_scatter_block_init##_s(const void *sendbuf, void *recvbuf, _C recvcount,       \
+                                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,        \
+                                           MPI_Info info, MPI_Request *request) {                  \
+        INFO("MPI_Reduce_scatter_block_init" #_s);                                                 \
+        return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, TDM_COLL_ARR_NONE, recvcount, datatype,  \
+                                        op, comm, request, "MPI_Reduce_scatter_block_init" #_s,    \
+                                        P);                                                        \
+    }                                                                                              \
+    TDM_WEAK(MPI_Reduce_scatter_block_init##_s)                                                    \
+                                                                                                   \
+    int PMPI_Gather_init##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype,             \
+                             void *recvbuf, _C recvcount, MPI_Datatype recvtype, int root,         \
+                             MPI_Comm comm, MPI_Info info, MPI_Request *request) {                 \
+        INFO("MPI_Gather_init" #_s);                                                               \
+        return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,               \
+                                   TDM_COLL_ARR_NONE, TDM_COLL_ARR_NONE, recvtype, root, comm,     \
+                                   request, "MPI_Gather_init" #_s, P, false);                      \
+    }                                                                                              \
+    TDM_WEAK(MPI_Gather_init##_s)                                                                  \
+                                                                                                   \
+    int PMPI_Gatherv_init##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype,            \
+                              void *recvbuf, const _C recvcounts[], const _D displs[],             \
+                              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,       \
+                              MPI_Request *request) {                                              \
+        INFO("MPI_Gatherv_init" #_s);                                                              \
+        return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, 0,                       \
+                                   TDM_MPI_ARR(recvcounts), TDM_MPI_ARR(displs), recvtype, root,   \
+                                   comm, request, "MPI_Gatherv_init" #_s, P, true);                \
+    }                                                                                              \
+    TDM_WEAK(MPI_Gatherv_init##_s)                                                                 \
+                                                                                                   \
+    int PMPI_Scatter_init##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype,            \
+                              void *recvbuf, _C recvcount, MPI_Datatype recvtype, int root,        \
+                              MPI_Comm comm, MPI_Info info, MPI_Request *request) {                \
+        INFO("MPI_Scatter_init" #_s);                                                              \
+        return tdm_mpi_coll_scatter(sendbuf, sendcount, TDM_COLL_ARR_NONE, TDM_COLL_ARR_NONE,      \
+                                    sendtype, recvbuf, recvcount, recvtype, root, comm, request,   \
+                                    "MPI_Scatter_init" #_s, P, false);                             \
+    }                                                                                              \
+    TDM_WEAK(MPI_Scatter_init##_s)                                                                 \
+                                                                                                   \
+    int PMPI_Scatterv_init##_s(const void *sendbuf, const _C sendcounts[], const _D displs[],      \
+                               MPI_Datatype sendtype, void *recvbuf, _C recvcount,                 \
+                               MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,      \
+                               MPI_Request *request) {                                             \
+        INFO("MPI_Scatterv_init" #_s);                                                             \
+        return tdm_mpi_coll_scatter(sendbuf, 0, TDM_MPI_ARR(sendcounts), TDM_MPI_ARR(displs),      \
+                                    sendtype, recvbuf, recvcount, recvtype, root, comm, request,   \
+                                    "MPI_Scatterv_init" #_s, P, true);                             \
+    }                                                                                              \
+    TDM_WEAK(MPI_Scatterv_init##_s)                                                                \
+                                                                                                   \
+    int PMPI_Allgather_init##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype,          \
+                                void *recvbuf, _C recvcount, MPI_Datatype recvtype, MPI_Comm comm, \
+                                MPI_Info info, MPI_Request *request) {                             \
+        INFO("MPI_Allgather_init" #_s);                                                            \
+        return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,            \
+                                      TDM_COLL_ARR_NONE, TDM_COLL_ARR_NONE, recvtype, comm,        \
+                                      request, "MPI_Allgather_init" #_s, P, false);                \
+    }                                                                                              \
+    TDM_WEAK(MPI_Allgather_init##_s)                                                               \
+                                                                                                   \
+    int PMPI_Allgatherv_init##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype,         \
+                                 void *recvbuf, const _C recvcounts[], const _D displs[],          \
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,              \
+                                 MPI_Request *request) {                                           \
+        INFO("MPI_Allgatherv_init" #_s);                                                           \
+        return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, 0,                    \
+                                      TDM_MPI_ARR(recvcounts), TDM_MPI_ARR(displs), recvtype,      \
+                                      comm, request, "MPI_Allgatherv_init" #_s, P, true);          \
+    }                                                                                              \
+    TDM_WEAK(MPI_Allgatherv_init##_s)                                                              \
+                                                                                                   \
+    int PMPI_Alltoall_init##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype,           \
+                               void *recvbuf, _C recvcount, MPI_Datatype recvtype, MPI_Comm comm,  \
+                               MPI_Info info, MPI_Request *request) {                              \
+        INFO("MPI_Alltoall_init" #_s);                                                             \
+        return tdm_mpi_coll_alltoall(sendbuf, sendcount, TDM_COLL_ARR_NONE, TDM_COLL_ARR_NONE,     \
+                                     sendtype, NULL, recvbuf, recvcount, TDM_COLL_ARR_NONE,        \
+                                     TDM_COLL_ARR_NONE, recvtype, NULL, comm, request,             \
+                                     "MPI_Alltoall_init" #_s, P, 0);                               \
+    }                                                                                              \
+    TDM_WEAK(MPI_Alltoall_init##_s)                                                                \
+                                                                                                   \
+    int PMPI_Alltoallv_init##_s(const void *sendbuf, const _C sendcounts[], const _D sdispls[],    \
+                                MPI_Datatype sendtype, void *recvbuf, const _C recvcounts[],       \
+                                const _D rdispls[], MPI_Datatype recvtype, MPI_Comm comm,          \
+                                MPI_Info info, MPI_Request *request) {                             \
+        INFO("MPI_Alltoallv_init" #_s);                                                            \
+        return tdm_mpi_coll_alltoall(sendbuf, 0, TDM_MPI_ARR(sendcounts), TDM_MPI_ARR(sdispls),    \
+                                     sendtype, NULL, recvbuf, 0, TDM_MPI_ARR(recvcounts),          \
+                                     TDM_MPI_ARR(rdispls), recvtype, NULL, comm, request,          \
+                                     "MPI_Alltoallv_init" #_s, P, 1);                              \
+    }                                                                                              \
+    TDM_WEAK(MPI_Alltoallv_init##_s)                                                               \
+                                                                                                   \
+    int PMPI_Alltoallw_init##_s(                                                                   \
+        const void *sendbuf, const _C sendcounts[], const _D sdispls[],                            \
+        const MPI_Datatype sendtypes[], void *recvbuf, const _C recvcounts[], const _D rdispls[],  \
+        const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) {      \
+        INFO("MPI_Alltoallw_init" #_s);                                                            \
+        return tdm_mpi_coll_alltoall(                                                              \
+            sendbuf, 0, TDM_MPI_ARR(sendcounts), TDM_MPI_ARR(sdispls), MPI_DATATYPE_NULL,          \
+            sendtypes, recvbuf, 0, TDM_MPI_ARR(recvcounts), TDM_MPI_ARR(rdispls),                  \
+            MPI_DATATYPE_NULL, recvtypes, comm, request, "MPI_Alltoallw_init" #_s, P, 2);          \
+    }                                                                                              \
+    TDM_WEAK(MPI_Alltoallw_init##_s)
 
-int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    INFO("MPI_Reduce_init");
-    return tdm_mpi_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request,
-                               "MPI_Reduce_init", P);
-}
-TDM_WEAK(MPI_Reduce_init)
-
-int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    INFO("MPI_Allreduce_init");
-    return tdm_mpi_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request,
-                                  "MPI_Allreduce_init", P);
-}
-TDM_WEAK(MPI_Allreduce_init)
-
-int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    INFO("MPI_Scan_init");
-    return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, request, "MPI_Scan_init",
-                             P, false);
-}
-TDM_WEAK(MPI_Scan_init)
-
-int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    INFO("MPI_Exscan_init");
-    return tdm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, request,
-                             "MPI_Exscan_init", P, true);
-}
-TDM_WEAK(MPI_Exscan_init)
-
-int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                             MPI_Request *request) {
-    INFO("MPI_Reduce_scatter_init");
-    if (!recvcounts)
-        return tdm_mpi_err(tdm_comm_get(comm), MPI_ERR_ARG, "MPI_Reduce_scatter_init",
-                           "recvcounts is NULL");
-    return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, request,
-                                    "MPI_Reduce_scatter_init", P);
-}
-TDM_WEAK(MPI_Reduce_scatter_init)
-
-int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
-                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                                   MPI_Request *request) {
-    INFO("MPI_Reduce_scatter_block_init");
-    return tdm_mpi_coll_red_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request,
-                                    "MPI_Reduce_scatter_block_init", P);
-}
-TDM_WEAK(MPI_Reduce_scatter_block_init)
-
-int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                     MPI_Request *request) {
-    INFO("MPI_Gather_init");
-    return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
-                               recvtype, root, comm, request, "MPI_Gather_init", P, false);
-}
-TDM_WEAK(MPI_Gather_init)
-
-int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                      MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    INFO("MPI_Gatherv_init");
-    return tdm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                               recvtype, root, comm, request, "MPI_Gatherv_init", P, true);
-}
-TDM_WEAK(MPI_Gatherv_init)
-
-int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                      MPI_Request *request) {
-    INFO("MPI_Scatter_init");
-    return tdm_mpi_coll_scatter(sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
-                                recvtype, root, comm, request, "MPI_Scatter_init", P, false);
-}
-TDM_WEAK(MPI_Scatter_init)
-
-int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
-                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    INFO("MPI_Scatterv_init");
-    return tdm_mpi_coll_scatter(sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                recvtype, root, comm, request, "MPI_Scatterv_init", P, true);
-}
-TDM_WEAK(MPI_Scatterv_init)
-
-int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                        MPI_Request *request) {
-    INFO("MPI_Allgather_init");
-    return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
-                                  recvtype, comm, request, "MPI_Allgather_init", P, false);
-}
-TDM_WEAK(MPI_Allgather_init)
-
-int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                         MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    INFO("MPI_Allgatherv_init");
-    return tdm_mpi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                                  recvtype, comm, request, "MPI_Allgatherv_init", P, true);
-}
-TDM_WEAK(MPI_Allgatherv_init)
-
-int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request) {
-    INFO("MPI_Alltoall_init");
-    return tdm_mpi_coll_alltoall(sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount,
-                                 NULL, NULL, recvtype, NULL, comm, request, "MPI_Alltoall_init", P,
-                                 0);
-}
-TDM_WEAK(MPI_Alltoall_init)
-
-int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                        MPI_Request *request) {
-    INFO("MPI_Alltoallv_init");
-    return tdm_mpi_coll_alltoall(sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf, 0,
-                                 recvcounts, rdispls, recvtype, NULL, comm, request,
-                                 "MPI_Alltoallv_init", P, 1);
-}
-TDM_WEAK(MPI_Alltoallv_init)
-
-int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                        MPI_Info info, MPI_Request *request) {
-    INFO("MPI_Alltoallw_init");
-    return tdm_mpi_coll_alltoall(sendbuf, 0, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes,
-                                 recvbuf, 0, recvcounts, rdispls, MPI_DATATYPE_NULL, recvtypes,
-                                 comm, request, "MPI_Alltoallw_init", P, 2);
-}
-TDM_WEAK(MPI_Alltoallw_init)
+TDM_MPI_COUNT_FORMS(INIT_FORMS)

@@ -37,7 +37,7 @@ typedef enum {
  * passes them, or on an intercommunicator (the communicator says which) of its
  * tdm_coll_inter_* entry point (coll/inter.h), as coll_inter.c passes them.
  * Arrays have the communicator's size; on an intercommunicator the remote
- * group's, except Reduce_scatter's rcounts (the local group's). They are NULL
+ * group's, except Reduce_scatter's rcounts (the local group's). They are absent
  * where coll.h says so (fixed-count forms) or where they are not significant
  * at this rank (an intercommunicator's root is then MPI_ROOT, MPI_PROC_NULL or
  * a remote rank, as inter.h says, and the datatypes not significant may be
@@ -51,7 +51,7 @@ typedef struct tdm_mpi_ccall {
     void *rbuf;
     size_t scount, rcount;
     tdm_dtype_t *sdt, *rdt;
-    const int *scounts, *sdispls, *rcounts, *rdispls;
+    tdm_coll_arr_t scounts, sdispls, rcounts, rdispls;
     tdm_dtype_t *const *sdts;
     tdm_dtype_t *const *rdts;
     tdm_op_t *op;
@@ -60,6 +60,41 @@ typedef struct tdm_mpi_ccall {
     tdm_coll_nside_t nsend, nrecv;
     bool cart;
 } tdm_mpi_ccall_t;
+
+/* The user's count or displacement array as src/coll reads it (int in the
+ * classic bindings, MPI_Count / MPI_Aint in the large-count _c ones); any
+ * other element type does not compile. */
+#define TDM_MPI_ARR(_a)                                                                            \
+    ((tdm_coll_arr_t){.p = (_a),                                                                   \
+                      .wide = _Generic((_a), const int *: false, const MPI_Count *: true)})
+/* MPI_Count and MPI_Aint are one type (long) in the MPICH ABI, so the one
+ * association serves the _c forms' counts and displacements */
+_Static_assert(_Generic((const MPI_Aint *)0, const MPI_Count * : 1, default : 0) &&
+                   sizeof(MPI_Count) == sizeof(int64_t),
+               "tdm_coll_arr_t reads MPI_Count and MPI_Aint arrays as 64-bit");
+
+/* Define a family's bindings twice through _M(_sfx, _Count, _Displ): the int
+ * forms (MPI_X: int counts and displacements) and the MPI-4 large-count ones
+ * (MPI_X_c: MPI_Count counts, MPI_Aint displacements), which share every
+ * check and call below; the checks take MPI_Count and tdm_coll_arr_t. */
+#define TDM_MPI_COUNT_FORMS(_M) _M(, int, int) _M(_c, MPI_Count, MPI_Aint)
+
+/* bind.h's count and buffer checks for an MPI_Count count (the message
+ * prints all of it). */
+#define TDM_MPI_CHECK_COUNT(_fn, _comm, _count)                                                    \
+    do {                                                                                           \
+        if (TDM_UNLIKELY((_count) < 0))                                                            \
+            return tdm_mpi_err(_comm, MPI_ERR_COUNT, _fn, "invalid count argument: count=%lld",    \
+                               (long long)(_count));                                               \
+    } while (0)
+#define TDM_MPI_CHECK_BUF(_fn, _comm, _buf, _count, _dt)                                           \
+    do {                                                                                           \
+        if (TDM_UNLIKELY((_buf) == NULL && (_count) > 0 && (_dt)->size > 0 &&                      \
+                         (_dt)->true_lb == 0))                                                     \
+            return tdm_mpi_err(_comm, MPI_ERR_BUFFER, _fn,                                         \
+                               "buffer is NULL with count=%lld of a non-empty datatype",           \
+                               (long long)(_count));                                               \
+    } while (0)
 
 /* Start the collective on c (the intercomm builders if c->inter): blocking
  * with req_p NULL, else *req_p receives a request that completes with it. An
@@ -93,35 +128,37 @@ void tdm_mpi_coll_persist_free(tdm_req_t *p);
 /* The shared checks of coll.c, one per family (fn names the call for errors). */
 int tdm_mpi_coll_barrier(MPI_Comm comm, MPI_Request *request, const char *fn,
                          tdm_mpi_call_mode_t mode);
-int tdm_mpi_coll_bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+int tdm_mpi_coll_bcast(void *buf, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
                        MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode);
-int tdm_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                        int root, MPI_Comm comm, MPI_Request *request, const char *fn,
+int tdm_mpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Op op, int root, MPI_Comm comm, MPI_Request *request, const char *fn,
                         tdm_mpi_call_mode_t mode);
-int tdm_mpi_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype,
+int tdm_mpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype datatype,
                            MPI_Op op, MPI_Comm comm, MPI_Request *request, const char *fn,
                            tdm_mpi_call_mode_t mode);
-int tdm_mpi_coll_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                      MPI_Comm comm, MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode,
-                      bool exclusive);
-int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
+int tdm_mpi_coll_scan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Request *request, const char *fn,
+                      tdm_mpi_call_mode_t mode, bool exclusive);
+int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, tdm_coll_arr_t rcounts, MPI_Count rcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request,
                              const char *fn, tdm_mpi_call_mode_t mode);
-int tdm_mpi_coll_gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                        const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
-                        MPI_Comm comm, MPI_Request *request, const char *fn,
-                        tdm_mpi_call_mode_t mode, bool v);
-int tdm_mpi_coll_scatter(const void *sbuf, int scount, const int *scounts, const int *displs,
-                         MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
-                         MPI_Comm comm, MPI_Request *request, const char *fn,
-                         tdm_mpi_call_mode_t mode, bool v);
-int tdm_mpi_coll_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                           const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
-                           MPI_Request *request, const char *fn, tdm_mpi_call_mode_t mode, bool v);
-int tdm_mpi_coll_alltoall(const void *sbuf, int scount, const int *scounts, const int *sdispls,
-                          MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, int rcount,
-                          const int *rcounts, const int *rdispls, MPI_Datatype rtype,
-                          const MPI_Datatype *rtypes, MPI_Comm comm, MPI_Request *request,
-                          const char *fn, tdm_mpi_call_mode_t mode, int form);
+int tdm_mpi_coll_gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                        MPI_Count rcount, tdm_coll_arr_t rcounts, tdm_coll_arr_t displs,
+                        MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request,
+                        const char *fn, tdm_mpi_call_mode_t mode, bool v);
+int tdm_mpi_coll_scatter(const void *sbuf, MPI_Count scount, tdm_coll_arr_t scounts,
+                         tdm_coll_arr_t displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                         MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request,
+                         const char *fn, tdm_mpi_call_mode_t mode, bool v);
+int tdm_mpi_coll_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                           MPI_Count rcount, tdm_coll_arr_t rcounts, tdm_coll_arr_t displs,
+                           MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn,
+                           tdm_mpi_call_mode_t mode, bool v);
+int tdm_mpi_coll_alltoall(const void *sbuf, MPI_Count scount, tdm_coll_arr_t scounts,
+                          tdm_coll_arr_t sdispls, MPI_Datatype stype, const MPI_Datatype *stypes,
+                          void *rbuf, MPI_Count rcount, tdm_coll_arr_t rcounts,
+                          tdm_coll_arr_t rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes,
+                          MPI_Comm comm, MPI_Request *request, const char *fn,
+                          tdm_mpi_call_mode_t mode, int form);
 
 #endif

@@ -630,8 +630,8 @@ TDM_WEAK(MPI_Topo_test)
  * block and displacements in bytes. */
 typedef struct nargs {
     const void *buf;
-    int count;
-    const int *counts, *displs;
+    MPI_Count count;
+    tdm_coll_arr_t counts, displs;
     const MPI_Aint *bdispls;
     MPI_Datatype type;
     const MPI_Datatype *types;
@@ -656,20 +656,21 @@ static int nside(const char *fn, tdm_comm_t *c, const nargs_t *a, const int *pee
         TDM_GET_DTYPE(fn, c, a->type, out->dt);
     }
     if (a->v) {
-        if (n > 0 && (!a->counts || (a->w ? !a->bdispls : !a->displs)))
+        if (n > 0 && (!a->counts.p || (a->w ? !a->bdispls : !a->displs.p)))
             return tdm_mpi_err(c, MPI_ERR_ARG, fn, "%scounts or %sdispls is NULL", what, what);
         for (int i = 0; i < n; i++)
-            if (a->counts[i] < 0)
-                return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid %scounts[%d]=%d", what, i,
-                                   a->counts[i]);
+            if (tdm_coll_arr_get(a->counts, i) < 0)
+                return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid %scounts[%d]=%lld", what, i,
+                                   (long long)tdm_coll_arr_get(a->counts, i));
         out->counts = a->counts;
         out->displs = a->displs;
         out->bdispls = (const ptrdiff_t *)a->bdispls;
     } else {
         if (a->count < 0)
-            return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid %scount %d", what, a->count);
+            return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid %scount %lld", what,
+                               (long long)a->count);
         if (n > 0)
-            TDM_CHECK_BUF(fn, c, a->buf, a->count, out->dt);
+            TDM_MPI_CHECK_BUF(fn, c, a->buf, a->count, out->dt);
         out->count = (size_t)a->count;
     }
     return MPI_SUCCESS;
@@ -721,34 +722,40 @@ static int neighbor(const char *fn, MPI_Comm comm, const nargs_t *sa, const narg
     return MPI_SUCCESS;
 }
 
-/* Each collective's blocking, non-blocking and persistent bindings: _SIG its
- * parameters, _S and _R the two sides it describes. */
-#define NEIGHBOR_PAIR(_Name, _SIG, _S, _R)                                                         \
-    int PMPI_Neighbor_##_Name _SIG {                                                               \
+/* Each collective's blocking, non-blocking and persistent bindings, for the
+ * int and the large-count forms (TDM_MPI_COUNT_FORMS: _s empty or _c, _C int
+ * or MPI_Count, _D int or MPI_Aint): _SIG its parameters, _S and _R the two
+ * sides it describes. */
+#define NEIGHBOR_PAIR(_Name, _s, _SIG, _S, _R)                                                     \
+    int PMPI_Neighbor_##_Name##_s _SIG {                                                           \
         nargs_t sa = _S, ra = _R;                                                                  \
-        return neighbor("MPI_Neighbor_" #_Name, comm, &sa, &ra, NULL, TDM_CALL_BLOCKING);          \
+        return neighbor("MPI_Neighbor_" #_Name #_s, comm, &sa, &ra, NULL, TDM_CALL_BLOCKING);      \
     }                                                                                              \
-    TDM_WEAK(MPI_Neighbor_##_Name)
+    TDM_WEAK(MPI_Neighbor_##_Name##_s)
 
-#define INEIGHBOR(_Name, _SIG, _S, _R)                                                             \
-    int PMPI_Ineighbor_##_Name _SIG {                                                              \
+#define INEIGHBOR(_Name, _s, _SIG, _S, _R)                                                         \
+    int PMPI_Ineighbor_##_Name##_s _SIG {                                                          \
         nargs_t sa = _S, ra = _R;                                                                  \
-        return neighbor("MPI_Ineighbor_" #_Name, comm, &sa, &ra, request, TDM_CALL_NONBLOCKING);   \
+        return neighbor("MPI_Ineighbor_" #_Name #_s, comm, &sa, &ra, request,                      \
+                        TDM_CALL_NONBLOCKING);                                                     \
     }                                                                                              \
-    TDM_WEAK(MPI_Ineighbor_##_Name)
+    TDM_WEAK(MPI_Ineighbor_##_Name##_s)
 
-#define NEIGHBOR_INIT(_Name, _SIG, _S, _R)                                                         \
-    int PMPI_Neighbor_##_Name##_init _SIG {                                                        \
-        static const char fn_[] = "MPI_Neighbor_" #_Name "_init";                                  \
+#define NEIGHBOR_INIT(_Name, _s, _SIG, _S, _R)                                                     \
+    int PMPI_Neighbor_##_Name##_init##_s _SIG {                                                    \
+        static const char fn_[] = "MPI_Neighbor_" #_Name "_init" #_s;                              \
         int err_ = tdm_mpi_coll_check_info(fn_, comm, info);                                       \
         if (err_)                                                                                  \
             return err_;                                                                           \
         nargs_t sa = _S, ra = _R;                                                                  \
         return neighbor(fn_, comm, &sa, &ra, request, TDM_CALL_PERSISTENT);                        \
     }                                                                                              \
-    TDM_WEAK(MPI_Neighbor_##_Name##_init)
+    TDM_WEAK(MPI_Neighbor_##_Name##_init##_s)
 
-#define INIT_TAIL MPI_Info info, MPI_Request *request
+#define NEIGHBOR_FORMS(_Name, _s, _SIG, _S, _R)                                                    \
+    NEIGHBOR_PAIR(_Name, _s, (_SIG), P(_S), P(_R))                                                 \
+    INEIGHBOR(_Name, _s, (_SIG, MPI_Request * request), P(_S), P(_R))                              \
+    NEIGHBOR_INIT(_Name, _s, (_SIG, MPI_Info info, MPI_Request * request), P(_S), P(_R))
 
 #define P(...) __VA_ARGS__
 
@@ -756,54 +763,57 @@ static int neighbor(const char *fn, MPI_Comm comm, const nargs_t *sa, const narg
     { .buf = sendbuf, .count = sendcount, .type = sendtype, .whole = true }
 #define AG_R                                                                                       \
     { .buf = recvbuf, .count = recvcount, .type = recvtype }
-#define AG_SIG                                                                                     \
-    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,       \
+#define AG_SIG(_C)                                                                                 \
+    const void *sendbuf, _C sendcount, MPI_Datatype sendtype, void *recvbuf, _C recvcount,         \
         MPI_Datatype recvtype, MPI_Comm comm
-NEIGHBOR_PAIR(allgather, (AG_SIG), P(AG_S), P(AG_R))
-INEIGHBOR(allgather, (AG_SIG, MPI_Request *request), P(AG_S), P(AG_R))
-NEIGHBOR_INIT(allgather, (AG_SIG, INIT_TAIL), P(AG_S), P(AG_R))
 
 #define AGV_R                                                                                      \
-    { .buf = recvbuf, .counts = recvcounts, .displs = displs, .type = recvtype, .v = true }
-#define AGV_SIG                                                                                    \
-    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,                      \
-        const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm
-NEIGHBOR_PAIR(allgatherv, (AGV_SIG), P(AG_S), P(AGV_R))
-INEIGHBOR(allgatherv, (AGV_SIG, MPI_Request *request), P(AG_S), P(AGV_R))
-NEIGHBOR_INIT(allgatherv, (AGV_SIG, INIT_TAIL), P(AG_S), P(AGV_R))
+    {                                                                                              \
+        .buf = recvbuf, .counts = TDM_MPI_ARR(recvcounts), .displs = TDM_MPI_ARR(displs),          \
+        .type = recvtype, .v = true                                                                \
+    }
+#define AGV_SIG(_C, _D)                                                                            \
+    const void *sendbuf, _C sendcount, MPI_Datatype sendtype, void *recvbuf,                       \
+        const _C recvcounts[], const _D displs[], MPI_Datatype recvtype, MPI_Comm comm
 
 #define AA_S                                                                                       \
     { .buf = sendbuf, .count = sendcount, .type = sendtype }
-NEIGHBOR_PAIR(alltoall, (AG_SIG), P(AA_S), P(AG_R))
-INEIGHBOR(alltoall, (AG_SIG, MPI_Request *request), P(AA_S), P(AG_R))
-NEIGHBOR_INIT(alltoall, (AG_SIG, INIT_TAIL), P(AA_S), P(AG_R))
 
 #define AAV_S                                                                                      \
-    { .buf = sendbuf, .counts = sendcounts, .displs = sdispls, .type = sendtype, .v = true }
+    {                                                                                              \
+        .buf = sendbuf, .counts = TDM_MPI_ARR(sendcounts), .displs = TDM_MPI_ARR(sdispls),         \
+        .type = sendtype, .v = true                                                                \
+    }
 #define AAV_R                                                                                      \
-    { .buf = recvbuf, .counts = recvcounts, .displs = rdispls, .type = recvtype, .v = true }
-#define AAV_SIG                                                                                    \
-    const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,       \
-        void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,         \
+    {                                                                                              \
+        .buf = recvbuf, .counts = TDM_MPI_ARR(recvcounts), .displs = TDM_MPI_ARR(rdispls),         \
+        .type = recvtype, .v = true                                                                \
+    }
+#define AAV_SIG(_C, _D)                                                                            \
+    const void *sendbuf, const _C sendcounts[], const _D sdispls[], MPI_Datatype sendtype,         \
+        void *recvbuf, const _C recvcounts[], const _D rdispls[], MPI_Datatype recvtype,           \
         MPI_Comm comm
-NEIGHBOR_PAIR(alltoallv, (AAV_SIG), P(AAV_S), P(AAV_R))
-INEIGHBOR(alltoallv, (AAV_SIG, MPI_Request *request), P(AAV_S), P(AAV_R))
-NEIGHBOR_INIT(alltoallv, (AAV_SIG, INIT_TAIL), P(AAV_S), P(AAV_R))
 
+/* Neighbor_alltoallw's displacements are MPI_Aint in both forms */
 #define AAW_S                                                                                      \
     {                                                                                              \
-        .buf = sendbuf, .counts = sendcounts, .bdispls = sdispls, .types = sendtypes, .v = true,   \
-        .w = true                                                                                  \
+        .buf = sendbuf, .counts = TDM_MPI_ARR(sendcounts), .bdispls = sdispls, .types = sendtypes, \
+        .v = true, .w = true                                                                       \
     }
 #define AAW_R                                                                                      \
     {                                                                                              \
-        .buf = recvbuf, .counts = recvcounts, .bdispls = rdispls, .types = recvtypes, .v = true,   \
-        .w = true                                                                                  \
+        .buf = recvbuf, .counts = TDM_MPI_ARR(recvcounts), .bdispls = rdispls, .types = recvtypes, \
+        .v = true, .w = true                                                                       \
     }
-#define AAW_SIG                                                                                    \
-    const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],                         \
-        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],                     \
+#define AAW_SIG(_C)                                                                                \
+    const void *sendbuf, const _C sendcounts[], const MPI_Aint sdispls[],                          \
+        const MPI_Datatype sendtypes[], void *recvbuf, const _C recvcounts[],                      \
         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm
-NEIGHBOR_PAIR(alltoallw, (AAW_SIG), P(AAW_S), P(AAW_R))
-INEIGHBOR(alltoallw, (AAW_SIG, MPI_Request *request), P(AAW_S), P(AAW_R))
-NEIGHBOR_INIT(alltoallw, (AAW_SIG, INIT_TAIL), P(AAW_S), P(AAW_R))
+
+#define ALL_NEIGHBOR_FORMS(_s, _C, _D)                                                             \
+    NEIGHBOR_FORMS(allgather, _s, P(AG_SIG(_C)), P(AG_S), P(AG_R))                                 \
+    NEIGHBOR_FORMS(allgatherv, _s, P(AGV_SIG(_C, _D)), P(AG_S), P(AGV_R))                          \
+    NEIGHBOR_FORMS(alltoall, _s, P(AG_SIG(_C)), P(AA_S), P(AG_R))                                  \
+    NEIGHBOR_FORMS(alltoallv, _s, P(AAV_SIG(_C, _D)), P(AAV_S), P(AAV_R))                          \
+    NEIGHBOR_FORMS(alltoallw, _s, P(AAW_SIG(_C)), P(AAW_S), P(AAW_R))
+TDM_MPI_COUNT_FORMS(ALL_NEIGHBOR_FORMS)

@@ -9,7 +9,7 @@
  * MPI_T_ functions return MPI_T_ERR_NOT_SUPPORTED: the tool interface never
  * calls error handlers.
  *
- * 638 functions declared, 300 implemented elsewhere, 338 stubbed here.
+ * 638 functions declared, 363 implemented elsewhere, 275 stubbed here.
  *
  * Never stubbed (they do not return an error code); implemented elsewhere:
  *   MPI_Aint MPI_Aint_add
@@ -40,103 +40,6 @@ int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Accumulate_c");
 }
 TDM_WEAK(MPI_Accumulate_c)
-
-int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Allgather_c");
-}
-TDM_WEAK(MPI_Allgather_c)
-
-int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                          MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Allgather_init_c");
-}
-TDM_WEAK(MPI_Allgather_init_c)
-
-int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                      MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Allgatherv_c");
-}
-TDM_WEAK(MPI_Allgatherv_c)
-
-int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                           MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Allgatherv_init_c");
-}
-TDM_WEAK(MPI_Allgatherv_init_c)
-
-int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Allreduce_c");
-}
-TDM_WEAK(MPI_Allreduce_c)
-
-int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                          MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Allreduce_init_c");
-}
-TDM_WEAK(MPI_Allreduce_init_c)
-
-int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Alltoall_c");
-}
-TDM_WEAK(MPI_Alltoall_c)
-
-int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                         MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Alltoall_init_c");
-}
-TDM_WEAK(MPI_Alltoall_init_c)
-
-int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Alltoallv_c");
-}
-TDM_WEAK(MPI_Alltoallv_c)
-
-int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                          MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Alltoallv_init_c");
-}
-TDM_WEAK(MPI_Alltoallv_init_c)
-
-int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Alltoallw_c");
-}
-TDM_WEAK(MPI_Alltoallw_c)
-
-int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
-                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                          const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
-                          MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Alltoallw_init_c");
-}
-TDM_WEAK(MPI_Alltoallw_init_c)
-
-int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Bcast_c");
-}
-TDM_WEAK(MPI_Bcast_c)
-
-int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                      MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Bcast_init_c");
-}
-TDM_WEAK(MPI_Bcast_init_c)
 
 int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                  MPI_Comm comm) {
@@ -234,18 +137,6 @@ int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) {
     return tdm_mpi_unsupported(comm, "MPI_Errhandler_set");
 }
 TDM_WEAK(MPI_Errhandler_set)
-
-int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                  MPI_Op op, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Exscan_c");
-}
-TDM_WEAK(MPI_Exscan_c)
-
-int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Exscan_init_c");
-}
-TDM_WEAK(MPI_Exscan_init_c)
 
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                       int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
@@ -745,34 +636,6 @@ int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
 }
 TDM_WEAK(MPI_File_write_shared_c)
 
-int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Gather_c");
-}
-TDM_WEAK(MPI_Gather_c)
-
-int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                       MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Gather_init_c");
-}
-TDM_WEAK(MPI_Gather_init_c)
-
-int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                   int root, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Gatherv_c");
-}
-TDM_WEAK(MPI_Gatherv_c)
-
-int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                        MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Gatherv_init_c");
-}
-TDM_WEAK(MPI_Gatherv_init_c)
-
 int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Get");
@@ -818,125 +681,17 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
 }
 TDM_WEAK(MPI_Group_from_session_pset)
 
-int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                      MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Iallgather_c");
-}
-TDM_WEAK(MPI_Iallgather_c)
-
-int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Iallgatherv_c");
-}
-TDM_WEAK(MPI_Iallgatherv_c)
-
-int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Iallreduce_c");
-}
-TDM_WEAK(MPI_Iallreduce_c)
-
-int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                     MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ialltoall_c");
-}
-TDM_WEAK(MPI_Ialltoall_c)
-
-int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                      MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ialltoallv_c");
-}
-TDM_WEAK(MPI_Ialltoallv_c)
-
-int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                      MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ialltoallw_c");
-}
-TDM_WEAK(MPI_Ialltoallw_c)
-
-int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                  MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ibcast_c");
-}
-TDM_WEAK(MPI_Ibcast_c)
-
 int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                   MPI_Comm comm, MPI_Request *request) {
     return tdm_mpi_unsupported(comm, "MPI_Ibsend_c");
 }
 TDM_WEAK(MPI_Ibsend_c)
 
-int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Iexscan_c");
-}
-TDM_WEAK(MPI_Iexscan_c)
-
-int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                   MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Igather_c");
-}
-TDM_WEAK(MPI_Igather_c)
-
-int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                    int root, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Igatherv_c");
-}
-TDM_WEAK(MPI_Igatherv_c)
-
 int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
                   MPI_Request *request) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Imrecv_c");
 }
 TDM_WEAK(MPI_Imrecv_c)
-
-int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                               MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ineighbor_allgather_c");
-}
-TDM_WEAK(MPI_Ineighbor_allgather_c)
-
-int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, const MPI_Count recvcounts[],
-                                const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ineighbor_allgatherv_c");
-}
-TDM_WEAK(MPI_Ineighbor_allgatherv_c)
-
-int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                              MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ineighbor_alltoall_c");
-}
-TDM_WEAK(MPI_Ineighbor_alltoall_c)
-
-int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ineighbor_alltoallv_c");
-}
-TDM_WEAK(MPI_Ineighbor_alltoallv_c)
-
-int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                               void *recvbuf, const MPI_Count recvcounts[],
-                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                               MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ineighbor_alltoallw_c");
-}
-TDM_WEAK(MPI_Ineighbor_alltoallw_c)
 
 int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
                                       MPI_Group remote_group, int remote_leader,
@@ -952,50 +707,11 @@ int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, 
 }
 TDM_WEAK(MPI_Irecv_c)
 
-int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                   MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ireduce_c");
-}
-TDM_WEAK(MPI_Ireduce_c)
-
-int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                 MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ireduce_scatter_block_c");
-}
-TDM_WEAK(MPI_Ireduce_scatter_block_c)
-
-int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ireduce_scatter_c");
-}
-TDM_WEAK(MPI_Ireduce_scatter_c)
-
 int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                   MPI_Comm comm, MPI_Request *request) {
     return tdm_mpi_unsupported(comm, "MPI_Irsend_c");
 }
 TDM_WEAK(MPI_Irsend_c)
-
-int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                 MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Iscan_c");
-}
-TDM_WEAK(MPI_Iscan_c)
-
-int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                    MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Iscatter_c");
-}
-TDM_WEAK(MPI_Iscatter_c)
-
-int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Iscatterv_c");
-}
-TDM_WEAK(MPI_Iscatterv_c)
 
 int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                  MPI_Comm comm, MPI_Request *request) {
@@ -1046,83 +762,6 @@ int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Mrecv_c");
 }
 TDM_WEAK(MPI_Mrecv_c)
-
-int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                              MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_allgather_c");
-}
-TDM_WEAK(MPI_Neighbor_allgather_c)
-
-int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                   MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_allgather_init_c");
-}
-TDM_WEAK(MPI_Neighbor_allgather_init_c)
-
-int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                               MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_allgatherv_c");
-}
-TDM_WEAK(MPI_Neighbor_allgatherv_c)
-
-int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, const MPI_Count recvcounts[],
-                                    const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                                    MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_allgatherv_init_c");
-}
-TDM_WEAK(MPI_Neighbor_allgatherv_init_c)
-
-int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                             MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoall_c");
-}
-TDM_WEAK(MPI_Neighbor_alltoall_c)
-
-int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                  MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoall_init_c");
-}
-TDM_WEAK(MPI_Neighbor_alltoall_init_c)
-
-int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                              MPI_Datatype recvtype, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoallv_c");
-}
-TDM_WEAK(MPI_Neighbor_alltoallv_c)
-
-int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                   MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoallv_init_c");
-}
-TDM_WEAK(MPI_Neighbor_alltoallv_init_c)
-
-int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                              const MPI_Datatype recvtypes[], MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoallw_c");
-}
-TDM_WEAK(MPI_Neighbor_alltoallw_c)
-
-int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                   void *recvbuf, const MPI_Count recvcounts[],
-                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                   MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Neighbor_alltoallw_init_c");
-}
-TDM_WEAK(MPI_Neighbor_alltoallw_init_c)
 
 int PMPI_Open_port(MPI_Info info, char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Open_port");
@@ -1207,44 +846,6 @@ int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sour
 }
 TDM_WEAK(MPI_Recv_init_c)
 
-int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                  MPI_Op op, int root, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Reduce_c");
-}
-TDM_WEAK(MPI_Reduce_c)
-
-int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                       MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Reduce_init_c");
-}
-TDM_WEAK(MPI_Reduce_init_c)
-
-int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Reduce_scatter_block_c");
-}
-TDM_WEAK(MPI_Reduce_scatter_block_c)
-
-int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                                     MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Reduce_scatter_block_init_c");
-}
-TDM_WEAK(MPI_Reduce_scatter_block_init_c)
-
-int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Reduce_scatter_c");
-}
-TDM_WEAK(MPI_Reduce_scatter_c)
-
-int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                               MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Reduce_scatter_init_c");
-}
-TDM_WEAK(MPI_Reduce_scatter_init_c)
-
 int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
                           MPI_Datarep_conversion_function *write_conversion_fn,
                           MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) {
@@ -1317,46 +918,6 @@ int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
     return tdm_mpi_unsupported(comm, "MPI_Rsend_init_c");
 }
 TDM_WEAK(MPI_Rsend_init_c)
-
-int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                MPI_Op op, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Scan_c");
-}
-TDM_WEAK(MPI_Scan_c)
-
-int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Scan_init_c");
-}
-TDM_WEAK(MPI_Scan_init_c)
-
-int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Scatter_c");
-}
-TDM_WEAK(MPI_Scatter_c)
-
-int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                        MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Scatter_init_c");
-}
-TDM_WEAK(MPI_Scatter_init_c)
-
-int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                    MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Scatterv_c");
-}
-TDM_WEAK(MPI_Scatterv_c)
-
-int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                         MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Scatterv_init_c");
-}
-TDM_WEAK(MPI_Scatterv_init_c)
 
 int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                 MPI_Comm comm) {

@@ -57,8 +57,8 @@ int tdm_topo_dist_exchange(tdm_comm_t *c, int n, const int *sources, const int *
             fill[d] += 3;
             in[0] = EDGE_IN, in[1] = s, in[2] = w;
         }
-    rc = tdm_coll_alltoallw(scnt, NULL, NULL, NULL, 1, int_t, rcnt, NULL, NULL, NULL, 1, int_t, c,
-                            NULL);
+    rc = tdm_coll_alltoallw(scnt, TDM_COLL_ARR_NONE, TDM_COLL_ARR_NONE, NULL, 1, int_t, rcnt,
+                            TDM_COLL_ARR_NONE, TDM_COLL_ARR_NONE, NULL, 1, int_t, c, NULL);
     if (rc != TDM_OK)
         goto free_bufs;
     long long total = 0;
@@ -71,8 +71,8 @@ int tdm_topo_dist_exchange(tdm_comm_t *c, int n, const int *sources, const int *
         rc = TDM_ERR_NOMEM;
         goto free_bufs;
     }
-    rc = tdm_coll_alltoallw(sbuf, scnt, sdsp, NULL, 0, int_t, rbuf, rcnt, rdsp, NULL, 0, int_t, c,
-                            NULL);
+    rc = tdm_coll_alltoallw(sbuf, TDM_COLL_INTS(scnt), TDM_COLL_INTS(sdsp), NULL, 0, int_t, rbuf,
+                            TDM_COLL_INTS(rcnt), TDM_COLL_INTS(rdsp), NULL, 0, int_t, c, NULL);
     if (rc != TDM_OK)
         goto free_bufs;
     int indeg = 0, outdeg = 0;
