@@ -71,8 +71,8 @@ _Noreturn void tdm_mpi_abort_job(int code, const char *why);
 #define TDM_CHECK_COUNT(_fn, _comm, _count)                                                        \
     do {                                                                                           \
         if (TDM_UNLIKELY((_count) < 0))                                                            \
-            return tdm_mpi_err(_comm, MPI_ERR_COUNT, _fn, "invalid count argument: count=%d",      \
-                               (int)(_count));                                                     \
+            return tdm_mpi_err(_comm, MPI_ERR_COUNT, _fn, "invalid count argument: count=%lld",    \
+                               (long long)(_count));                                               \
     } while (0)
 
 /* A datatype usable for communication: valid and committed. */
@@ -93,8 +93,8 @@ _Noreturn void tdm_mpi_abort_job(int code, const char *why);
         if (TDM_UNLIKELY((_buf) == NULL && (_count) > 0 && (_dt)->size > 0 &&                      \
                          (_dt)->true_lb == 0))                                                     \
             return tdm_mpi_err(_comm, MPI_ERR_BUFFER, _fn,                                         \
-                               "buffer is NULL with count=%d of a non-empty datatype",             \
-                               (int)(_count));                                                     \
+                               "buffer is NULL with count=%lld of a non-empty datatype",           \
+                               (long long)(_count));                                               \
     } while (0)
 
 /* Destination / source rank: 0..size-1, MPI_PROC_NULL (and MPI_ANY_SOURCE if allowed).
@@ -162,8 +162,8 @@ static inline void tdm_mpi_status_set_bytes(MPI_Status *st, MPI_Count bytes) {
 }
 
 /* ---- buffered sends (buffer.c) ---- */
-int tdm_mpi_bsend_start(const void *buf, int count, tdm_dtype_t *dt, int dst_world, int self_rank,
-                        int tag, tdm_comm_t *comm, bool blocking, tdm_req_t **req_p,
+int tdm_mpi_bsend_start(const void *buf, MPI_Count count, tdm_dtype_t *dt, int dst_world,
+                        int self_rank, int tag, tdm_comm_t *comm, bool blocking, tdm_req_t **req_p,
                         const char *fn);
 
 #endif

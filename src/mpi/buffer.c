@@ -61,8 +61,8 @@ static void bsend_done(tdm_req_t *s) {
     bpending--;
 }
 
-int tdm_mpi_bsend_start(const void *buf, int count, tdm_dtype_t *dt, int dst_world, int self_rank,
-                        int tag, tdm_comm_t *comm, bool blocking, tdm_req_t **req_p,
+int tdm_mpi_bsend_start(const void *buf, MPI_Count count, tdm_dtype_t *dt, int dst_world,
+                        int self_rank, int tag, tdm_comm_t *comm, bool blocking, tdm_req_t **req_p,
                         const char *fn) {
     size_t bytes = (size_t)count * dt->size;
     /* exactly size + overhead: the standard promises the user that a buffer of
@@ -110,37 +110,66 @@ int tdm_mpi_bsend_start(const void *buf, int count, tdm_dtype_t *dt, int dst_wor
     return MPI_SUCCESS;
 }
 
-int PMPI_Buffer_attach(void *buffer, int size) {
-    TDM_CHECK_INIT("MPI_Buffer_attach");
+/* Buffer_attach and Buffer_attach_c */
+static int attach_common(const char *fn, void *buffer, MPI_Count size) {
+    TDM_CHECK_INIT(fn);
     if (size < 0)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Buffer_attach", "invalid size %d", size);
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid size %lld", (long long)size);
     if (!buffer && size > 0)
-        return tdm_mpi_err(NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach", "buffer is NULL");
+        return tdm_mpi_err(NULL, MPI_ERR_BUFFER, fn, "buffer is NULL");
     if (battached)
-        return tdm_mpi_err(NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach",
+        return tdm_mpi_err(NULL, MPI_ERR_BUFFER, fn,
                            "a buffer is already attached (detach it first)");
     battached = buffer;
     bsize = (size_t)size;
     return MPI_SUCCESS;
 }
+
+int PMPI_Buffer_attach(void *buffer, int size) {
+    return attach_common("MPI_Buffer_attach", buffer, size);
+}
 TDM_WEAK(MPI_Buffer_attach)
+
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size) {
+    return attach_common("MPI_Buffer_attach_c", buffer, size);
+}
+TDM_WEAK(MPI_Buffer_attach_c)
 
 static bool bsends_done(void *arg) {
     (void)arg;
     return bpending == 0;
 }
 
-int PMPI_Buffer_detach(void *buffer_addr, int *size) {
-    TDM_CHECK_INIT("MPI_Buffer_detach");
-    if (!buffer_addr || !size)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Buffer_detach", "%s is NULL",
-                           size ? "buffer_addr" : "size");
+/* Buffer_detach (`narrow`: its size is an int) and Buffer_detach_c */
+static int detach_common(const char *fn, void *buffer_addr, MPI_Count *size_p, bool narrow) {
+    TDM_CHECK_INIT(fn);
+    if (!buffer_addr || !size_p)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "%s is NULL", size_p ? "buffer_addr" : "size");
+    /* attached by Buffer_attach_c: the buffer stays attached, nothing is lost */
+    if (narrow && bsize > 0x7fffffff)
+        return tdm_mpi_err(NULL, MPI_ERR_VALUE_TOO_LARGE, fn,
+                           "the attached buffer of %zu bytes does not fit the int size argument "
+                           "(use MPI_Buffer_detach_c)",
+                           bsize);
     /* the standard: detach waits until every buffered message has been sent */
     tdm_p2p_wait_until(bsends_done, NULL);
     *(void **)buffer_addr = battached;
-    *size = (int)bsize;
+    *size_p = (MPI_Count)bsize;
     battached = NULL;
     bsize = 0;
     return MPI_SUCCESS;
 }
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size) {
+    MPI_Count n;
+    int err = detach_common("MPI_Buffer_detach", buffer_addr, size ? &n : NULL, true);
+    if (!err)
+        *size = (int)n;
+    return err;
+}
 TDM_WEAK(MPI_Buffer_detach)
+
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) {
+    return detach_common("MPI_Buffer_detach_c", buffer_addr, size, false);
+}
+TDM_WEAK(MPI_Buffer_detach_c)

@@ -22,8 +22,9 @@ static tdm_req_t *procnull_req(tdm_comm_t *c) {
     return r;
 }
 
-static int send_common(const char *fn, const void *buf, int count, MPI_Datatype datatype, int dest,
-                       int tag, MPI_Comm comm, uint8_t mode, MPI_Request *request) {
+/* Every send, with an int count or an MPI_Count one (the _c forms). */
+static int send_common(const char *fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                       int dest, int tag, MPI_Comm comm, uint8_t mode, MPI_Request *request) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
     bool blocking = (mode & TDM_MODE_BLOCKING) != 0;
@@ -54,8 +55,8 @@ static int send_common(const char *fn, const void *buf, int count, MPI_Datatype 
         tdm_rc_t rc = tdm_p2p_isend(buf, (size_t)count, dt, world, c->rank, tag, c->ctx, mode, c,
                                     !blocking, &r);
         if (TDM_UNLIKELY(rc != TDM_OK))
-            return tdm_mpi_err(c, tdm_mpi_class_of(rc), fn, "cannot send %d items to rank %d",
-                               count, dest);
+            return tdm_mpi_err(c, tdm_mpi_class_of(rc), fn, "cannot send %lld items to rank %d",
+                               (long long)count, dest);
     }
     if (!blocking) {
         *request = tdm_req_handle(r);
@@ -68,21 +69,28 @@ static int send_common(const char *fn, const void *buf, int count, MPI_Datatype 
     return MPI_SUCCESS;
 }
 
-#define SEND_FN(_name, _mode)                                                                      \
-    int PMPI_##_name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,         \
+/* Each send call twice: with an int count and, as <name>_c, with an MPI_Count one. */
+#define SEND_FN_T(_name, _count_t, _mode)                                                          \
+    int PMPI_##_name(const void *buf, _count_t count, MPI_Datatype datatype, int dest, int tag,    \
                      MPI_Comm comm) {                                                              \
         return send_common("MPI_" #_name, buf, count, datatype, dest, tag, comm,                   \
                            (_mode) | TDM_MODE_BLOCKING, NULL);                                     \
     }                                                                                              \
     TDM_WEAK(MPI_##_name)
+#define SEND_FN(_name, _mode)                                                                      \
+    SEND_FN_T(_name, int, _mode)                                                                   \
+    SEND_FN_T(_name##_c, MPI_Count, _mode)
 
-#define ISEND_FN(_name, _mode)                                                                     \
-    int PMPI_##_name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,         \
+#define ISEND_FN_T(_name, _count_t, _mode)                                                         \
+    int PMPI_##_name(const void *buf, _count_t count, MPI_Datatype datatype, int dest, int tag,    \
                      MPI_Comm comm, MPI_Request *request) {                                        \
         return send_common("MPI_" #_name, buf, count, datatype, dest, tag, comm, (_mode),          \
                            request);                                                               \
     }                                                                                              \
     TDM_WEAK(MPI_##_name)
+#define ISEND_FN(_name, _mode)                                                                     \
+    ISEND_FN_T(_name, int, _mode)                                                                  \
+    ISEND_FN_T(_name##_c, MPI_Count, _mode)
 
 SEND_FN(Send, TDM_MODE_STD)
 SEND_FN(Ssend, TDM_MODE_SYNC)
@@ -94,8 +102,8 @@ ISEND_FN(Irsend, TDM_MODE_READY)
 ISEND_FN(Ibsend, TDM_MODE_BUFFERED)
 
 /* Checks shared by receives; sets *c and *dt. */
-static int recv_checks(const char *fn, void *buf, int count, MPI_Datatype datatype, int source,
-                       int tag, MPI_Comm comm, tdm_comm_t **c_p, tdm_dtype_t **dt_p) {
+static int recv_checks(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                       int source, int tag, MPI_Comm comm, tdm_comm_t **c_p, tdm_dtype_t **dt_p) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
     TDM_GET_COMM(fn, comm, c);
@@ -135,11 +143,12 @@ static int recv_finish(tdm_comm_t *c, tdm_req_t *r, MPI_Status *status, const ch
     return err;
 }
 
-int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-              MPI_Status *status) {
+/* Recv and Recv_c */
+static int recv_common(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                       int source, int tag, MPI_Comm comm, MPI_Status *status) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
-    int err = recv_checks("MPI_Recv", buf, count, datatype, source, tag, comm, &c, &dt);
+    int err = recv_checks(fn, buf, count, datatype, source, tag, comm, &c, &dt);
     if (TDM_UNLIKELY(err))
         return err;
     if (TDM_UNLIKELY(source == MPI_PROC_NULL)) {
@@ -150,9 +159,9 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     int src_world = source == MPI_ANY_SOURCE ? -1 : tdm_comm_peer_world(c, source);
     tdm_rc_t rc = tdm_p2p_recv(buf, (size_t)count, dt, source, src_world, tag, c->ctx, c, &s);
     if (TDM_UNLIKELY(rc != TDM_OK))
-        return tdm_mpi_err(c, tdm_mpi_class_of(rc), "MPI_Recv", "cannot post the receive");
+        return tdm_mpi_err(c, tdm_mpi_class_of(rc), fn, "cannot post the receive");
     if (TDM_UNLIKELY(s.error != TDM_OK)) {
-        err = recv_status_error(c, "MPI_Recv", &s, (size_t)count * dt->size);
+        err = recv_status_error(c, fn, &s, (size_t)count * dt->size);
         s.error = TDM_OK;
         /* the status tells what was received; the error is the return value (a
          * single-status call does not set MPI_ERROR, MPI-3.1 3.2.5) */
@@ -162,38 +171,61 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     tdm_mpi_status_set(status, &s);
     return MPI_SUCCESS;
 }
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status *status) {
+    return recv_common("MPI_Recv", buf, count, datatype, source, tag, comm, status);
+}
 TDM_WEAK(MPI_Recv)
 
-int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-               MPI_Request *request) {
+int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                MPI_Comm comm, MPI_Status *status) {
+    return recv_common("MPI_Recv_c", buf, count, datatype, source, tag, comm, status);
+}
+TDM_WEAK(MPI_Recv_c)
+
+/* Irecv and Irecv_c (and the receives that Sendrecv and a persistent receive start) */
+static int irecv_common(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                        int source, int tag, MPI_Comm comm, MPI_Request *request) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
-    int err = recv_checks("MPI_Irecv", buf, count, datatype, source, tag, comm, &c, &dt);
+    int err = recv_checks(fn, buf, count, datatype, source, tag, comm, &c, &dt);
     if (err)
         return err;
     if (!request)
-        return tdm_mpi_err(c, MPI_ERR_REQUEST, "MPI_Irecv", "request argument is NULL");
+        return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");
     tdm_req_t *r;
     if (source == MPI_PROC_NULL) {
         r = procnull_req(c);
         if (!r)
-            return tdm_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Irecv", "out of memory for a request");
+            return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
     } else {
         int src_world = source == MPI_ANY_SOURCE ? -1 : tdm_comm_peer_world(c, source);
         tdm_rc_t rc = tdm_p2p_irecv_ex(buf, (size_t)count, dt, source, src_world, tag, c->ctx, c, 0,
                                        NULL, &r);
         if (rc != TDM_OK)
-            return tdm_mpi_err(c, tdm_mpi_class_of(rc), "MPI_Irecv", "cannot post the receive");
+            return tdm_mpi_err(c, tdm_mpi_class_of(rc), fn, "cannot post the receive");
     }
     *request = tdm_req_handle(r);
     return MPI_SUCCESS;
 }
+
+int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request *request) {
+    return irecv_common("MPI_Irecv", buf, count, datatype, source, tag, comm, request);
+}
 TDM_WEAK(MPI_Irecv)
 
+int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                 MPI_Comm comm, MPI_Request *request) {
+    return irecv_common("MPI_Irecv_c", buf, count, datatype, source, tag, comm, request);
+}
+TDM_WEAK(MPI_Irecv_c)
+
 /* Sendrecv and Sendrecv_replace: every argument checked (and reported) as `fn`'s. */
-static int sendrecv_common(const char *fn, const void *sendbuf, int sendcount,
+static int sendrecv_common(const char *fn, const void *sendbuf, MPI_Count sendcount,
                            MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
-                           int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                           MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
                            MPI_Comm comm, MPI_Status *status) {
     tdm_comm_t *c;
     tdm_dtype_t *rdt, *sdt;
@@ -206,10 +238,10 @@ static int sendrecv_common(const char *fn, const void *sendbuf, int sendcount,
     TDM_CHECK_RANK(fn, c, dest, "destination", false);
     TDM_CHECK_TAG(fn, c, sendtag, false);
     MPI_Request rreq, sreq;
-    err = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &rreq);
+    err = irecv_common(fn, recvbuf, recvcount, recvtype, source, recvtag, comm, &rreq);
     if (err)
         return err;
-    err = PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &sreq);
+    err = send_common(fn, sendbuf, sendcount, sendtype, dest, sendtag, comm, TDM_MODE_STD, &sreq);
     if (err) {
         PMPI_Cancel(&rreq);
         PMPI_Request_free(&rreq);
@@ -228,29 +260,52 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 }
 TDM_WEAK(MPI_Sendrecv)
 
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                          int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
+int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
+    return sendrecv_common("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                           recvcount, recvtype, source, recvtag, comm, status);
+}
+TDM_WEAK(MPI_Sendrecv_c)
+
+/* Sendrecv_replace and Sendrecv_replace_c */
+static int sendrecv_replace_common(const char *fn, void *buf, MPI_Count count,
+                                   MPI_Datatype datatype, int dest, int sendtag, int source,
+                                   int recvtag, MPI_Comm comm, MPI_Status *status) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
-    int err =
-        recv_checks("MPI_Sendrecv_replace", buf, count, datatype, source, recvtag, comm, &c, &dt);
+    int err = recv_checks(fn, buf, count, datatype, source, recvtag, comm, &c, &dt);
     if (err)
         return err;
-    TDM_CHECK_RANK("MPI_Sendrecv_replace", c, dest, "destination", false);
-    TDM_CHECK_TAG("MPI_Sendrecv_replace", c, sendtag, false);
+    TDM_CHECK_RANK(fn, c, dest, "destination", false);
+    TDM_CHECK_TAG(fn, c, sendtag, false);
     /* send from a packed copy so the receive can land in place */
     size_t bytes = (size_t)count * dt->size;
     void *tmp = malloc(bytes ? bytes : 1);
     if (!tmp)
-        return tdm_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace",
-                           "cannot allocate %zu bytes for the outgoing copy", bytes);
+        return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "cannot allocate %zu bytes for the outgoing copy",
+                           bytes);
     tdm_dtype_pack(buf, (size_t)count, dt, 0, tmp, bytes);
-    err = sendrecv_common("MPI_Sendrecv_replace", tmp, (int)bytes, MPI_BYTE, dest, sendtag, buf,
-                          count, datatype, source, recvtag, comm, status);
+    err = sendrecv_common(fn, tmp, (MPI_Count)bytes, MPI_BYTE, dest, sendtag, buf, count, datatype,
+                          source, recvtag, comm, status);
     free(tmp);
     return err;
 }
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
+    return sendrecv_replace_common("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag,
+                                   source, recvtag, comm, status);
+}
 TDM_WEAK(MPI_Sendrecv_replace)
+
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm,
+                            MPI_Status *status) {
+    return sendrecv_replace_common("MPI_Sendrecv_replace_c", buf, count, datatype, dest, sendtag,
+                                   source, recvtag, comm, status);
+}
+TDM_WEAK(MPI_Sendrecv_replace_c)
 
 /* ---- probes ---- */
 
@@ -380,7 +435,7 @@ TDM_WEAK(MPI_Mprobe)
 
 /* Imrecv and Mrecv: start the receive of a matched message; errors named as `fn`'s.
  * Sets *c_p to the message's communicator. */
-static int imrecv_common(const char *fn, void *buf, int count, MPI_Datatype datatype,
+static int imrecv_common(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype,
                          MPI_Message *message, tdm_req_t **req_p, tdm_comm_t **c_p) {
     tdm_dtype_t *dt;
     TDM_CHECK_INIT(fn);
@@ -414,35 +469,57 @@ static int imrecv_common(const char *fn, void *buf, int count, MPI_Datatype data
     return MPI_SUCCESS;
 }
 
-int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-                MPI_Request *request) {
+static int imrecv_req(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Message *message, MPI_Request *request) {
     tdm_req_t *r;
     tdm_comm_t *c;
-    TDM_CHECK_INIT("MPI_Imrecv");
+    TDM_CHECK_INIT(fn);
     if (!request)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Imrecv", "request is NULL");
-    int err = imrecv_common("MPI_Imrecv", buf, count, datatype, message, &r, &c);
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "request is NULL");
+    int err = imrecv_common(fn, buf, count, datatype, message, &r, &c);
     if (err)
         return err;
     *request = tdm_req_handle(r);
     return MPI_SUCCESS;
 }
+
+static int mrecv_common(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Message *message, MPI_Status *status) {
+    tdm_req_t *r;
+    tdm_comm_t *c;
+    int err = imrecv_common(fn, buf, count, datatype, message, &r, &c);
+    if (err)
+        return err;
+    return recv_finish(c, r, status, fn);
+}
+
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                MPI_Request *request) {
+    return imrecv_req("MPI_Imrecv", buf, count, datatype, message, request);
+}
 TDM_WEAK(MPI_Imrecv)
+
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                  MPI_Request *request) {
+    return imrecv_req("MPI_Imrecv_c", buf, count, datatype, message, request);
+}
+TDM_WEAK(MPI_Imrecv_c)
 
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                MPI_Status *status) {
-    tdm_req_t *r;
-    tdm_comm_t *c;
-    int err = imrecv_common("MPI_Mrecv", buf, count, datatype, message, &r, &c);
-    if (err)
-        return err;
-    return recv_finish(c, r, status, "MPI_Mrecv");
+    return mrecv_common("MPI_Mrecv", buf, count, datatype, message, status);
 }
 TDM_WEAK(MPI_Mrecv)
 
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                 MPI_Status *status) {
+    return mrecv_common("MPI_Mrecv_c", buf, count, datatype, message, status);
+}
+TDM_WEAK(MPI_Mrecv_c)
+
 /* ---- persistent requests ---- */
 
-static int persistent_init(const char *fn, int is_send, const void *buf, int count,
+static int persistent_init(const char *fn, int is_send, const void *buf, MPI_Count count,
                            MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, uint8_t mode,
                            MPI_Request *request) {
     tdm_comm_t *c;
@@ -475,13 +552,16 @@ static int persistent_init(const char *fn, int is_send, const void *buf, int cou
     return MPI_SUCCESS;
 }
 
-#define SEND_INIT_FN(_name, _mode)                                                                 \
-    int PMPI_##_name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,         \
+#define SEND_INIT_FN_T(_name, _count_t, _mode)                                                     \
+    int PMPI_##_name(const void *buf, _count_t count, MPI_Datatype datatype, int dest, int tag,    \
                      MPI_Comm comm, MPI_Request *request) {                                        \
         return persistent_init("MPI_" #_name, 1, buf, count, datatype, dest, tag, comm, (_mode),   \
                                request);                                                           \
     }                                                                                              \
     TDM_WEAK(MPI_##_name)
+#define SEND_INIT_FN(_name, _mode)                                                                 \
+    SEND_INIT_FN_T(_name, int, _mode)                                                              \
+    SEND_INIT_FN_T(_name##_c, MPI_Count, _mode)
 
 SEND_INIT_FN(Send_init, TDM_MODE_STD)
 SEND_INIT_FN(Ssend_init, TDM_MODE_SYNC)
@@ -493,6 +573,13 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int 
     return persistent_init("MPI_Recv_init", 0, buf, count, datatype, source, tag, comm, 0, request);
 }
 TDM_WEAK(MPI_Recv_init)
+
+int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                     MPI_Comm comm, MPI_Request *request) {
+    return persistent_init("MPI_Recv_init_c", 0, buf, count, datatype, source, tag, comm, 0,
+                           request);
+}
+TDM_WEAK(MPI_Recv_init_c)
 
 static int start_one(MPI_Request *request, const char *fn) {
     tdm_req_t *p = request ? tdm_mpi_req_get(*request) : NULL;
@@ -508,10 +595,11 @@ static int start_one(MPI_Request *request, const char *fn) {
     MPI_Request inner;
     int err;
     if (p->kind == TDM_REQ_SEND)
-        err = send_common(fn, p->buf, (int)p->count, p->dt->handle, p->peer, p->tag, c->handle,
-                          p->mode, &inner);
+        err = send_common(fn, p->buf, (MPI_Count)p->count, p->dt->handle, p->peer, p->tag,
+                          c->handle, p->mode, &inner);
     else
-        err = PMPI_Irecv(p->buf, (int)p->count, p->dt->handle, p->peer, p->tag, c->handle, &inner);
+        err = irecv_common(fn, p->buf, (MPI_Count)p->count, p->dt->handle, p->peer, p->tag,
+                           c->handle, &inner);
     if (err)
         return err;
     p->inner = tdm_mpi_req_get(inner);

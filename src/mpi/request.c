@@ -554,6 +554,20 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 }
 TDM_WEAK(MPI_Get_elements_x)
 
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
+    if (!count)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_count_c", "count is NULL");
+    return count_common("MPI_Get_count_c", status, datatype, 0, count);
+}
+TDM_WEAK(MPI_Get_count_c)
+
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
+    if (!count)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_elements_c", "count is NULL");
+    return count_common("MPI_Get_elements_c", status, datatype, 1, count);
+}
+TDM_WEAK(MPI_Get_elements_c)
+
 int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) {
     tdm_dtype_t *dt;
     TDM_CHECK_INIT("MPI_Status_set_elements_x");

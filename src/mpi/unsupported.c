@@ -9,7 +9,7 @@
  * MPI_T_ functions return MPI_T_ERR_NOT_SUPPORTED: the tool interface never
  * calls error handlers.
  *
- * 638 functions declared, 363 implemented elsewhere, 275 stubbed here.
+ * 638 functions declared, 386 implemented elsewhere, 252 stubbed here.
  *
  * Never stubbed (they do not return an error code); implemented elsewhere:
  *   MPI_Aint MPI_Aint_add
@@ -40,28 +40,6 @@ int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Accumulate_c");
 }
 TDM_WEAK(MPI_Accumulate_c)
-
-int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                 MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Bsend_c");
-}
-TDM_WEAK(MPI_Bsend_c)
-
-int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                      MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Bsend_init_c");
-}
-TDM_WEAK(MPI_Bsend_init_c)
-
-int PMPI_Buffer_attach_c(void *buffer, MPI_Count size) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Buffer_attach_c");
-}
-TDM_WEAK(MPI_Buffer_attach_c)
-
-int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Buffer_detach_c");
-}
-TDM_WEAK(MPI_Buffer_detach_c)
 
 int PMPI_Close_port(const char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Close_port");
@@ -666,32 +644,10 @@ int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 }
 TDM_WEAK(MPI_Get_c)
 
-int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Get_count_c");
-}
-TDM_WEAK(MPI_Get_count_c)
-
-int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Get_elements_c");
-}
-TDM_WEAK(MPI_Get_elements_c)
-
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_from_session_pset");
 }
 TDM_WEAK(MPI_Group_from_session_pset)
-
-int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                  MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ibsend_c");
-}
-TDM_WEAK(MPI_Ibsend_c)
-
-int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
-                  MPI_Request *request) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Imrecv_c");
-}
-TDM_WEAK(MPI_Imrecv_c)
 
 int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
                                       MPI_Group remote_group, int remote_leader,
@@ -700,24 +656,6 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Intercomm_create_from_groups");
 }
 TDM_WEAK(MPI_Intercomm_create_from_groups)
-
-int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                 MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Irecv_c");
-}
-TDM_WEAK(MPI_Irecv_c)
-
-int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                  MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Irsend_c");
-}
-TDM_WEAK(MPI_Irsend_c)
-
-int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                 MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Isend_c");
-}
-TDM_WEAK(MPI_Isend_c)
 
 int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                    void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
@@ -746,22 +684,10 @@ int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, 
 }
 TDM_WEAK(MPI_Isendrecv_replace_c)
 
-int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                  MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Issend_c");
-}
-TDM_WEAK(MPI_Issend_c)
-
 int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Lookup_name");
 }
 TDM_WEAK(MPI_Lookup_name)
-
-int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
-                 MPI_Status *status) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Mrecv_c");
-}
-TDM_WEAK(MPI_Mrecv_c)
 
 int PMPI_Open_port(MPI_Info info, char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Open_port");
@@ -834,18 +760,6 @@ int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
 }
 TDM_WEAK(MPI_Raccumulate_c)
 
-int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                MPI_Comm comm, MPI_Status *status) {
-    return tdm_mpi_unsupported(comm, "MPI_Recv_c");
-}
-TDM_WEAK(MPI_Recv_c)
-
-int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                     MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Recv_init_c");
-}
-TDM_WEAK(MPI_Recv_init_c)
-
 int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
                           MPI_Datarep_conversion_function *write_conversion_fn,
                           MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) {
@@ -907,44 +821,6 @@ int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype or
 }
 TDM_WEAK(MPI_Rput_c)
 
-int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                 MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Rsend_c");
-}
-TDM_WEAK(MPI_Rsend_c)
-
-int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                      MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Rsend_init_c");
-}
-TDM_WEAK(MPI_Rsend_init_c)
-
-int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Send_c");
-}
-TDM_WEAK(MPI_Send_c)
-
-int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                     MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Send_init_c");
-}
-TDM_WEAK(MPI_Send_init_c)
-
-int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
-                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                    int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
-    return tdm_mpi_unsupported(comm, "MPI_Sendrecv_c");
-}
-TDM_WEAK(MPI_Sendrecv_c)
-
-int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
-                            int sendtag, int source, int recvtag, MPI_Comm comm,
-                            MPI_Status *status) {
-    return tdm_mpi_unsupported(comm, "MPI_Sendrecv_replace_c");
-}
-TDM_WEAK(MPI_Sendrecv_replace_c)
-
 int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Session_call_errhandler");
 }
@@ -996,18 +872,6 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) 
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Session_set_errhandler");
 }
 TDM_WEAK(MPI_Session_set_errhandler)
-
-int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                 MPI_Comm comm) {
-    return tdm_mpi_unsupported(comm, "MPI_Ssend_c");
-}
-TDM_WEAK(MPI_Ssend_c)
-
-int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                      MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Ssend_init_c");
-}
-TDM_WEAK(MPI_Ssend_init_c)
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_f90_complex");
