@@ -87,7 +87,8 @@ rs = array("l", [0])
 comm.Reduce_scatter_block(array("l", [rank + i for i in range(size)]), rs)
 check(rs[0] == sum(i + rank for i in range(size)), "Reduce_scatter_block")
 ia = array("l", [0])
-req = comm.Iallreduce(array("l", [2]), ia, op=MPI.SUM)
+two = array("l", [2])  # held until Wait: a send buffer must outlive its request
+req = comm.Iallreduce(two, ia, op=MPI.SUM)
 req.Wait()
 check(ia[0] == 2 * size, "Iallreduce")
 
