@@ -193,9 +193,9 @@ int tdm_mpi_coll_bcast(void *buf, MPI_Count count, MPI_Datatype datatype, int ro
     TDM_GET_COMM(fn, comm, c);
     if (TDM_UNLIKELY(c->inter))
         return tdm_mpi_inter_bcast(c, buf, count, datatype, root, request, fn, mode);
-    TDM_MPI_CHECK_COUNT(fn, c, count);
+    TDM_CHECK_COUNT(fn, c, count);
     GET_DT(fn, c, datatype, dt);
-    TDM_MPI_CHECK_BUF(fn, c, buf, count, dt);
+    TDM_CHECK_BUF(fn, c, buf, count, dt);
     NO_IN_PLACE(fn, c, buf, "the buffer of a broadcast");
     CHECK_ROOT(fn, c, root);
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
@@ -231,14 +231,14 @@ static int red_checks(const char *fn, const void *sbuf, void *rbuf, MPI_Count co
                       tdm_dtype_t **dt_p, tdm_op_t **op_p) {
     tdm_dtype_t *dt;
     tdm_op_t *o;
-    TDM_MPI_CHECK_COUNT(fn, c, count);
+    TDM_CHECK_COUNT(fn, c, count);
     GET_DT(fn, c, datatype, dt);
     GET_OP(fn, c, op, dt, o);
     if (sbuf != MPI_IN_PLACE)
-        TDM_MPI_CHECK_BUF(fn, c, sbuf, count, dt);
+        TDM_CHECK_BUF(fn, c, sbuf, count, dt);
     if (recv_significant) {
         NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
-        TDM_MPI_CHECK_BUF(fn, c, rbuf, count, dt);
+        TDM_CHECK_BUF(fn, c, rbuf, count, dt);
         CHECK_ALIAS(fn, c, sbuf, rbuf, count > 0 && dt->size > 0);
     }
     *dt_p = dt;
@@ -397,7 +397,7 @@ int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, tdm_coll_arr_t rcount
                 return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid recvcounts[%d]=%lld", i,
                                    (long long)tdm_coll_arr_get(rcounts, i));
     } else {
-        TDM_MPI_CHECK_COUNT(fn, c, rcount);
+        TDM_CHECK_COUNT(fn, c, rcount);
     }
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
     CHECK_ALIAS(fn, c, sbuf, rbuf, dt->size > 0);
@@ -478,7 +478,7 @@ int tdm_mpi_coll_gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, 
     bool am_root = c->rank == root;
     if (!(am_root && sbuf == MPI_IN_PLACE)) {
         NO_IN_PLACE(fn, c, sbuf, "the send buffer at a non-root rank");
-        TDM_MPI_CHECK_COUNT(fn, c, scount);
+        TDM_CHECK_COUNT(fn, c, scount);
         GET_DT(fn, c, stype, sdt);
     }
     if (am_root) {
@@ -489,7 +489,7 @@ int tdm_mpi_coll_gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, 
             if (err)
                 return err;
         } else {
-            TDM_MPI_CHECK_COUNT(fn, c, rcount);
+            TDM_CHECK_COUNT(fn, c, rcount);
         }
         CHECK_ALIAS(fn, c, sbuf, rbuf, scount > 0);
     }
@@ -563,7 +563,7 @@ int tdm_mpi_coll_scatter(const void *sbuf, MPI_Count scount, tdm_coll_arr_t scou
     bool am_root = c->rank == root;
     if (!(am_root && rbuf == MPI_IN_PLACE)) {
         NO_IN_PLACE(fn, c, rbuf, "the receive buffer at a non-root rank");
-        TDM_MPI_CHECK_COUNT(fn, c, rcount);
+        TDM_CHECK_COUNT(fn, c, rcount);
         GET_DT(fn, c, rtype, rdt);
     }
     if (am_root) {
@@ -574,7 +574,7 @@ int tdm_mpi_coll_scatter(const void *sbuf, MPI_Count scount, tdm_coll_arr_t scou
             if (err)
                 return err;
         } else {
-            TDM_MPI_CHECK_COUNT(fn, c, scount);
+            TDM_CHECK_COUNT(fn, c, scount);
         }
         CHECK_ALIAS(fn, c, sbuf, rbuf, rcount > 0);
     }
@@ -647,7 +647,7 @@ int tdm_mpi_coll_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype styp
         return tdm_mpi_inter_allgather(c, sbuf, scount, stype, rbuf, rcount, rcounts, displs, rtype,
                                        request, fn, mode, v);
     if (sbuf != MPI_IN_PLACE) {
-        TDM_MPI_CHECK_COUNT(fn, c, scount);
+        TDM_CHECK_COUNT(fn, c, scount);
         GET_DT(fn, c, stype, sdt);
     }
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
@@ -657,7 +657,7 @@ int tdm_mpi_coll_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype styp
         if (err)
             return err;
     } else {
-        TDM_MPI_CHECK_COUNT(fn, c, rcount);
+        TDM_CHECK_COUNT(fn, c, rcount);
     }
     CHECK_ALIAS(fn, c, sbuf, rbuf, scount > 0);
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
@@ -733,10 +733,10 @@ int tdm_mpi_coll_alltoall(const void *sbuf, MPI_Count scount, tdm_coll_arr_t sco
     tdm_dtype_t **sdts = NULL, **rdts = NULL;
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
     if (form == 0) {
-        TDM_MPI_CHECK_COUNT(fn, c, rcount);
+        TDM_CHECK_COUNT(fn, c, rcount);
         GET_DT(fn, c, rtype, rdt);
         if (sbuf != MPI_IN_PLACE) {
-            TDM_MPI_CHECK_COUNT(fn, c, scount);
+            TDM_CHECK_COUNT(fn, c, scount);
             GET_DT(fn, c, stype, sdt);
         }
     } else {

@@ -76,9 +76,9 @@ int tdm_mpi_inter_bcast(tdm_comm_t *c, void *buf, MPI_Count count, MPI_Datatype 
     if (err)
         return err;
     if (root != MPI_PROC_NULL) {
-        TDM_MPI_CHECK_COUNT(fn, c, count);
+        TDM_CHECK_COUNT(fn, c, count);
         TDM_GET_DTYPE(fn, c, datatype, dt);
-        TDM_MPI_CHECK_BUF(fn, c, buf, count, dt);
+        TDM_CHECK_BUF(fn, c, buf, count, dt);
         NO_IN_PLACE(fn, c, buf, "the buffer");
     }
     CHECK_REQ(fn, c, request, mode);
@@ -96,11 +96,11 @@ static int red_checks(tdm_comm_t *c, const char *fn, const void *buf, MPI_Count 
                       tdm_op_t **op_p) {
     tdm_dtype_t *dt;
     tdm_op_t *o;
-    TDM_MPI_CHECK_COUNT(fn, c, count);
+    TDM_CHECK_COUNT(fn, c, count);
     TDM_GET_DTYPE(fn, c, datatype, dt);
     GET_OP(fn, c, op, dt, o);
     NO_IN_PLACE(fn, c, buf, what);
-    TDM_MPI_CHECK_BUF(fn, c, buf, count, dt);
+    TDM_CHECK_BUF(fn, c, buf, count, dt);
     *dt_p = dt;
     *op_p = o;
     return MPI_SUCCESS;
@@ -138,7 +138,7 @@ int tdm_mpi_inter_allreduce(tdm_comm_t *c, const void *sbuf, void *rbuf, MPI_Cou
     if (err)
         return err;
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
-    TDM_MPI_CHECK_BUF(fn, c, rbuf, count, dt);
+    TDM_CHECK_BUF(fn, c, rbuf, count, dt);
     CHECK_REQ(fn, c, request, mode);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLREDUCE,
@@ -161,7 +161,7 @@ int tdm_mpi_inter_red_scatter(tdm_comm_t *c, const void *sbuf, void *rbuf, tdm_c
         if (err)
             return err;
     } else {
-        TDM_MPI_CHECK_COUNT(fn, c, rcount);
+        TDM_CHECK_COUNT(fn, c, rcount);
     }
     NO_IN_PLACE(fn, c, sbuf, "the send buffer");
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
@@ -190,12 +190,12 @@ int tdm_mpi_inter_gather(tdm_comm_t *c, const void *sbuf, MPI_Count scount, MPI_
         if (v && (err = check_counts(c, fn, rcounts, displs, true, c->remote.n, "recvcounts")))
             return err;
         if (!v)
-            TDM_MPI_CHECK_COUNT(fn, c, rcount);
+            TDM_CHECK_COUNT(fn, c, rcount);
     } else if (root != MPI_PROC_NULL) {
         NO_IN_PLACE(fn, c, sbuf, "the send buffer");
-        TDM_MPI_CHECK_COUNT(fn, c, scount);
+        TDM_CHECK_COUNT(fn, c, scount);
         TDM_GET_DTYPE(fn, c, stype, sdt);
-        TDM_MPI_CHECK_BUF(fn, c, sbuf, scount, sdt);
+        TDM_CHECK_BUF(fn, c, sbuf, scount, sdt);
     }
     CHECK_REQ(fn, c, request, mode);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
@@ -225,12 +225,12 @@ int tdm_mpi_inter_scatter(tdm_comm_t *c, const void *sbuf, MPI_Count scount, tdm
         if (v && (err = check_counts(c, fn, scounts, displs, true, c->remote.n, "sendcounts")))
             return err;
         if (!v)
-            TDM_MPI_CHECK_COUNT(fn, c, scount);
+            TDM_CHECK_COUNT(fn, c, scount);
     } else if (root != MPI_PROC_NULL) {
         NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
-        TDM_MPI_CHECK_COUNT(fn, c, rcount);
+        TDM_CHECK_COUNT(fn, c, rcount);
         TDM_GET_DTYPE(fn, c, rtype, rdt);
-        TDM_MPI_CHECK_BUF(fn, c, rbuf, rcount, rdt);
+        TDM_CHECK_BUF(fn, c, rbuf, rcount, rdt);
     }
     CHECK_REQ(fn, c, request, mode);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
@@ -253,16 +253,16 @@ int tdm_mpi_inter_allgather(tdm_comm_t *c, const void *sbuf, MPI_Count scount, M
     tdm_dtype_t *sdt, *rdt;
     NO_IN_PLACE(fn, c, sbuf, "the send buffer");
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
-    TDM_MPI_CHECK_COUNT(fn, c, scount);
+    TDM_CHECK_COUNT(fn, c, scount);
     TDM_GET_DTYPE(fn, c, stype, sdt);
-    TDM_MPI_CHECK_BUF(fn, c, sbuf, scount, sdt);
+    TDM_CHECK_BUF(fn, c, sbuf, scount, sdt);
     TDM_GET_DTYPE(fn, c, rtype, rdt);
     if (v) {
         int err = check_counts(c, fn, rcounts, displs, true, c->remote.n, "recvcounts");
         if (err)
             return err;
     } else {
-        TDM_MPI_CHECK_COUNT(fn, c, rcount);
+        TDM_CHECK_COUNT(fn, c, rcount);
     }
     CHECK_REQ(fn, c, request, mode);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
@@ -288,8 +288,8 @@ int tdm_mpi_inter_alltoall(tdm_comm_t *c, const void *sbuf, MPI_Count scount,
     NO_IN_PLACE(fn, c, sbuf, "the send buffer");
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
     if (form == 0) {
-        TDM_MPI_CHECK_COUNT(fn, c, scount);
-        TDM_MPI_CHECK_COUNT(fn, c, rcount);
+        TDM_CHECK_COUNT(fn, c, scount);
+        TDM_CHECK_COUNT(fn, c, rcount);
     } else {
         int err = check_counts(c, fn, scounts, sdispls, true, m, "sendcounts");
         if (!err)

@@ -79,23 +79,6 @@ _Static_assert(_Generic((const MPI_Aint *)0, const MPI_Count * : 1, default : 0)
  * check and call below; the checks take MPI_Count and tdm_coll_arr_t. */
 #define TDM_MPI_COUNT_FORMS(_M) _M(, int, int) _M(_c, MPI_Count, MPI_Aint)
 
-/* bind.h's count and buffer checks for an MPI_Count count (the message
- * prints all of it). */
-#define TDM_MPI_CHECK_COUNT(_fn, _comm, _count)                                                    \
-    do {                                                                                           \
-        if (TDM_UNLIKELY((_count) < 0))                                                            \
-            return tdm_mpi_err(_comm, MPI_ERR_COUNT, _fn, "invalid count argument: count=%lld",    \
-                               (long long)(_count));                                               \
-    } while (0)
-#define TDM_MPI_CHECK_BUF(_fn, _comm, _buf, _count, _dt)                                           \
-    do {                                                                                           \
-        if (TDM_UNLIKELY((_buf) == NULL && (_count) > 0 && (_dt)->size > 0 &&                      \
-                         (_dt)->true_lb == 0))                                                     \
-            return tdm_mpi_err(_comm, MPI_ERR_BUFFER, _fn,                                         \
-                               "buffer is NULL with count=%lld of a non-empty datatype",           \
-                               (long long)(_count));                                               \
-    } while (0)
-
 /* Start the collective on c (the intercomm builders if c->inter): blocking
  * with req_p NULL, else *req_p receives a request that completes with it. An
  * internal tdm_rc_t. */

@@ -670,7 +670,7 @@ static int nside(const char *fn, tdm_comm_t *c, const nargs_t *a, const int *pee
             return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid %scount %lld", what,
                                (long long)a->count);
         if (n > 0)
-            TDM_MPI_CHECK_BUF(fn, c, a->buf, a->count, out->dt);
+            TDM_CHECK_BUF(fn, c, a->buf, a->count, out->dt);
         out->count = (size_t)a->count;
     }
     return MPI_SUCCESS;
