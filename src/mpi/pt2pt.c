@@ -312,6 +312,147 @@ int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
 }
 TDM_WEAK(MPI_Sendrecv_replace_c)
 
+/* ---- Isendrecv (MPI-4) ----
+ * One request for a receive and a send: an OTHER request that completes when both
+ * have, with the receive's status. Each part that is still running when the call
+ * returns reports to it through on_complete and is released on completion; a
+ * part's error becomes the request's unless the receive had one. Isendrecv_replace
+ * sends from a packed copy, freed when the request completes. */
+
+static void isendrecv_part_done(tdm_req_t *part) {
+    tdm_req_t *r = part->cb_arg;
+    if (part->kind == TDM_REQ_RECV) {
+        int err = r->status.error;
+        r->status = part->status;
+        if (r->status.error == TDM_OK)
+            r->status.error = err;
+        r->bytes = part->bytes;
+    } else if (part->status.error != TDM_OK && r->status.error == TDM_OK) {
+        r->status.error = part->status.error;
+    }
+    if (--r->count == 0) {
+        free(r->buf); /* Isendrecv_replace's packed copy (else NULL) */
+        r->buf = NULL;
+        tdm_p2p_complete(r);
+    }
+}
+
+/* Hand the part behind handle h to r: done already, count it now. */
+static void isendrecv_adopt(tdm_req_t *r, MPI_Request h) {
+    tdm_req_t *part = tdm_mpi_req_get(h);
+    part->cb_arg = r;
+    if (part->done) {
+        isendrecv_part_done(part);
+        tdm_p2p_release(part);
+    } else {
+        part->on_complete = isendrecv_part_done;
+        part->user_freed = 1;
+    }
+}
+
+static int isendrecv_common(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                            MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                            MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                            MPI_Comm comm, MPI_Request *request, void *packed) {
+    tdm_comm_t *c;
+    tdm_dtype_t *rdt, *sdt;
+    int err = recv_checks(fn, recvbuf, recvcount, recvtype, source, recvtag, comm, &c, &rdt);
+    if (!err && !request)
+        err = tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");
+    if (err) {
+        free(packed);
+        return err;
+    }
+    TDM_CHECK_COUNT(fn, c, sendcount);
+    TDM_GET_DTYPE(fn, c, sendtype, sdt);
+    TDM_CHECK_BUF(fn, c, sendbuf, sendcount, sdt);
+    TDM_CHECK_RANK(fn, c, dest, "destination", false);
+    TDM_CHECK_TAG(fn, c, sendtag, false);
+    tdm_req_t *r = tdm_req_alloc(TDM_REQ_OTHER);
+    if (!r) {
+        free(packed);
+        return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
+    }
+    tdm_req_set_comm(r, c);
+    r->status.source = source;
+    r->status.tag = recvtag;
+    r->buf = packed;
+    r->count = 3; /* the two parts, and this call until both are posted */
+    MPI_Request rreq, sreq;
+    err = irecv_common(fn, recvbuf, recvcount, recvtype, source, recvtag, comm, &rreq);
+    if (err) {
+        free(packed);
+        tdm_req_free(r);
+        return err;
+    }
+    err = send_common(fn, sendbuf, sendcount, sendtype, dest, sendtag, comm, TDM_MODE_STD, &sreq);
+    if (err) {
+        PMPI_Cancel(&rreq);
+        PMPI_Request_free(&rreq);
+        free(packed);
+        tdm_req_free(r);
+        return err;
+    }
+    isendrecv_adopt(r, rreq);
+    isendrecv_adopt(r, sreq);
+    if (--r->count == 0) { /* both parts were done already */
+        free(r->buf);
+        r->buf = NULL;
+        r->done = 1;
+    }
+    *request = tdm_req_handle(r);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request *request) {
+    return isendrecv_common("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                            recvcount, recvtype, source, recvtag, comm, request, NULL);
+}
+TDM_WEAK(MPI_Isendrecv)
+
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                     int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int source, int recvtag, MPI_Comm comm, MPI_Request *request) {
+    return isendrecv_common("MPI_Isendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                            recvcount, recvtype, source, recvtag, comm, request, NULL);
+}
+TDM_WEAK(MPI_Isendrecv_c)
+
+static int isendrecv_replace_common(const char *fn, void *buf, MPI_Count count,
+                                    MPI_Datatype datatype, int dest, int sendtag, int source,
+                                    int recvtag, MPI_Comm comm, MPI_Request *request) {
+    tdm_comm_t *c;
+    tdm_dtype_t *dt;
+    int err = recv_checks(fn, buf, count, datatype, source, recvtag, comm, &c, &dt);
+    if (err)
+        return err;
+    size_t bytes = (size_t)count * dt->size;
+    void *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp)
+        return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "cannot allocate %zu bytes for the outgoing copy",
+                           bytes);
+    tdm_dtype_pack(buf, (size_t)count, dt, 0, tmp, bytes);
+    return isendrecv_common(fn, tmp, (MPI_Count)bytes, MPI_BYTE, dest, sendtag, buf, count,
+                            datatype, source, recvtag, comm, request, tmp);
+}
+
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request *request) {
+    return isendrecv_replace_common("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag,
+                                    source, recvtag, comm, request);
+}
+TDM_WEAK(MPI_Isendrecv_replace)
+
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                             int sendtag, int source, int recvtag, MPI_Comm comm,
+                             MPI_Request *request) {
+    return isendrecv_replace_common("MPI_Isendrecv_replace_c", buf, count, datatype, dest, sendtag,
+                                    source, recvtag, comm, request);
+}
+TDM_WEAK(MPI_Isendrecv_replace_c)
+
 /* ---- probes ---- */
 
 static void status_from_probe(MPI_Status *status, const tdm_status_t *s) {

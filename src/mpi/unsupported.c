@@ -9,7 +9,7 @@
  * MPI_T_ functions return MPI_T_ERR_NOT_SUPPORTED: the tool interface never
  * calls error handlers.
  *
- * 638 functions declared, 386 implemented elsewhere, 252 stubbed here.
+ * 638 functions declared, 390 implemented elsewhere, 248 stubbed here.
  *
  * Never stubbed (they do not return an error code); implemented elsewhere:
  *   MPI_Aint MPI_Aint_add
@@ -656,33 +656,6 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Intercomm_create_from_groups");
 }
 TDM_WEAK(MPI_Intercomm_create_from_groups)
-
-int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                   MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Isendrecv");
-}
-TDM_WEAK(MPI_Isendrecv)
-
-int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
-                     int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                     int source, int recvtag, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Isendrecv_c");
-}
-TDM_WEAK(MPI_Isendrecv_c)
-
-int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                           int source, int recvtag, MPI_Comm comm, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Isendrecv_replace");
-}
-TDM_WEAK(MPI_Isendrecv_replace)
-
-int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
-                             int sendtag, int source, int recvtag, MPI_Comm comm,
-                             MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Isendrecv_replace_c");
-}
-TDM_WEAK(MPI_Isendrecv_replace_c)
 
 int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Lookup_name");

@@ -39,6 +39,10 @@ check(st.Get_count(MPI.DOUBLE) == 70000 and st.Get_source() == left, "status of 
 reqs = [comm.Irecv(out, source=left, tag=3), comm.Isend(buf, dest=right, tag=3)]
 MPI.Request.Waitall(reqs)
 check(out[123] == left + 0.5, "Isend/Irecv of doubles")
+out[0] = -1.0
+req = comm.Isendrecv(buf, dest=right, recvbuf=out, source=left, sendtag=4, recvtag=4)
+req.Wait()
+check(out[0] == left + 0.5 and out[-1] == left + 0.5, "Isendrecv of doubles")
 if size > 1:
     if rank == 0:
         comm.Ssend(array("i", [7, 8, 9]), dest=1, tag=11)

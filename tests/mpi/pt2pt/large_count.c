@@ -2,7 +2,7 @@
 /*
  * The large-count point-to-point forms (MPI-4 `_c`, MPI_Count counts): every
  * send mode blocking, non-blocking and persistent, Recv/Irecv/Recv_init,
- * Sendrecv(_replace), Mrecv/Imrecv, Get_count_c/Get_elements_c and
+ * Sendrecv(_replace), Isendrecv(_replace), Mrecv/Imrecv, Get_count_c/Get_elements_c and
  * Buffer_attach_c/detach_c, eager and rendezvous, each checked against the data
  * and the status, between ranks 0 and 1 (the others take part in nothing but
  * the checks). A negative count is MPI_ERR_COUNT from the _c call itself.
@@ -157,6 +157,19 @@ static void sendrecv_forms(unsigned char *a, unsigned char *b, size_t n) {
     MPI_Sendrecv_replace_c(a, (MPI_Count)n, MPI_BYTE, peer, 8, peer, 8, MPI_COMM_WORLD, &st);
     check_data(a, n, 50 + peer, "Sendrecv_replace_c");
     check_status(&st, peer, 8, (MPI_Count)n, "Sendrecv_replace_c");
+    MPI_Request r;
+    fill(a, n, 44 + rank);
+    memset(b, 0, n);
+    MPI_Isendrecv_c(a, (MPI_Count)n, MPI_BYTE, peer, 11, b, (MPI_Count)n, MPI_BYTE, peer, 11,
+                    MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, &st);
+    check_data(b, n, 44 + peer, "Isendrecv_c");
+    check_status(&st, peer, 11, (MPI_Count)n, "Isendrecv_c");
+    fill(a, n, 54 + rank);
+    MPI_Isendrecv_replace_c(a, (MPI_Count)n, MPI_BYTE, peer, 12, peer, 12, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, &st);
+    check_data(a, n, 54 + peer, "Isendrecv_replace_c");
+    check_status(&st, peer, 12, (MPI_Count)n, "Isendrecv_replace_c");
 }
 
 static void matched_forms(unsigned char *buf, size_t n) {
