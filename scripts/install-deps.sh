@@ -8,7 +8,7 @@ set -euo pipefail
 
 packages=(
     build-essential gcc g++ clang clang-format cmake ninja-build pkg-config binutils
-    python3
+    python3 python3-venv
     mpich libmpich-dev
     openmpi-bin libopenmpi-dev
 )

@@ -28,7 +28,12 @@ def ensure_venv(path):
     if os.path.exists(stamp):
         return py
     if not os.path.exists(py):
-        venv.EnvBuilder(with_pip=True).create(path)
+        try:
+            venv.EnvBuilder(with_pip=True).create(path)
+        except (OSError, subprocess.CalledProcessError) as e:
+            print(f"FAIL: cannot make a virtual environment with pip in {path} ({e}); "
+                  "scripts/install-deps.sh installs python3-venv")
+            sys.exit(1)
     r = subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check",
                         "--only-binary=:all:", MPI4PY], capture_output=True, text=True,
                        timeout=600)
