@@ -379,6 +379,16 @@ int tdm_mpi_coll_scan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatyp
     TDM_WEAK(MPI_Iexscan##_s)
 TDM_MPI_COUNT_FORMS(SCAN_FORMS)
 
+/* Some of the n counts is positive: a buffer given for them holds data (the alias
+ * checks: MPI forbids aliased buffers that move data, and a program whose counts are
+ * all 0 may well pass one empty buffer twice, as mpi4py does with empty arrays) */
+static bool any_positive(tdm_coll_arr_t counts, int n) {
+    for (int i = 0; i < n; i++)
+        if (tdm_coll_arr_get(counts, i) > 0)
+            return true;
+    return false;
+}
+
 int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, tdm_coll_arr_t rcounts, MPI_Count rcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request,
                              const char *fn, tdm_mpi_call_mode_t mode) {
@@ -400,7 +410,8 @@ int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, tdm_coll_arr_t rcount
         TDM_CHECK_COUNT(fn, c, rcount);
     }
     NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
-    CHECK_ALIAS(fn, c, sbuf, rbuf, dt->size > 0);
+    CHECK_ALIAS(fn, c, sbuf, rbuf,
+                dt->size > 0 && (rcounts.p ? any_positive(rcounts, c->size) : rcount > 0));
     CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE_SCATTER,
@@ -767,7 +778,11 @@ int tdm_mpi_coll_alltoall(const void *sbuf, MPI_Count scount, tdm_coll_arr_t sco
             }
         }
     }
-    CHECK_ALIAS(fn, c, sbuf, rbuf, true);
+    if (TDM_UNLIKELY(sbuf == rbuf && sbuf != NULL) &&
+        (form == 0 ? scount > 0 && rcount > 0 : any_positive(scounts, p))) {
+        free(sdts);
+        CHECK_ALIAS(fn, c, sbuf, rbuf, true);
+    }
     if (mode != TDM_CALL_BLOCKING && !request) {
         free(sdts);
         return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");

@@ -108,6 +108,10 @@ static const class_text_t class_texts[] = {
     {MPI_ERR_PROC_ABORTED, "process aborted"},
     {MPI_ERR_VALUE_TOO_LARGE, "value too large"},
     {MPI_T_ERR_NOT_SUPPORTED, "mpi_t: not supported"},
+    /* MPI-4.1's MPI_ERR_ERRHANDLER, in the MPICH ABI from 4.1 on (mpi.h has 4.0.2's
+     * values and not this one; programs built against a newer MPICH, such as mpi4py's
+     * wheel, ask for it): known, so that its class and string can be asked for */
+    {80, "invalid error handler"},
     {MPIX_ERR_PROC_FAILED, "process failed"},
     {MPIX_ERR_PROC_FAILED_PENDING, "process failed with a pending operation"},
     {MPIX_ERR_REVOKED, "communicator revoked"},
