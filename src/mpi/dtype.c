@@ -929,6 +929,114 @@ int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count ext
 }
 TDM_WEAK(MPI_Type_create_resized_c)
 
+/* ---- Fortran 90 parameterized types (MPI-3.1 17.2.5) ----
+ * The type for a precision p and decimal exponent range r (MPI_UNDEFINED: any) is
+ * the smallest Fortran kind that holds them, as SELECTED_INT_KIND / SELECTED_REAL_KIND
+ * choose with gfortran: a duplicate of MPI_INTEGERn, MPI_REALn or MPI_COMPLEXn whose
+ * envelope says MPI_COMBINER_F90_* with (r) or (p, r). It is predefined for the user:
+ * the same handle for the same arguments, never freed (the table below keeps it). */
+enum { F90_INTEGER, F90_REAL, F90_COMPLEX, F90_KINDS };
+#define F90_CACHE 16
+static struct {
+    int p, r;
+    MPI_Datatype type;
+} f90_cache[F90_KINDS][F90_CACHE];
+static int f90_ncache[F90_KINDS];
+
+static bool type_is_f90(const tdm_dtype_t *dt) {
+    const tdm_dtype_contents_t *c = tdm_dtype_contents(dt);
+    return c && (c->combiner == MPI_COMBINER_F90_INTEGER || c->combiner == MPI_COMBINER_F90_REAL ||
+                 c->combiner == MPI_COMBINER_F90_COMPLEX);
+}
+
+static int f90_type(const char *fn, int kind, int p, int r, MPI_Datatype *newtype) {
+    static const int combiners[F90_KINDS] = {MPI_COMBINER_F90_INTEGER, MPI_COMBINER_F90_REAL,
+                                             MPI_COMBINER_F90_COMPLEX};
+    TDM_CHECK_INIT(fn);
+    CHECK_PTR(fn, newtype, "newtype");
+    if ((p < 0 && p != MPI_UNDEFINED) || (r < 0 && r != MPI_UNDEFINED))
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid %s %d (must be >= 0 or MPI_UNDEFINED)",
+                           p < 0 && p != MPI_UNDEFINED ? "p" : "r",
+                           p < 0 && p != MPI_UNDEFINED ? p : r);
+    MPI_Datatype base = MPI_DATATYPE_NULL;
+    if (kind == F90_INTEGER) {
+        /* kinds 1, 2, 4, 8 hold 2, 4, 9, 18 decimal digits */
+        int want = r == MPI_UNDEFINED ? 9 : r;
+        base = want <= 2    ? MPI_INTEGER1
+               : want <= 4  ? MPI_INTEGER2
+               : want <= 9  ? MPI_INTEGER4
+               : want <= 18 ? MPI_INTEGER8
+                            : MPI_DATATYPE_NULL;
+    } else {
+        /* binary32, binary64, binary128: precision 6, 15, 33; range 37, 307, 4931 */
+        int pp = p == MPI_UNDEFINED ? 0 : p, rr = r == MPI_UNDEFINED ? 0 : r;
+        int k = pp <= 6 && rr <= 37      ? 0
+                : pp <= 15 && rr <= 307  ? 1
+                : pp <= 33 && rr <= 4931 ? 2
+                                         : -1;
+        static const MPI_Datatype reals[3] = {MPI_REAL4, MPI_REAL8, MPI_REAL16},
+                                  complexes[3] = {MPI_COMPLEX8, MPI_COMPLEX16, MPI_COMPLEX32};
+        if (k >= 0)
+            base = kind == F90_REAL ? reals[k] : complexes[k];
+    }
+    if (base == MPI_DATATYPE_NULL)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
+                           "no Fortran %s kind with precision %d and range %d",
+                           kind == F90_INTEGER ? "integer"
+                           : kind == F90_REAL  ? "real"
+                                               : "complex",
+                           p, r);
+    if (kind == F90_INTEGER)
+        p = MPI_UNDEFINED; /* not an argument: one entry per r */
+    for (int i = 0; i < f90_ncache[kind]; i++) {
+        if (f90_cache[kind][i].p == p && f90_cache[kind][i].r == r) {
+            *newtype = f90_cache[kind][i].type;
+            return MPI_SUCCESS;
+        }
+    }
+    if (f90_ncache[kind] == F90_CACHE)
+        return tdm_mpi_err(NULL, MPI_ERR_INTERN, fn,
+                           "more than %d distinct Fortran %s kinds asked for", F90_CACHE,
+                           kind == F90_INTEGER ? "integer"
+                           : kind == F90_REAL  ? "real"
+                                               : "complex");
+    tdm_dtype_t *dt = NULL;
+    int rc = tdm_dtype_create_dup(tdm_dtype_get(base), &dt);
+    int ints[2] = {kind == F90_INTEGER ? r : p, r};
+    MPI_Datatype nt;
+    int err = publish(fn, rc, dt, combiners[kind], 0, kind == F90_INTEGER ? 1 : 2, ints, 0, NULL, 0,
+                      NULL, 0, NULL, &nt);
+    if (err)
+        return err;
+    tdm_dtype_commit(dt);
+    f90_cache[kind][f90_ncache[kind]].p = p;
+    f90_cache[kind][f90_ncache[kind]].r = r;
+    f90_cache[kind][f90_ncache[kind]++].type = nt;
+    *newtype = nt;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) {
+    return f90_type("MPI_Type_create_f90_integer", F90_INTEGER, MPI_UNDEFINED, r, newtype);
+}
+TDM_WEAK(MPI_Type_create_f90_integer)
+
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) {
+    if (p == MPI_UNDEFINED && r == MPI_UNDEFINED)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Type_create_f90_real",
+                           "p and r are both MPI_UNDEFINED");
+    return f90_type("MPI_Type_create_f90_real", F90_REAL, p, r, newtype);
+}
+TDM_WEAK(MPI_Type_create_f90_real)
+
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) {
+    if (p == MPI_UNDEFINED && r == MPI_UNDEFINED)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Type_create_f90_complex",
+                           "p and r are both MPI_UNDEFINED");
+    return f90_type("MPI_Type_create_f90_complex", F90_COMPLEX, p, r, newtype);
+}
+TDM_WEAK(MPI_Type_create_f90_complex)
+
 static int attr_error(int rc, int keyval, const char *fn);
 
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
@@ -974,6 +1082,9 @@ int PMPI_Type_free(MPI_Datatype *datatype) {
     if (dt->predefined)
         return tdm_mpi_err(NULL, MPI_ERR_TYPE, fn, "cannot free the predefined datatype %s",
                            tdm_dtype_name(dt));
+    if (type_is_f90(dt))
+        return tdm_mpi_err(NULL, MPI_ERR_TYPE, fn,
+                           "cannot free a type from MPI_Type_create_f90_* (it is predefined)");
     int rc =
         tdm_attr_delete_all(TDM_ATTR_TYPE, (tdm_attr_list_t **)tdm_dtype_attrs(dt), dt->handle);
     if (rc)

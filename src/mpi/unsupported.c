@@ -9,7 +9,7 @@
  * MPI_T_ functions return MPI_T_ERR_NOT_SUPPORTED: the tool interface never
  * calls error handlers.
  *
- * 638 functions declared, 390 implemented elsewhere, 248 stubbed here.
+ * 638 functions declared, 393 implemented elsewhere, 245 stubbed here.
  *
  * Never stubbed (they do not return an error code); implemented elsewhere:
  *   MPI_Aint MPI_Aint_add
@@ -845,21 +845,6 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) 
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Session_set_errhandler");
 }
 TDM_WEAK(MPI_Session_set_errhandler)
-
-int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_f90_complex");
-}
-TDM_WEAK(MPI_Type_create_f90_complex)
-
-int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_f90_integer");
-}
-TDM_WEAK(MPI_Type_create_f90_integer)
-
-int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Type_create_f90_real");
-}
-TDM_WEAK(MPI_Type_create_f90_real)
 
 int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Unpublish_name");
