@@ -273,10 +273,11 @@ int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 }
 TDM_WEAK(MPI_Sendrecv_c)
 
-/* Sendrecv_replace and Sendrecv_replace_c */
-static int sendrecv_replace_common(const char *fn, void *buf, MPI_Count count,
-                                   MPI_Datatype datatype, int dest, int sendtag, int source,
-                                   int recvtag, MPI_Comm comm, MPI_Status *status) {
+/* The (I)Sendrecv_replace forms' checks, and the packed copy of buf they send from so
+ * that the receive can land in place (*tmp_p: the caller frees it). */
+static int replace_copy(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                        int sendtag, int source, int recvtag, MPI_Comm comm, void **tmp_p,
+                        size_t *bytes_p) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
     int err = recv_checks(fn, buf, count, datatype, source, recvtag, comm, &c, &dt);
@@ -284,13 +285,27 @@ static int sendrecv_replace_common(const char *fn, void *buf, MPI_Count count,
         return err;
     TDM_CHECK_RANK(fn, c, dest, "destination", false);
     TDM_CHECK_TAG(fn, c, sendtag, false);
-    /* send from a packed copy so the receive can land in place */
     size_t bytes = (size_t)count * dt->size;
     void *tmp = malloc(bytes ? bytes : 1);
     if (!tmp)
         return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "cannot allocate %zu bytes for the outgoing copy",
                            bytes);
     tdm_dtype_pack(buf, (size_t)count, dt, 0, tmp, bytes);
+    *tmp_p = tmp;
+    *bytes_p = bytes;
+    return MPI_SUCCESS;
+}
+
+/* Sendrecv_replace and Sendrecv_replace_c */
+static int sendrecv_replace_common(const char *fn, void *buf, MPI_Count count,
+                                   MPI_Datatype datatype, int dest, int sendtag, int source,
+                                   int recvtag, MPI_Comm comm, MPI_Status *status) {
+    void *tmp;
+    size_t bytes;
+    int err =
+        replace_copy(fn, buf, count, datatype, dest, sendtag, source, recvtag, comm, &tmp, &bytes);
+    if (err)
+        return err;
     err = sendrecv_common(fn, tmp, (MPI_Count)bytes, MPI_BYTE, dest, sendtag, buf, count, datatype,
                           source, recvtag, comm, status);
     free(tmp);
@@ -423,17 +438,12 @@ TDM_WEAK(MPI_Isendrecv_c)
 static int isendrecv_replace_common(const char *fn, void *buf, MPI_Count count,
                                     MPI_Datatype datatype, int dest, int sendtag, int source,
                                     int recvtag, MPI_Comm comm, MPI_Request *request) {
-    tdm_comm_t *c;
-    tdm_dtype_t *dt;
-    int err = recv_checks(fn, buf, count, datatype, source, recvtag, comm, &c, &dt);
+    void *tmp;
+    size_t bytes;
+    int err =
+        replace_copy(fn, buf, count, datatype, dest, sendtag, source, recvtag, comm, &tmp, &bytes);
     if (err)
         return err;
-    size_t bytes = (size_t)count * dt->size;
-    void *tmp = malloc(bytes ? bytes : 1);
-    if (!tmp)
-        return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "cannot allocate %zu bytes for the outgoing copy",
-                           bytes);
-    tdm_dtype_pack(buf, (size_t)count, dt, 0, tmp, bytes);
     return isendrecv_common(fn, tmp, (MPI_Count)bytes, MPI_BYTE, dest, sendtag, buf, count,
                             datatype, source, recvtag, comm, request, tmp);
 }
