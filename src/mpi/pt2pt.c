@@ -175,17 +175,13 @@ static inline __attribute__((always_inline)) int recv_common(const char *fn, voi
     return MPI_SUCCESS;
 }
 
-int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-              MPI_Status *status) {
-    return recv_common("MPI_Recv", buf, count, datatype, source, tag, comm, status);
-}
-TDM_WEAK(MPI_Recv)
-
-int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                MPI_Comm comm, MPI_Status *status) {
-    return recv_common("MPI_Recv_c", buf, count, datatype, source, tag, comm, status);
-}
-TDM_WEAK(MPI_Recv_c)
+#define RECV_FORMS(_s, _C, _D)                                                                     \
+    int PMPI_Recv##_s(void *buf, _C count, MPI_Datatype datatype, int source, int tag,             \
+                      MPI_Comm comm, MPI_Status *status) {                                         \
+        return recv_common("MPI_Recv" #_s, buf, count, datatype, source, tag, comm, status);       \
+    }                                                                                              \
+    TDM_WEAK(MPI_Recv##_s)
+TDM_MPI_COUNT_FORMS(RECV_FORMS)
 
 /* Irecv and Irecv_c (and the receives that Sendrecv and a persistent receive start);
  * inlined as recv_common is */
@@ -215,17 +211,13 @@ irecv_common(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype, 
     return MPI_SUCCESS;
 }
 
-int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-               MPI_Request *request) {
-    return irecv_common("MPI_Irecv", buf, count, datatype, source, tag, comm, request);
-}
-TDM_WEAK(MPI_Irecv)
-
-int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                 MPI_Comm comm, MPI_Request *request) {
-    return irecv_common("MPI_Irecv_c", buf, count, datatype, source, tag, comm, request);
-}
-TDM_WEAK(MPI_Irecv_c)
+#define IRECV_FORMS(_s, _C, _D)                                                                    \
+    int PMPI_Irecv##_s(void *buf, _C count, MPI_Datatype datatype, int source, int tag,            \
+                       MPI_Comm comm, MPI_Request *request) {                                      \
+        return irecv_common("MPI_Irecv" #_s, buf, count, datatype, source, tag, comm, request);    \
+    }                                                                                              \
+    TDM_WEAK(MPI_Irecv##_s)
+TDM_MPI_COUNT_FORMS(IRECV_FORMS)
 
 /* Sendrecv and Sendrecv_replace: every argument checked (and reported) as `fn`'s. */
 static int sendrecv_common(const char *fn, const void *sendbuf, MPI_Count sendcount,
@@ -257,21 +249,15 @@ static int sendrecv_common(const char *fn, const void *sendbuf, MPI_Count sendco
     return err ? err : rerr;
 }
 
-int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                  MPI_Comm comm, MPI_Status *status) {
-    return sendrecv_common("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
-                           recvcount, recvtype, source, recvtag, comm, status);
-}
-TDM_WEAK(MPI_Sendrecv)
-
-int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
-                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                    int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
-    return sendrecv_common("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
-                           recvcount, recvtype, source, recvtag, comm, status);
-}
-TDM_WEAK(MPI_Sendrecv_c)
+#define SENDRECV_FORMS(_s, _C, _D)                                                                 \
+    int PMPI_Sendrecv##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype, int dest,      \
+                          int sendtag, void *recvbuf, _C recvcount, MPI_Datatype recvtype,         \
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status) {            \
+        return sendrecv_common("MPI_Sendrecv" #_s, sendbuf, sendcount, sendtype, dest, sendtag,    \
+                               recvbuf, recvcount, recvtype, source, recvtag, comm, status);       \
+    }                                                                                              \
+    TDM_WEAK(MPI_Sendrecv##_s)
+TDM_MPI_COUNT_FORMS(SENDRECV_FORMS)
 
 /* The (I)Sendrecv_replace forms' checks, and the packed copy of buf they send from so
  * that the receive can land in place (*tmp_p: the caller frees it). */
@@ -312,20 +298,15 @@ static int sendrecv_replace_common(const char *fn, void *buf, MPI_Count count,
     return err;
 }
 
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                          int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
-    return sendrecv_replace_common("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag,
-                                   source, recvtag, comm, status);
-}
-TDM_WEAK(MPI_Sendrecv_replace)
-
-int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
-                            int sendtag, int source, int recvtag, MPI_Comm comm,
-                            MPI_Status *status) {
-    return sendrecv_replace_common("MPI_Sendrecv_replace_c", buf, count, datatype, dest, sendtag,
-                                   source, recvtag, comm, status);
-}
-TDM_WEAK(MPI_Sendrecv_replace_c)
+#define SENDRECV_REPLACE_FORMS(_s, _C, _D)                                                         \
+    int PMPI_Sendrecv_replace##_s(void *buf, _C count, MPI_Datatype datatype, int dest,            \
+                                  int sendtag, int source, int recvtag, MPI_Comm comm,             \
+                                  MPI_Status *status) {                                            \
+        return sendrecv_replace_common("MPI_Sendrecv_replace" #_s, buf, count, datatype, dest,     \
+                                       sendtag, source, recvtag, comm, status);                    \
+    }                                                                                              \
+    TDM_WEAK(MPI_Sendrecv_replace##_s)
+TDM_MPI_COUNT_FORMS(SENDRECV_REPLACE_FORMS)
 
 /* ---- Isendrecv (MPI-4) ----
  * One request for a receive and a send: an OTHER request that completes when both
@@ -419,21 +400,16 @@ static int isendrecv_common(const char *fn, const void *sendbuf, MPI_Count sendc
     return MPI_SUCCESS;
 }
 
-int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                   MPI_Comm comm, MPI_Request *request) {
-    return isendrecv_common("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
-                            recvcount, recvtype, source, recvtag, comm, request, NULL);
-}
-TDM_WEAK(MPI_Isendrecv)
-
-int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
-                     int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                     int source, int recvtag, MPI_Comm comm, MPI_Request *request) {
-    return isendrecv_common("MPI_Isendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
-                            recvcount, recvtype, source, recvtag, comm, request, NULL);
-}
-TDM_WEAK(MPI_Isendrecv_c)
+#define ISENDRECV_FORMS(_s, _C, _D)                                                                \
+    int PMPI_Isendrecv##_s(const void *sendbuf, _C sendcount, MPI_Datatype sendtype, int dest,     \
+                           int sendtag, void *recvbuf, _C recvcount, MPI_Datatype recvtype,        \
+                           int source, int recvtag, MPI_Comm comm, MPI_Request *request) {         \
+        return isendrecv_common("MPI_Isendrecv" #_s, sendbuf, sendcount, sendtype, dest, sendtag,  \
+                                recvbuf, recvcount, recvtype, source, recvtag, comm, request,      \
+                                NULL);                                                             \
+    }                                                                                              \
+    TDM_WEAK(MPI_Isendrecv##_s)
+TDM_MPI_COUNT_FORMS(ISENDRECV_FORMS)
 
 static int isendrecv_replace_common(const char *fn, void *buf, MPI_Count count,
                                     MPI_Datatype datatype, int dest, int sendtag, int source,
@@ -448,20 +424,15 @@ static int isendrecv_replace_common(const char *fn, void *buf, MPI_Count count,
                             datatype, source, recvtag, comm, request, tmp);
 }
 
-int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                           int source, int recvtag, MPI_Comm comm, MPI_Request *request) {
-    return isendrecv_replace_common("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag,
-                                    source, recvtag, comm, request);
-}
-TDM_WEAK(MPI_Isendrecv_replace)
-
-int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
-                             int sendtag, int source, int recvtag, MPI_Comm comm,
-                             MPI_Request *request) {
-    return isendrecv_replace_common("MPI_Isendrecv_replace_c", buf, count, datatype, dest, sendtag,
-                                    source, recvtag, comm, request);
-}
-TDM_WEAK(MPI_Isendrecv_replace_c)
+#define ISENDRECV_REPLACE_FORMS(_s, _C, _D)                                                        \
+    int PMPI_Isendrecv_replace##_s(void *buf, _C count, MPI_Datatype datatype, int dest,           \
+                                   int sendtag, int source, int recvtag, MPI_Comm comm,            \
+                                   MPI_Request *request) {                                         \
+        return isendrecv_replace_common("MPI_Isendrecv_replace" #_s, buf, count, datatype, dest,   \
+                                        sendtag, source, recvtag, comm, request);                  \
+    }                                                                                              \
+    TDM_WEAK(MPI_Isendrecv_replace##_s)
+TDM_MPI_COUNT_FORMS(ISENDRECV_REPLACE_FORMS)
 
 /* ---- probes ---- */
 
@@ -649,29 +620,21 @@ static int mrecv_common(const char *fn, void *buf, MPI_Count count, MPI_Datatype
     return recv_finish(c, r, status, fn);
 }
 
-int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-                MPI_Request *request) {
-    return imrecv_req("MPI_Imrecv", buf, count, datatype, message, request);
-}
-TDM_WEAK(MPI_Imrecv)
+#define IMRECV_FORMS(_s, _C, _D)                                                                   \
+    int PMPI_Imrecv##_s(void *buf, _C count, MPI_Datatype datatype, MPI_Message *message,          \
+                        MPI_Request *request) {                                                    \
+        return imrecv_req("MPI_Imrecv" #_s, buf, count, datatype, message, request);               \
+    }                                                                                              \
+    TDM_WEAK(MPI_Imrecv##_s)
+TDM_MPI_COUNT_FORMS(IMRECV_FORMS)
 
-int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
-                  MPI_Request *request) {
-    return imrecv_req("MPI_Imrecv_c", buf, count, datatype, message, request);
-}
-TDM_WEAK(MPI_Imrecv_c)
-
-int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-               MPI_Status *status) {
-    return mrecv_common("MPI_Mrecv", buf, count, datatype, message, status);
-}
-TDM_WEAK(MPI_Mrecv)
-
-int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
-                 MPI_Status *status) {
-    return mrecv_common("MPI_Mrecv_c", buf, count, datatype, message, status);
-}
-TDM_WEAK(MPI_Mrecv_c)
+#define MRECV_FORMS(_s, _C, _D)                                                                    \
+    int PMPI_Mrecv##_s(void *buf, _C count, MPI_Datatype datatype, MPI_Message *message,           \
+                       MPI_Status *status) {                                                       \
+        return mrecv_common("MPI_Mrecv" #_s, buf, count, datatype, message, status);               \
+    }                                                                                              \
+    TDM_WEAK(MPI_Mrecv##_s)
+TDM_MPI_COUNT_FORMS(MRECV_FORMS)
 
 /* ---- persistent requests ---- */
 
@@ -724,18 +687,14 @@ SEND_INIT_FN(Ssend_init, TDM_MODE_SYNC)
 SEND_INIT_FN(Rsend_init, TDM_MODE_READY)
 SEND_INIT_FN(Bsend_init, TDM_MODE_BUFFERED)
 
-int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                   MPI_Request *request) {
-    return persistent_init("MPI_Recv_init", 0, buf, count, datatype, source, tag, comm, 0, request);
-}
-TDM_WEAK(MPI_Recv_init)
-
-int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                     MPI_Comm comm, MPI_Request *request) {
-    return persistent_init("MPI_Recv_init_c", 0, buf, count, datatype, source, tag, comm, 0,
-                           request);
-}
-TDM_WEAK(MPI_Recv_init_c)
+#define RECV_INIT_FORMS(_s, _C, _D)                                                                \
+    int PMPI_Recv_init##_s(void *buf, _C count, MPI_Datatype datatype, int source, int tag,        \
+                           MPI_Comm comm, MPI_Request *request) {                                  \
+        return persistent_init("MPI_Recv_init" #_s, 0, buf, count, datatype, source, tag, comm, 0, \
+                               request);                                                           \
+    }                                                                                              \
+    TDM_WEAK(MPI_Recv_init##_s)
+TDM_MPI_COUNT_FORMS(RECV_INIT_FORMS)
 
 static int start_one(MPI_Request *request, const char *fn) {
     tdm_req_t *p = request ? tdm_mpi_req_get(*request) : NULL;
