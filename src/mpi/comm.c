@@ -457,3 +457,15 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Comm_get_info)
+
+int PMPI_Comm_get_parent(MPI_Comm *parent) {
+    static const char fn[] = "MPI_Comm_get_parent";
+    TDM_CHECK_INIT(fn);
+    if (!parent)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "parent is NULL");
+    /* no process is started by MPI_Comm_spawn (not supported), so none has a
+     * parent: MPI-4.1 §11.8.2 says MPI_COMM_NULL then */
+    *parent = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Comm_get_parent)

@@ -9,7 +9,7 @@
  * MPI_T_ functions return MPI_T_ERR_NOT_SUPPORTED: the tool interface never
  * calls error handlers.
  *
- * 638 functions declared, 393 implemented elsewhere, 245 stubbed here.
+ * 638 functions declared, 397 implemented elsewhere, 241 stubbed here.
  *
  * Never stubbed (they do not return an error code); implemented elsewhere:
  *   MPI_Aint MPI_Aint_add
@@ -69,11 +69,6 @@ int PMPI_Comm_disconnect(MPI_Comm *comm) {
 }
 TDM_WEAK(MPI_Comm_disconnect)
 
-int PMPI_Comm_get_parent(MPI_Comm *parent) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Comm_get_parent");
-}
-TDM_WEAK(MPI_Comm_get_parent)
-
 int PMPI_Comm_join(int fd, MPI_Comm *intercomm) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Comm_join");
 }
@@ -99,22 +94,6 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Compare_and_swap");
 }
 TDM_WEAK(MPI_Compare_and_swap)
-
-int PMPI_Errhandler_create(MPI_Comm_errhandler_function *comm_errhandler_fn,
-                           MPI_Errhandler *errhandler) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Errhandler_create");
-}
-TDM_WEAK(MPI_Errhandler_create)
-
-int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) {
-    return tdm_mpi_unsupported(comm, "MPI_Errhandler_get");
-}
-TDM_WEAK(MPI_Errhandler_get)
-
-int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) {
-    return tdm_mpi_unsupported(comm, "MPI_Errhandler_set");
-}
-TDM_WEAK(MPI_Errhandler_set)
 
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                       int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
