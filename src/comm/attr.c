@@ -231,8 +231,9 @@ int tdm_attr_set(tdm_attr_kind_t kind, tdm_attr_list_t **list, int obj, int keyv
 
 int tdm_attr_get(tdm_attr_kind_t kind, tdm_attr_list_t *const *list, int keyval, void *val_p,
                  int *flag_p, tdm_attr_lang_t lang) {
+    /* a freed keyval still names the attributes that use it */
     keyval_t *kv = kv_lookup(kind, keyval, NULL);
-    if (!kv || kv->user_freed)
+    if (!kv)
         return TDM_ATTR_EKEYVAL;
     attr_t *a = list_find(*list, keyval);
     if (!a) {
@@ -246,8 +247,10 @@ int tdm_attr_get(tdm_attr_kind_t kind, tdm_attr_list_t *const *list, int keyval,
 
 int tdm_attr_delete(tdm_attr_kind_t kind, tdm_attr_list_t **list, int obj, int keyval) {
     int index;
+    /* MPI-4.1 §7.7.2: a freed keyval lives on until the last attribute using it is
+     * deleted, which the user does with it (or by freeing the objects) */
     keyval_t *kv = kv_lookup(kind, keyval, &index);
-    if (!kv || kv->user_freed)
+    if (!kv)
         return TDM_ATTR_EKEYVAL;
     attr_t *a = list_find(*list, keyval);
     if (!a)

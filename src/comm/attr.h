@@ -12,9 +12,10 @@
  *       user     0xa4000000 | kind << 22 | index   (index < 2^22)
  *   with kind 1 = communicator, 3 = datatype, 8 = window. A keyval handle of
  *   one kind passed for another kind is invalid (MPI_ERR_KEYVAL).
- *   A freed keyval stays alive while attributes still use it (the standard
- *   lets them be deleted, copied, and their callbacks run); its slot is reused
- *   only once nothing refers to it.
+ *   A freed keyval stays alive while attributes still use it (MPI-4.1 §7.7.2:
+ *   they can still be read and deleted with it, are copied on dup, and their
+ *   callbacks run); only setting new values with it is refused. Its slot is
+ *   reused only once nothing refers to it.
  *
  * Attribute lists
  *   Each object holds a `tdm_attr_list_t *` (NULL = no attributes; no memory
@@ -88,9 +89,9 @@ typedef struct tdm_attr_list tdm_attr_list_t; /* opaque */
 int tdm_attr_keyval_create(tdm_attr_kind_t kind, tdm_attr_copy_fn_t *copy,
                            tdm_attr_delete_fn_t *del, void *extra_state, tdm_attr_lang_t lang,
                            int *keyval_p);
-/* The user frees a keyval: it becomes invalid for new set/get calls; the
- * callbacks of attributes still using it keep working. Builtin keyvals cannot
- * be freed (TDM_ATTR_EKEYVAL). */
+/* The user frees a keyval: it becomes invalid for setting values; attributes
+ * still using it can be read and deleted with it, and their callbacks keep
+ * working. Builtin keyvals cannot be freed (TDM_ATTR_EKEYVAL). */
 int tdm_attr_keyval_free(tdm_attr_kind_t kind, int keyval);
 /* Is `keyval` a live user keyval of `kind`? */
 bool tdm_attr_keyval_valid(tdm_attr_kind_t kind, int keyval);
@@ -112,8 +113,8 @@ int tdm_attr_set(tdm_attr_kind_t kind, tdm_attr_list_t **list, int obj, int keyv
 int tdm_attr_get(tdm_attr_kind_t kind, tdm_attr_list_t *const *list, int keyval, void *val_p,
                  int *flag_p, tdm_attr_lang_t lang);
 /* Delete the attribute (delete callback runs; on its failure the attribute
- * stays). TDM_ATTR_EKEYVAL if the keyval is not valid; deleting a key that is
- * not set is not an error for a valid keyval (MPICH behaviour). */
+ * stays). TDM_ATTR_EKEYVAL if the keyval does not exist (a freed one still in use
+ * exists); deleting a key that is not set is not an error (MPICH behaviour). */
 int tdm_attr_delete(tdm_attr_kind_t kind, tdm_attr_list_t **list, int obj, int keyval);
 
 /* Object duplication (MPI_Comm_dup, MPI_Type_dup, MPI_Comm_idup): run each

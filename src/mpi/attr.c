@@ -67,7 +67,9 @@ static int attr_error(tdm_comm_t *c, int rc, int keyval, const char *fn) {
     switch (rc) {
     case TDM_ATTR_EKEYVAL:
         return tdm_mpi_err(c, MPI_ERR_KEYVAL, fn,
-                           "invalid keyval %#x (not a live communicator keyval)", (unsigned)keyval);
+                           "invalid keyval %#x (not a communicator keyval, or freed and no "
+                           "longer usable for this)",
+                           (unsigned)keyval);
     case TDM_ATTR_ENOMEM:
         return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory");
     default:
