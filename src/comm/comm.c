@@ -111,7 +111,6 @@ void tdm_comm_fini(void) {
     world_obj.hints = self_obj.hints = NULL;
     tdm_comm_world = tdm_comm_self = NULL;
     tdm_group_fini();
-    tdm_info_fini();
     tdm_attr_fini();
     tdm_comm_ctxid_fini();
 }

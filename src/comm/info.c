@@ -131,8 +131,17 @@ int tdm_info_count(void) {
 }
 
 void tdm_info_env_init(int world_size, const char *thread_level) {
+    if (world_size == env_size && strcmp(thread_level, env_thread_level) == 0)
+        return;
     env_size = world_size;
     snprintf(env_thread_level, sizeof(env_thread_level), "%s", thread_level);
+    /* read before MPI_Init, filled with what was known then: fill it again */
+    for (int i = 0; i < env_obj.n; i++) {
+        free(env_obj.e[i].key);
+        free(env_obj.e[i].val);
+    }
+    env_obj.n = 0;
+    env_filled = false;
 }
 
 /* MPI-4.1 §11.2.3: command, argv, maxprocs, soft, host, arch, wdir, file,
@@ -176,20 +185,4 @@ static void env_fill(void) {
     if (getcwd(buf, sizeof(buf)))
         set(&env_obj, "wdir", buf);
     set(&env_obj, "thread_level", env_thread_level);
-}
-
-void tdm_info_fini(void) {
-    for (int i = 0; i < infos.count; i++) {
-        tdm_info_t *info = tdm_htab_get(&infos, (unsigned)i);
-        if (info)
-            tdm_info_free(info);
-    }
-    tdm_htab_fini(&infos);
-    for (int i = 0; i < env_obj.n; i++) {
-        free(env_obj.e[i].key);
-        free(env_obj.e[i].val);
-    }
-    free(env_obj.e);
-    env_obj = (tdm_info_t){.handle = TDM_INFO_ENV_HANDLE, .readonly = true};
-    env_filled = false;
 }

@@ -45,8 +45,11 @@ bool tdm_info_delete(tdm_info_t *info, const char *key);
 /* Objects with a handle still allocated (leak reports). */
 int tdm_info_count(void);
 
-/* Fill MPI_INFO_ENV's values known at start-up. */
+/* What MPI_INFO_ENV says about the job; it is filled again on its next use when
+ * these change (it may be read before MPI_Init, when less is known). */
 void tdm_info_env_init(int world_size, const char *thread_level);
-void tdm_info_fini(void);
+/* Info objects live as long as the process, not MPI: MPI-4.1 §11.4.1 lets the
+ * Info functions be called before MPI_Init and after MPI_Finalize, on objects made
+ * at any time. */
 
 #endif

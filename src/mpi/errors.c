@@ -10,6 +10,10 @@
  * message), and MPI_Error_class gives the class. Classes and codes added by the
  * user have bit 30 set and index a table. Built-in classes are below 128 (MPICH's
  * values).
+ *
+ * The tables of user classes, codes and error handlers live as long as the process:
+ * MPI_Error_class, MPI_Error_string and MPI_Errhandler_free may be called after
+ * MPI_Finalize (MPI-4.1 §11.4.1), on codes and handlers made before it.
  */
 #include "bind.h"
 
@@ -378,22 +382,33 @@ static int errh_valid(MPI_Errhandler eh) {
     return idx < (unsigned)nerrh && errhs[idx].fn != NULL;
 }
 
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler) {
-    TDM_CHECK_INIT("MPI_Comm_create_errhandler");
-    if (!fn || !errhandler)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "%s is NULL",
-                           fn ? "errhandler" : "comm_errhandler_fn");
+static int errh_create(const char *fn, MPI_Comm_errhandler_function *efn,
+                       MPI_Errhandler *errhandler) {
+    TDM_CHECK_INIT(fn);
+    if (!efn || !errhandler)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "%s is NULL",
+                           efn ? "errhandler" : "the handler function");
     errh_t *ne = realloc(errhs, (size_t)(nerrh + 1) * sizeof(*ne));
     if (!ne)
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler", "out of memory");
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
     errhs = ne;
-    errhs[nerrh].fn = fn;
+    errhs[nerrh].fn = efn;
     errhs[nerrh].refs = 1;
     *errhandler = (MPI_Errhandler)(ERRH_USER_BASE + (unsigned)nerrh);
     nerrh++;
     return MPI_SUCCESS;
 }
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler) {
+    return errh_create("MPI_Comm_create_errhandler", fn, errhandler);
+}
 TDM_WEAK(MPI_Comm_create_errhandler)
+
+/* MPI-1's name (removed in MPI-3, still in the MPICH ABI): the same function. */
+int PMPI_Errhandler_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler) {
+    return errh_create("MPI_Errhandler_create", fn, errhandler);
+}
+TDM_WEAK(MPI_Errhandler_create)
 
 static void errh_retain(MPI_Errhandler eh) {
     unsigned idx = (unsigned)eh - ERRH_USER_BASE;
@@ -407,30 +422,49 @@ static void errh_release(MPI_Errhandler eh) {
         errhs[idx].fn = NULL;
 }
 
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+static int errh_set(const char *fn, MPI_Comm comm, MPI_Errhandler errhandler) {
     tdm_comm_t *c;
-    TDM_GET_COMM("MPI_Comm_set_errhandler", comm, c);
+    TDM_GET_COMM(fn, comm, c);
     if (!errh_valid(errhandler))
-        return tdm_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
-                           "invalid errhandler (handle %#x)", (unsigned)errhandler);
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid errhandler (handle %#x)",
+                           (unsigned)errhandler);
     errh_retain(errhandler);
     errh_release(c->errhandler);
     c->errhandler = errhandler;
     return MPI_SUCCESS;
 }
-TDM_WEAK(MPI_Comm_set_errhandler)
 
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
+static int errh_get(const char *fn, MPI_Comm comm, MPI_Errhandler *errhandler) {
     tdm_comm_t *c;
-    TDM_GET_COMM("MPI_Comm_get_errhandler", comm, c);
+    TDM_GET_COMM(fn, comm, c);
     if (!errhandler)
-        return tdm_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "errhandler is NULL");
     /* the caller gets a new reference, released by MPI_Errhandler_free */
     errh_retain(c->errhandler);
     *errhandler = c->errhandler;
     return MPI_SUCCESS;
 }
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+    return errh_set("MPI_Comm_set_errhandler", comm, errhandler);
+}
+TDM_WEAK(MPI_Comm_set_errhandler)
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
+    return errh_get("MPI_Comm_get_errhandler", comm, errhandler);
+}
 TDM_WEAK(MPI_Comm_get_errhandler)
+
+/* MPI-1's names (removed in MPI-3, still in the MPICH ABI). */
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) {
+    return errh_set("MPI_Errhandler_set", comm, errhandler);
+}
+TDM_WEAK(MPI_Errhandler_set)
+
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) {
+    return errh_get("MPI_Errhandler_get", comm, errhandler);
+}
+TDM_WEAK(MPI_Errhandler_get)
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
     tdm_comm_t *c;
@@ -444,8 +478,8 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
 }
 TDM_WEAK(MPI_Comm_call_errhandler)
 
+/* Callable before MPI_Init and after MPI_Finalize (MPI-4.1 Table 11.1). */
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
-    TDM_CHECK_INIT("MPI_Errhandler_free");
     if (!errhandler || !errh_valid(*errhandler))
         return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Errhandler_free", "invalid errhandler");
     errh_release(*errhandler);
@@ -453,13 +487,3 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Errhandler_free)
-
-void tdm_mpi_errors_fini(void) {
-    for (int i = 0; i < ndyn; i++)
-        free(dyn[i].text);
-    free(dyn);
-    free(errhs);
-    dyn = NULL;
-    errhs = NULL;
-    ndyn = nerrh = 0;
-}

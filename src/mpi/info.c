@@ -4,16 +4,27 @@
  * MPI_Finalize, so they do not check the library state.
  */
 #include "bind.h"
+#include "../base/params.h"
 #include "../comm/info.h"
 
 #include <string.h>
 
+/* MPI_INFO_ENV says what is known now: before MPI_Init, the job's size from the
+ * launcher's environment (a process without one is a singleton). */
 static void env_prepare(void) {
     static const char *const levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
                                          "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
-    int lvl = tdm_mpi.thread_level;
-    if (tdm_mpi.initialized && lvl >= MPI_THREAD_SINGLE && lvl <= MPI_THREAD_MULTIPLE)
-        tdm_info_env_init(tdm_mpi.boot.size, levels[lvl - MPI_THREAD_SINGLE]);
+    int lvl = tdm_mpi.thread_level, size;
+    if (tdm_mpi.initialized) {
+        size = tdm_mpi.boot.size;
+    } else {
+        tdm_params_init();
+        size = TDM_PARAM_I(RANK) >= 0 ? (int)TDM_PARAM_I(SIZE) : 1;
+        lvl = MPI_THREAD_SINGLE;
+    }
+    if (lvl < MPI_THREAD_SINGLE || lvl > MPI_THREAD_MULTIPLE)
+        lvl = MPI_THREAD_SINGLE;
+    tdm_info_env_init(size, levels[lvl - MPI_THREAD_SINGLE]);
 }
 
 /* Look up an info handle into _var (MPI_INFO_NULL is invalid here). */

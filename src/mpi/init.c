@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 tdm_mpi_state_t tdm_mpi;
-void tdm_mpi_errors_fini(void);
 
 static void show_binding(void) {
     cpu_set_t set;
@@ -103,7 +102,6 @@ int PMPI_Finalize(void) {
     tdm_sched_cache_fini();
     tdm_comm_fini();
     tdm_dtype_fini();
-    tdm_mpi_errors_fini();
     tdm_mpi.finalized = 1;
     return MPI_SUCCESS;
 }
