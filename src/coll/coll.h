@@ -183,7 +183,15 @@ typedef struct tdm_coll_nside {
 int tdm_coll_neighbor(const tdm_coll_nside_t *send, const tdm_coll_nside_t *recv, bool cart,
                       TDM_COLL_ARGS);
 
-/* The communicator's next collective tag (tags >= 0 on ctx + 1). */
+/* The communicator's next collective tag (tags >= 0 on ctx + 1): the bound
+ * one if tdm_coll_bind_tag set it, else the next of the blocking and
+ * non-blocking collectives' sequence. -1 when out of memory. */
 int tdm_coll_next_tag(tdm_comm_t *comm);
+/* Persistent collectives (sched.c says why): a tag of their own, taken by the
+ * init call in init order on every rank (-1 when out of memory) ... */
+int tdm_coll_persist_tag(tdm_comm_t *comm);
+/* ... and given to the schedule each start builds: the next schedule built on
+ * comm takes `tag`. 0, or -1 when out of memory. */
+int tdm_coll_bind_tag(tdm_comm_t *comm, int tag);
 
 #endif

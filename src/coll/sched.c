@@ -70,10 +70,24 @@ struct tdm_sched {
 static tdm_sched_t *sched_free_list;
 static int sched_free_count;
 
-/* ---- per-communicator state: the collective sequence number ---- */
+/* ---- per-communicator state: the collective sequence numbers ---- */
+
+/* Blocking and non-blocking collectives take tags from `seq` in call order,
+ * which is the same on every rank. A persistent collective is matched by the
+ * order of its init call instead (MPI-4.1 6.13: once initialized, persistent
+ * collectives may be started in any order, which may differ between ranks,
+ * and never match blocking or non-blocking ones): init takes a tag of its own
+ * from `pseq`, in the upper half of the tag space, and every start's schedule
+ * uses it (`bound`). Successive starts of one request share the tag: a rank
+ * starts round k + 1 only after its round k completed locally, so each pair's
+ * messages of round k leave and are received before those of round k + 1. */
+#define COLL_TAG_MASK 0x3fffffffu
+#define COLL_TAG_PERSIST 0x40000000u
 
 typedef struct coll_state {
-    uint32_t seq;
+    uint32_t seq;  /* next tag of a blocking or non-blocking collective */
+    uint32_t pseq; /* next persistent collective's tag (without COLL_TAG_PERSIST) */
+    int bound;     /* the tag the next schedule takes, or -1: take one from seq */
 } coll_state_t;
 
 static void (*prev_destroy_hook)(tdm_comm_t *c);
@@ -85,18 +99,46 @@ static void coll_destroy(tdm_comm_t *c) {
         prev_destroy_hook(c);
 }
 
-int tdm_coll_next_tag(tdm_comm_t *comm) {
-    if (!comm->coll) {
+static coll_state_t *coll_state(tdm_comm_t *comm) {
+    if (TDM_UNLIKELY(!comm->coll)) {
         if (tdm_comm_destroy_hook != coll_destroy) {
             prev_destroy_hook = tdm_comm_destroy_hook;
             tdm_comm_destroy_hook = coll_destroy;
         }
-        comm->coll = calloc(1, sizeof(coll_state_t));
-        if (!comm->coll)
-            return -1;
+        coll_state_t *st = calloc(1, sizeof(coll_state_t));
+        if (!st)
+            return NULL;
+        st->bound = -1;
+        comm->coll = st;
     }
-    coll_state_t *st = comm->coll;
-    return (int)(st->seq++ & 0x3fffffffu);
+    return comm->coll;
+}
+
+int tdm_coll_next_tag(tdm_comm_t *comm) {
+    coll_state_t *st = coll_state(comm);
+    if (!st)
+        return -1;
+    if (st->bound >= 0) {
+        int tag = st->bound;
+        st->bound = -1;
+        return tag;
+    }
+    return (int)(st->seq++ & COLL_TAG_MASK);
+}
+
+int tdm_coll_persist_tag(tdm_comm_t *comm) {
+    coll_state_t *st = coll_state(comm);
+    if (!st)
+        return -1;
+    return (int)(COLL_TAG_PERSIST | (st->pseq++ & COLL_TAG_MASK));
+}
+
+int tdm_coll_bind_tag(tdm_comm_t *comm, int tag) {
+    coll_state_t *st = coll_state(comm);
+    if (!st)
+        return -1;
+    st->bound = tag;
+    return 0;
 }
 
 tdm_dtype_t *tdm_coll_byte_type(void) {

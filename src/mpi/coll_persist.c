@@ -7,11 +7,15 @@
  * builder and makes it `inner`, and request.c's Wait/Test family completes
  * `inner` and leaves the request inactive.
  *
- * The schedule is built at start, not at init, because that is when it takes
- * the communicator's next collective tag: starts are collective and made in the
- * same order on every rank, as blocking and I-form collectives are, so the tags
- * agree. Building at start also means nothing of a schedule stays pinned while
- * the request is inactive.
+ * The request's tag is taken at init, from the communicator's sequence of
+ * persistent collectives (coll/sched.c): init calls are collective and made in
+ * the same order on every rank, but starts need not be (MPI-4.1 6.13), and a
+ * persistent collective never matches a blocking or non-blocking one. A tag
+ * taken at each start (as it once was, from the blocking collectives'
+ * sequence) mismatched the messages of requests started in different orders
+ * and of collectives called between the starts. The schedule itself is built
+ * at each start, with that tag bound, so nothing of it stays pinned while the
+ * request is inactive.
  *
  * Count and displacement arrays are copied at init (the user may reuse them),
  * and the datatypes and op are retained until MPI_Request_free, so a type the
@@ -37,6 +41,7 @@ typedef struct persist_coll {
     tdm_dtype_t **dts;  /* Alltoallw: copies of the send then receive type arrays */
     int ndts;           /* entries of dts (each retained) */
     void *nmem[2];      /* neighbourhood kind: the send, receive side's arrays (nside_copy) */
+    int tag;            /* every start's schedule takes it (tdm_coll_persist_tag) */
 } persist_coll_t;
 
 /* Bytes of an n-entry array of a's kind. */
@@ -186,6 +191,8 @@ int tdm_mpi_coll_persist_init(tdm_comm_t *c, const char *fn, const tdm_mpi_ccall
     if (cc->kind == TDM_CCALL_NEIGHBOR &&
         (nside_copy(&pc->cc.nsend, &pc->nmem[0]) || nside_copy(&pc->cc.nrecv, &pc->nmem[1])))
         goto err_free;
+    if ((pc->tag = tdm_coll_persist_tag(c)) < 0)
+        goto err_free;
     tdm_req_t *r = tdm_req_alloc(TDM_REQ_OTHER);
     if (!r)
         goto err_free;
@@ -225,7 +232,8 @@ int tdm_mpi_coll_persist_start(tdm_req_t *p, const char *fn) {
     persist_coll_t *pc = p->cb_arg;
     tdm_comm_t *c = p->comm;
     tdm_req_t *r = NULL;
-    int rc = tdm_mpi_ccall_run(c, &pc->cc, &r);
+    int rc = tdm_coll_bind_tag(c, pc->tag) == 0 ? tdm_mpi_ccall_run(c, &pc->cc, &r) : TDM_ERR_NOMEM;
+    tdm_coll_bind_tag(c, -1); /* unused if the builder failed before its schedule */
     if (TDM_UNLIKELY(rc != TDM_OK))
         return tdm_mpi_coll_error(c, fn, rc);
     p->inner = r;

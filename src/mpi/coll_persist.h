@@ -98,12 +98,13 @@ int tdm_mpi_coll_error(tdm_comm_t *c, const char *fn, int rc);
  * hints are used yet). */
 int tdm_mpi_coll_check_info(const char *fn, MPI_Comm comm, MPI_Info info);
 
-/* _init forms: bind a copy of cc (arrays copied, datatypes and op retained) to
- * a new inactive persistent request. Arguments are checked already. */
+/* _init forms: bind a copy of cc (arrays copied, datatypes and op retained) and
+ * the communicator's next persistent collective tag to a new inactive
+ * persistent request. Arguments are checked already. */
 int tdm_mpi_coll_persist_init(tdm_comm_t *c, const char *fn, const tdm_mpi_ccall_t *cc,
                               MPI_Request *request);
-/* MPI_Start of a persistent collective p (inactive): build a fresh schedule,
- * taking the communicator's next collective tag, and make it p->inner. */
+/* MPI_Start of a persistent collective p (inactive): build a fresh schedule on
+ * the tag p took at init, and make it p->inner. */
 int tdm_mpi_coll_persist_start(tdm_req_t *p, const char *fn);
 /* MPI_Request_free of an inactive persistent collective: release everything. */
 void tdm_mpi_coll_persist_free(tdm_req_t *p);
