@@ -7,6 +7,7 @@
 #ifndef TDM_PARAMS_H
 #define TDM_PARAMS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum { TDM_PTYPE_BOOL, TDM_PTYPE_INT, TDM_PTYPE_SIZE, TDM_PTYPE_STRING } tdm_ptype_t;
@@ -25,6 +26,7 @@ typedef struct tdm_param_desc {
     const char *name; /* without the TANDEM_ prefix */
     tdm_ptype_t type;
     const char *defval;
+    const char *range; /* params.def's RANGE: "LO..HI[ pow2| x64]", "a|b|c" or "" */
     tdm_pscope_t scope;
     tdm_pverb_t verbosity;
     const char *desc;
@@ -42,11 +44,24 @@ extern tdm_psrc_t tdm_param_srcs[TDM_PARAM_COUNT];
 #define TDM_PARAM_I(_name) (tdm_param_vals[TDM_PARAM_##_name].i)
 #define TDM_PARAM_S(_name) (tdm_param_vals[TDM_PARAM_##_name].s)
 
-/* Read every TANDEM_* variable; warn once about unknown ones ("did you mean")
- * and about values that do not parse (the default is kept). Idempotent. */
+/* Read every TANDEM_* variable. A value that does not parse or lies outside
+ * its RANGE is refused: the default is kept, and the first local rank (one
+ * per job) says so, as it does for unknown names ("did you mean"). Idempotent. */
 void tdm_params_init(void);
 /* Parse text as a value of the given type; 0 on success. */
 int tdm_param_parse(tdm_ptype_t type, const char *text, tdm_param_val_t *val_p);
+/* 0 when `val` lies in the RANGE of parameter `id` (bounds naming other
+ * parameters read their current values); otherwise -1, with the reason
+ * ("outside its range 0..524288 (0..SHM_CELLS*SHM_CELL_SIZE)") in why. */
+int tdm_param_check(tdm_param_id_t id, const tdm_param_val_t *val, char *why, size_t len);
+/* The bounds of an INT or SIZE parameter now: 0, or -1 when it has none or
+ * its RANGE does not parse (a mistake in params.def; unit/base_params checks). */
+int tdm_param_bounds(tdm_param_id_t id, long long *lo_p, long long *hi_p);
+/* Choices of a STRING parameter with a RANGE of words: their number (0: any
+ * text), the index of `text` among them (-1: none), and the i-th into buf. */
+int tdm_param_nchoices(tdm_param_id_t id);
+int tdm_param_choice_index(tdm_param_id_t id, const char *text);
+int tdm_param_choice_name(tdm_param_id_t id, int i, char *buf, size_t len);
 /* Format the current value of a parameter into buf. */
 void tdm_param_format(tdm_param_id_t id, char *buf, int len);
 const char *tdm_param_type_name(tdm_ptype_t type);

@@ -14,8 +14,6 @@ static bool warned;
 static long fail_after; /* test hook: CMA calls that succeed before failures start */
 static long calls;
 
-static const char *mode_names[] = {"auto", "on", "off"};
-
 /* One warning per job, not per process: the first process to find CMA
  * unusable prints it (the others log at info level). */
 static void warn_once(int peer, int err) {
@@ -38,13 +36,8 @@ static void warn_once(int peer, int err) {
 }
 
 int tdm_cma_init(int rank, int n) {
-    const char *m = TDM_PARAM_S(CMA);
-    tdm_cma_mode_t mode = TDM_CMA_AUTO;
-    for (int i = 0; i < 3; i++)
-        if (!strcmp(m, mode_names[i]))
-            mode = (tdm_cma_mode_t)i;
-    if (strcmp(m, mode_names[mode]) != 0)
-        tdm_warn(CMA, "TANDEM_CMA=%s is not auto, on or off; using auto", m);
+    /* params.def lists the words in the order of tdm_cma_mode_t */
+    int mode = tdm_param_choice_index(TDM_PARAM_CMA, TDM_PARAM_S(CMA));
     fail_after = TDM_PARAM_I(TEST_CMA_FAIL_AFTER);
     nranks_cma = n;
     usable = calloc((size_t)n, sizeof(bool));

@@ -61,24 +61,12 @@ void tdm_shm_sleep(uint32_t seen, long timeout_us) {
     futex(&p->doorbell, FUTEX_WAIT, seen, &ts);
 }
 
-static int is_pow2(uint64_t x) {
-    return x && !(x & (x - 1));
-}
-
 int tdm_shm_init(int fd, int rank, int nranks) {
     tdm_shm_t *s = &tdm_shm;
+    /* params.def's ranges hold: a power of two of 4..1M cells of 256 B..16 MiB, a
+     * multiple of a cache line (other values were refused) */
     uint64_t ncells = (uint64_t)TDM_PARAM_I(SHM_CELLS);
     uint64_t cell_size = (uint64_t)TDM_PARAM_I(SHM_CELL_SIZE);
-    if (!is_pow2(ncells) || ncells < 4 || ncells > (1u << 20)) {
-        tdm_error(SHM, "TANDEM_SHM_CELLS=%llu must be a power of two between 4 and 1048576",
-                  (unsigned long long)ncells);
-        return -EINVAL;
-    }
-    if (cell_size < 256 || cell_size > (1u << 24) || cell_size % TDM_CACHELINE) {
-        tdm_error(SHM, "TANDEM_SHM_CELL_SIZE=%llu must be a multiple of 64 between 256 and 16M",
-                  (unsigned long long)cell_size);
-        return -EINVAL;
-    }
     memset(s, 0, sizeof(*s));
     s->rank = rank;
     s->nranks = nranks;

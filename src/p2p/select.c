@@ -244,7 +244,7 @@ size_t tdm_p2p_copy_chunk_param(bool oversubscribed) {
     size_t chunk = (size_t)TDM_PARAM_I(COPY_CHUNK);
     if (oversubscribed && tdm_param_srcs[TDM_PARAM_COPY_CHUNK] == TDM_PSRC_DEFAULT)
         chunk = (size_t)TDM_PARAM_I(COPY_CHUNK_OVERSUBSCRIBED);
-    return TDM_MAX(chunk, (size_t)4096);
+    return chunk; /* at least 4 KiB: params.def's range */
 }
 
 int tdm_p2p_select_init(void) {

@@ -328,15 +328,17 @@ static void check_adapt(void) {
 /* Forced RTR: always announce, always use. Parameters are read once per
  * process, so this runs in a child with its own environment. */
 /* CMA copy pieces: 2 MiB, or 512 KiB when ranks outnumber cores, unless
- * TANDEM_COPY_CHUNK is set, which then applies to both (at least 4 KiB). The
- * tunables are read once per process: each setting gets a child. */
-static int chunk_child(const char *set, size_t want) {
+ * TANDEM_COPY_CHUNK is set, which then applies to both (at least 4 KiB: a
+ * smaller setting is refused, and the defaults stay). The tunables are read
+ * once per process: each setting gets a child. */
+static int chunk_child(const char *set, size_t want, size_t want_over) {
     pid_t pid = fork();
     if (pid == 0) {
         setenv("TANDEM_COPY_CHUNK", set, 1);
+        setenv("TANDEM_LOG", "error", 1); /* the refusal's message */
         tdm_params_init();
         CHECK(tdm_p2p_copy_chunk_param(false) == want);
-        CHECK(tdm_p2p_copy_chunk_param(true) == want);
+        CHECK(tdm_p2p_copy_chunk_param(true) == want_over);
         _exit(failures ? 1 : 0);
     }
     int st = 0;
@@ -376,8 +378,9 @@ static int check_forced_rtr(void) {
 int main(void) {
     setenv("TANDEM_RNDV_PROTOCOL", "auto", 1);
     failures += check_forced_rtr();
-    failures += chunk_child("1m", (size_t)1 << 20);
-    failures += chunk_child("100", 4096);
+    failures += chunk_child("1m", (size_t)1 << 20, (size_t)1 << 20);
+    failures += chunk_child("4k", 4096, 4096);
+    failures += chunk_child("4095", (size_t)2 << 20, (size_t)512 << 10);
     tdm_params_init();
     if (tdm_p2p_select_init() != 0)
         return 1;
