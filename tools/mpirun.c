@@ -47,7 +47,7 @@
 #define LINE_MAX_RELAY 4096
 #define MAX_RANKS 4096
 
-enum { BIND_NONE, BIND_CORE };
+enum { BIND_AUTO, BIND_NONE, BIND_CORE };
 enum { STAGE_SETUP, STAGE_BIND, STAGE_WDIR, STAGE_EXEC }; /* where starting a rank failed */
 enum { STDIN_NULL, STDIN_INHERIT, STDIN_RELAY };
 
@@ -135,7 +135,8 @@ static void usage(FILE *f) {
             "                       (also -prepend-rank, -l)\n"
             "  --bind-to core|hwthread|none\n"
             "                       core: bind rank r to the r-th CPU mpirun may use\n"
-            "                       (modulo their number); default none\n"
+            "                       (modulo their number); default core for 2 or more\n"
+            "                       ranks that do not outnumber those CPUs, else none\n"
             "  -x NAME[=VALUE]      export NAME (with VALUE) to the ranks\n"
             "  -env, -genv NAME VALUE  set NAME=VALUE for the ranks\n"
             "  -wdir DIR            working directory of the ranks\n"
@@ -226,7 +227,7 @@ static void parse_args(int argc, char **argv, opts_t *o) {
     o->np = 1;
     o->timeout_s = 0;
     o->tag_output = 0;
-    o->bind = BIND_NONE;
+    o->bind = BIND_AUTO;
     o->wdir = NULL;
     const char *env_timeout = getenv("MPIEXEC_TIMEOUT");
     if (env_timeout && *env_timeout)
@@ -1070,6 +1071,15 @@ int main(int argc, char **argv) {
     const char *over = getenv("TANDEM_OVERSUBSCRIBED");
     if (!over || !*over)
         setenv("TANDEM_OVERSUBSCRIBED", np > job.ncpus ? "1" : "0", 1);
+    over = getenv("TANDEM_OVERSUBSCRIBED");
+    int sharing = strcmp(over, "0") && strcasecmp(over, "no") && strcasecmp(over, "off") &&
+                  strcasecmp(over, "false");
+    /* Unbound, the kernel's wake-up placement pulls two ranks that wake each other onto
+     * one CPU, where a rank that polls for its peer keeps that peer off the CPU for a
+     * whole time slice: with other work on the node, 8-byte ping-pong took milliseconds.
+     * A rank alone has no peer to wait for, and ranks that outnumber the CPUs must share. */
+    if (job.opt.bind == BIND_AUTO)
+        job.opt.bind = np >= 2 && np <= job.ncpus && !sharing ? BIND_CORE : BIND_NONE;
 
     if (job.opt.timeout_s > 0)
         job.deadline_ms = now_ms() + (int64_t)(job.opt.timeout_s * 1000.0 + 0.5);

@@ -362,6 +362,20 @@ def check_bind(ctx):
     p += expect(r, rc=0, out=[rf"^rank {k} cpus {allc}$" for k in range(2)])
     r = run(ctx, ["-n", "1", "--bind-to", "socket", ctx.prog])
     p += expect(r, rc=2, err=[r"--bind-to takes core, hwthread or none"])
+    # by default 2 or more ranks that do not outnumber the CPUs are bound one per CPU (a
+    # waiting rank polls, and unbound ranks that wake each other end up on one CPU);
+    # one rank, more ranks than CPUs, or forced sharing stay unbound
+    if len(cpus) >= 2:
+        r = run(ctx, ["-n", "2", ctx.prog, "*=init,affinity,fin"])
+        p += expect(r, rc=0, out=[rf"^rank {k} cpus {cpus[k]}$" for k in range(2)])
+        env = dict(os.environ, TANDEM_OVERSUBSCRIBED="1")
+        r = run(ctx, ["-n", "2", ctx.prog, "*=init,affinity,fin"], env=env)
+        p += expect(r, rc=0, out=[rf"^rank {k} cpus {allc}$" for k in range(2)])
+    n = len(cpus) + 1
+    r = run(ctx, ["-n", str(n), ctx.prog, "*=init,affinity,fin"])
+    p += expect(r, rc=0, out=[rf"^rank {k} cpus {allc}$" for k in range(n)])
+    r = run(ctx, ["-n", "1", ctx.prog, "*=init,affinity,fin"])
+    p += expect(r, rc=0, out=[rf"^rank 0 cpus {allc}$"])
     return p
 
 
