@@ -112,6 +112,8 @@ int tdm_shm_init(int fd, int rank, int nranks) {
         s->hdr->cell_size = s->cell_size;
     }
     s->procs[rank].pid = (int32_t)getpid();
+    atomic_store_explicit(&s->procs[rank].cpu, -1, memory_order_relaxed);
+    atomic_store_explicit(&s->procs[rank].beat, tdm_shm_clock(), memory_order_relaxed);
     probe_word = 0x74616e64656d0000ull ^ (uint64_t)getpid();
     s->procs[rank].probe_addr = (uint64_t)(uintptr_t)&probe_word;
     s->procs[rank].probe_val = probe_word;

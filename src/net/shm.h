@@ -28,6 +28,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* Bytes at the start of a cell owned by the transport; the body follows. */
 #define TDM_SHM_CELL_PREFIX 8
@@ -49,7 +50,13 @@ typedef struct tdm_shm_proc {
     unsigned char pad0[TDM_CACHELINE - 32];
     _Atomic int64_t copies_pending; /* COOP-load: copies this process must do */
     _Atomic int64_t bytes_pending;  /* bytes of those copies */
-    unsigned char pad1[TDM_CACHELINE - 16];
+    /* Written by the owner while it waits in the library (every few dozen polls, and when
+     * it sends an RTS), read by peers choosing a protocol: a peer whose beat is old and
+     * that is not `sleeping` is not running (preempted, or computing outside MPI). Kept
+     * off the first line, which producers read on every publish. */
+    _Atomic uint32_t beat; /* the owner's CLOCK_MONOTONIC in units of 1024 ns, low 32 bits */
+    _Atomic int32_t cpu;   /* the CPU it last polled on (-1: not known yet) */
+    unsigned char pad1[TDM_CACHELINE - 24];
 } tdm_shm_proc_t;
 
 /* Per ordered pair (producer -> consumer), one cache line. */
@@ -112,6 +119,13 @@ void tdm_shm_sleep(uint32_t seen, long timeout_us);
 /* The heavy side of the publish/`sleeping` fence: call after setting `sleeping`
  * and before looking at the rings a last time. */
 void tdm_shm_block_fence(void);
+
+/* The clock of `beat` (units of 1024 ns): comparable between the processes of a node. */
+static inline uint32_t tdm_shm_clock(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint32_t)(((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) >> 10);
+}
 
 /* Usable bytes in a cell body. */
 static inline size_t tdm_shm_body_size(void) {

@@ -35,16 +35,17 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg) {
     if (p->oversubscribed) {
         /* another rank needs this core: hand it over at once, by yielding
          * (a yield costs nothing when another rank is runnable; 200 yields before
-         * blocking, against 4, took 4-rank 8-byte Bcast/Allreduce/Scatter on 2
-         * cores from 4.9/13.1/4.4 us to 3.3/9.4/2.9 us: a blocked rank needs a
-         * futex wake and a scheduler pass for every message). Polling 50 times
-         * before the first yield, against none, made the 4-rank Barrier 8.2 us
-         * against 4.4: each wait kept the core from the rank it waited for. */
+         * blocking, against 4, made 4-rank 8-byte collectives a third faster: a
+         * blocked rank needs a futex wake and a scheduler pass for every message).
+         * Polling before the first yield kept the core from the rank waited for. */
         p->spins = TDM_PARAM_I(WAIT_SPINS_OVERSUBSCRIBED);
         p->yields = TDM_PARAM_I(WAIT_YIELDS_OVERSUBSCRIBED);
     } else {
-        p->spins = TDM_PARAM_I(WAIT_SPINS);
+        /* the core is this rank's: poll, then block; a yield would hand the core to
+         * whatever else runs on it (docs/architecture.md, waiting) */
+        p->spins = 0;
         p->yields = TDM_PARAM_I(WAIT_YIELDS);
+        p->spin_units = (uint32_t)(TDM_PARAM_I(WAIT_SPIN_US) * 1000 / 1024);
     }
     p->block_us = TDM_PARAM_I(WAIT_BLOCK_US);
     p->copy_chunk = tdm_p2p_copy_chunk_param(p->oversubscribed);
@@ -420,7 +421,19 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
+/* Block on the doorbell: announce it, then look once more, so that a producer
+ * that published before seeing `sleeping` has its packet found here. */
+static void wait_block(tdm_shm_proc_t *me, bool (*done)(void *arg), void *arg) {
+    atomic_store_explicit(&me->sleeping, 1, memory_order_seq_cst);
+    tdm_shm_block_fence(); /* producers publish without a fence (shm.h) */
+    uint32_t seen = atomic_load_explicit(&me->doorbell, memory_order_seq_cst);
+    if (!tdm_p2p_progress() && !done(arg))
+        tdm_shm_sleep(seen, tdm_p2p.block_us);
+    atomic_store_explicit(&me->sleeping, 0, memory_order_relaxed);
+}
+
+/* Ranks outnumber cores: yield after `spins` empty polls, block after `yields`. */
+static void wait_shared(bool (*done)(void *arg), void *arg) {
     long idle = 0;
     while (!done(arg)) {
         if (tdm_p2p_progress()) {
@@ -434,18 +447,82 @@ void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
         }
         if (idle < tdm_p2p.spins + tdm_p2p.yields) {
             sched_yield();
+            tdm_p2p_stats.wait_yields++;
             continue;
         }
-        /* Block: announce it, then look once more, so that a producer that
-         * published before seeing `sleeping` has its packet found here. */
-        tdm_shm_proc_t *me = &tdm_shm.procs[tdm_p2p.rank];
-        atomic_store_explicit(&me->sleeping, 1, memory_order_seq_cst);
-        tdm_shm_block_fence(); /* producers publish without a fence (shm.h) */
-        uint32_t seen = atomic_load_explicit(&me->doorbell, memory_order_seq_cst);
-        if (!tdm_p2p_progress() && !done(arg))
-            tdm_shm_sleep(seen, tdm_p2p.block_us);
-        atomic_store_explicit(&me->sleeping, 0, memory_order_relaxed);
+        wait_block(&tdm_shm.procs[tdm_p2p.rank], done, arg);
+        tdm_p2p_stats.wait_blocks++;
         idle = tdm_p2p.spins; /* after a wake-up, yield before blocking again */
+    }
+}
+
+/* Say that this process is polling, and on which CPU (shm.h `beat`). */
+static uint32_t wait_beat(tdm_shm_proc_t *me, int *cpu_p) {
+    uint32_t now = tdm_shm_clock();
+    int cpu = sched_getcpu();
+    atomic_store_explicit(&me->beat, now, memory_order_relaxed);
+    atomic_store_explicit(&me->cpu, cpu, memory_order_relaxed);
+    *cpu_p = cpu;
+    return now;
+}
+
+/* Another rank, not blocked, last polled on this CPU: polling on would keep it off
+ * the CPU it needs (unbound ranks that wake each other end up on one CPU). */
+static bool cpu_shared(int cpu) {
+    for (int p = 0; p < tdm_shm.nranks; p++) {
+        tdm_shm_proc_t *o = &tdm_shm.procs[p];
+        if (p != tdm_shm.rank && cpu >= 0 &&
+            atomic_load_explicit(&o->cpu, memory_order_relaxed) == cpu &&
+            !atomic_load_explicit(&o->sleeping, memory_order_relaxed))
+            return true;
+    }
+    return false;
+}
+
+void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
+    if (tdm_p2p.oversubscribed) {
+        wait_shared(done, arg);
+        return;
+    }
+    /* The core is ours: poll, and after WAIT_SPIN_US with nothing to do block until
+     * a producer rings. The clock is read every 64 polls only (it also dates our
+     * `beat`). After a wake-up that brought nothing, block again at the next look. */
+    tdm_shm_proc_t *me = &tdm_shm.procs[tdm_p2p.rank];
+    unsigned polls = 0;
+    bool busy = false, timing = false, woke = false;
+    uint32_t idle_from = 0;
+    while (!done(arg)) {
+        bool moved = tdm_p2p_progress() != 0;
+        busy |= moved;
+        if (TDM_LIKELY((++polls & 63) != 0)) {
+            if (!moved)
+                cpu_relax();
+            continue;
+        }
+        int cpu;
+        uint32_t now = wait_beat(me, &cpu);
+        if (busy) {
+            busy = woke = false;
+            timing = true;
+            idle_from = now;
+            continue;
+        }
+        if (!timing) {
+            timing = true;
+            idle_from = now;
+        }
+        if (!woke && now - idle_from < tdm_p2p.spin_units && !cpu_shared(cpu))
+            continue;
+        for (long y = 0; y < tdm_p2p.yields && !busy && !done(arg); y++) {
+            sched_yield();
+            tdm_p2p_stats.wait_yields++;
+            busy = tdm_p2p_progress() != 0;
+        }
+        if (busy || done(arg))
+            continue;
+        wait_block(me, done, arg);
+        tdm_p2p_stats.wait_blocks++;
+        woke = true;
     }
 }
 

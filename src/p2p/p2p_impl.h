@@ -52,11 +52,12 @@ typedef struct tdm_p2p_state {
     int rank, size;
     int oversubscribed;
     size_t eager_limit;
-    long spins, yields, block_us;
-    tdm_list_t posted; /* receives in posting order */
-    tdm_list_t unexp;  /* unexpected messages in arrival order */
-    tdm_list_t *txq;   /* per peer: items waiting for ring space, in order */
-    int tx_busy;       /* number of peers with a non-empty txq */
+    long spins, yields, block_us; /* waiting: see tdm_p2p_wait_until */
+    uint32_t spin_units;          /* WAIT_SPIN_US in units of the shm clock (ranks <= cores) */
+    tdm_list_t posted;            /* receives in posting order */
+    tdm_list_t unexp;             /* unexpected messages in arrival order */
+    tdm_list_t *txq;              /* per peer: items waiting for ring space, in order */
+    int tx_busy;                  /* number of peers with a non-empty txq */
     tdm_rx_cursor_t *rx;
     tdm_list_t copyq; /* requests with a CMA part to copy, served a chunk at a time */
     size_t copy_chunk;

@@ -108,7 +108,10 @@ typedef struct tdm_select_in {
     uint64_t size;
     int cma;                      /* the pair may use CMA and both buffers are describable */
     int64_t load_send, load_recv; /* copies pending at each side */
-    int exchange; /* the receiver has rendezvous sends of its own to the sender in flight */
+    int exchange;       /* the receiver has rendezvous sends of its own to the sender in flight */
+    int sender_stalled; /* the sender is not running: neither polling lately nor blocked in a
+                           wait (shm.h `beat`, TANDEM_PEER_STALL_US); a protocol that needs its
+                           copy or its stream would wait for the scheduler */
 } tdm_select_in_t;
 
 tdm_proto_id_t tdm_p2p_select(const tdm_select_in_t *in);
@@ -301,6 +304,8 @@ typedef struct tdm_p2p_stats {
     uint64_t oneway_pipeline, oneway_cma; /* adaptive one-way rendezvous each way */
     uint64_t adapt_eager, adapt_rndv;     /* adaptive eager range, sent each way */
     uint64_t adapt_pulled; /* its rendezvous messages that came unexpected, read at once */
+    uint64_t stalled_rget; /* rendezvous read alone since their sender was not running */
+    uint64_t wait_yields, wait_blocks; /* sched_yield calls and doorbell blocks of waits */
 } tdm_p2p_stats_t;
 extern tdm_p2p_stats_t tdm_p2p_stats;
 void tdm_p2p_stats_print(void);

@@ -165,6 +165,7 @@ static uint64_t rndv_adaptive_max;
 static uint64_t eager_adaptive_min;
 static bool eager_adaptive_rndv; /* test hook: the range always by rendezvous */
 static int64_t load_margin;
+static uint32_t stall_units; /* PEER_STALL_US in units of the shm clock; 0: never */
 static bool oversubscribed;
 
 const char *tdm_proto_name(tdm_proto_id_t id) {
@@ -258,6 +259,7 @@ int tdm_p2p_select_init(void) {
     eager_adaptive_min = (uint64_t)TDM_PARAM_I(EAGER_ADAPTIVE_MIN);
     eager_adaptive_rndv = TDM_PARAM_I(TEST_EAGER_ADAPTIVE_RNDV) != 0;
     load_margin = TDM_PARAM_I(COOP_LOAD_MARGIN);
+    stall_units = (uint32_t)(TDM_PARAM_I(PEER_STALL_US) * 1000 / 1024);
     oversubscribed = TDM_PARAM_I(OVERSUBSCRIBED) != 0;
     if (load_margin < 1)
         load_margin = 1;
@@ -287,6 +289,8 @@ tdm_proto_id_t tdm_p2p_select(const tdm_select_in_t *in) {
         return TDM_PROTO_RPUT; /* no announcement was usable: the sender copies */
     if (forced != TDM_PROTO_AUTO)
         return forced;
+    if (in->sender_stalled)
+        return TDM_PROTO_RGET; /* this process copies it all, whenever the sender runs */
     /* (a message up to the eager limit comes by RTS only when the adaptive eager
      * range chose it: its other way is the ring already, so it goes by CMA) */
     if (in->exchange && in->size <= exchange_pipeline_max && in->size > tdm_p2p.eager_limit &&
@@ -646,6 +650,18 @@ static bool adapt_timed(tdm_rndv_t *st, tdm_adapt_cell_t *c, uint64_t size, bool
     return pipeline;
 }
 
+/* The peer is neither polling (its beat is older than PEER_STALL_US) nor blocked in
+ * a wait: preempted, or computing outside the library. */
+static bool peer_stalled(int peer) {
+    if (!stall_units || peer == tdm_p2p.rank)
+        return false;
+    const tdm_shm_proc_t *o = &tdm_shm.procs[peer];
+    if (atomic_load_explicit(&o->sleeping, memory_order_relaxed))
+        return false;
+    uint32_t beat = atomic_load_explicit(&o->beat, memory_order_relaxed);
+    return (int32_t)(tdm_shm_clock() - beat) > (int32_t)stall_units;
+}
+
 void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     tdm_select_in_t in = {
         .send_mode = rts->mode,
@@ -660,7 +676,10 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
             atomic_load_explicit(&tdm_shm.procs[tdm_p2p.rank].copies_pending, memory_order_relaxed),
         .exchange = tdm_p2p.rndv_out[r->peer_world] > 0,
     };
+    in.sender_stalled = in.cma && forced == TDM_PROTO_AUTO && peer_stalled(r->peer_world);
     tdm_proto_id_t p = tdm_p2p_select(&in);
+    if (in.sender_stalled)
+        tdm_p2p_stats.stalled_rget++;
     tdm_rndv_t *st = tdm_rndv(r);
     memset(st, 0, sizeof(*st));
     bool adaptive = forced == TDM_PROTO_AUTO && !oversubscribed;
@@ -669,7 +688,7 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
      * pipeline lost (bibw 4 MiB 8.0-9.9 GB/s against 14.6-16.1) */
     if (p == TDM_PROTO_RGET && tdm_p2p.rndv_out[r->peer_world] == 1 &&
         in.size > exchange_pipeline_max && in.size > exchange_adaptive_min &&
-        in.size <= exchange_adaptive_max && adaptive) {
+        in.size <= exchange_adaptive_max && adaptive && !in.sender_stalled) {
         int me = tdm_p2p.rank, peer = r->peer_world;
         unsigned k = tdm_p2p_adapt_class(in.size);
         _Atomic uint32_t *word = &tdm_shm_pair(TDM_MIN(me, peer), TDM_MAX(me, peer))->xchg_pipeline;
@@ -692,7 +711,7 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
                in.size <= rndv_adaptive_max && in.recv_blocking &&
                (in.send_mode & TDM_MODE_BLOCKING) &&
                (in.send_mode & (uint8_t)~TDM_MODE_BLOCKING) != TDM_MODE_BUFFERED && adaptive &&
-               !tdm_p2p_range_cma(r->peer_world)) {
+               !in.sender_stalled && !tdm_p2p_range_cma(r->peer_world)) {
         /* one way, both calls blocking (proto.h, adaptive one-way rendezvous),
          * unless the pair's adaptive eager range says the cores share no cache */
         tdm_adapt_cell_t *c = cell_of(&oneway_tab, r->peer_world, in.size);
@@ -837,6 +856,17 @@ void tdm_p2p_select_print(void *fp) {
                     size_label(tdm_p2p.eager_limit, lim, sizeof(lim)),
                     size_label(rndv_adaptive_max, lim2, sizeof(lim2)));
     }
+    if (forced == TDM_PROTO_AUTO && stall_units) {
+        tdm_select_in_t st = {.send_mode = TDM_MODE_STD | TDM_MODE_BLOCKING,
+                              .recv_blocking = 1,
+                              .size = TDM_MAX(coop_min, eager + 1),
+                              .cma = 1,
+                              .sender_stalled = 1};
+        fprintf(f,
+                "  a sender that is not running (no poll for %lld us, not blocked in a wait), "
+                "any call types: %s\n",
+                (long long)TDM_PARAM_I(PEER_STALL_US), opt_names[tdm_p2p_select(&st)]);
+    }
     tdm_select_in_t red = {.send_mode = TDM_MODE_STD | TDM_MODE_BLOCKING,
                            .recv_blocking = 1,
                            .consume_far = 1,
@@ -853,7 +883,7 @@ void tdm_p2p_select_print(void *fp) {
 }
 
 void tdm_p2p_stats_print(void) {
-    char line[512];
+    char line[640];
     int off = snprintf(line, sizeof(line),
                        "tandem: rank %d protocol stats: eager %llu (sent at once %llu), "
                        "received at once %llu, short %llu",
@@ -868,7 +898,7 @@ void tdm_p2p_stats_print(void) {
              "; copies %llu, bytes read %llu, bytes written %llu, cma fallbacks %llu, rtr "
              "announced %llu, adaptive eager %llu rendezvous %llu (pulled unexpected %llu), "
              "adaptive one-way pipeline %llu cma %llu, adaptive exchanges pipeline %llu rget "
-             "%llu\n",
+             "%llu; read alone from a stalled sender %llu, waits yielded %llu blocked %llu\n",
              (unsigned long long)tdm_p2p_stats.copies, (unsigned long long)tdm_p2p_stats.bytes_read,
              (unsigned long long)tdm_p2p_stats.bytes_written,
              (unsigned long long)tdm_p2p_stats.cma_fallbacks,
@@ -879,6 +909,9 @@ void tdm_p2p_stats_print(void) {
              (unsigned long long)tdm_p2p_stats.oneway_pipeline,
              (unsigned long long)tdm_p2p_stats.oneway_cma,
              (unsigned long long)tdm_p2p_stats.adapt_pipeline,
-             (unsigned long long)tdm_p2p_stats.adapt_rget);
+             (unsigned long long)tdm_p2p_stats.adapt_rget,
+             (unsigned long long)tdm_p2p_stats.stalled_rget,
+             (unsigned long long)tdm_p2p_stats.wait_yields,
+             (unsigned long long)tdm_p2p_stats.wait_blocks);
     fputs(line, stderr);
 }

@@ -118,6 +118,8 @@ static bool push_rts(tdm_req_t *s) {
     } else {
         memset(&h->buf, 0, sizeof(h->buf)); /* not addressable: the receiver picks pipeline */
     }
+    /* the receiver may match at once: it must see this process as running (select.c) */
+    atomic_store_explicit(&tdm_shm.procs[tdm_p2p.rank].beat, tdm_shm_clock(), memory_order_relaxed);
     tdm_shm_send_commit(s->peer_world);
     tdm_p2p_tx_envelope(s->peer_world, s->ctx, s->tag);
     tdm_p2p.rndv_out[s->peer_world]++;

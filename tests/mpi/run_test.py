@@ -232,7 +232,7 @@ def main():
     ap.add_argument("--mpirun-arg", action="append", default=[])
     ap.add_argument("--count-lines", action="append", default=[], metavar="N:REGEX",
                     help="the job's output must have exactly N lines matching REGEX "
-                         "(e.g. a warning printed once per job)")
+                         "(e.g. a warning printed once per job); N-M: from N to M lines")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.command[1:] if a.command and a.command[0] == "--" else a.command
@@ -288,8 +288,9 @@ def main():
         ap.error(f"bad --expect '{a.expect}'")
     for spec in a.count_lines:
         want, _, pattern = spec.partition(":")
+        lo, _, hi = want.partition("-")
         got = sum(1 for line in out.splitlines() if re.search(pattern, line))
-        if got != int(want):
+        if not int(lo) <= got <= int(hi or lo):
             verdict.append(f"{got} output lines match '{pattern}', expected {want}")
     if rc is None:
         verdict.append(f"mpirun itself did not end within {a.timeout + 15:g} s (killed)")

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Lost wake-ups. Run with TANDEM_WAIT_SPINS/YIELDS=0 (every wait blocks on the
+ * Lost wake-ups. Run with TANDEM_WAIT_SPIN_US/YIELDS=0 (every wait blocks on the
  * doorbell at once) and a blocking timeout far beyond the test's: a producer
  * that misses a consumer's `sleeping` flag while the consumer misses its cell
  * then hangs the job instead of costing 2 ms. Ping-pong, an exchange in which
