@@ -95,11 +95,11 @@ static const env_case_t cases[] = {
     {"SHM_CELL_SIZE", "300", 8192, 0, NULL},
     {"SHM_CELL_SIZE", "16m", 16 << 20, 1, NULL},
     {"SHM_CELL_SIZE", "16777280", 8192, 0, NULL},
-    {"WAIT_SPINS", "-5", 20000, 0, NULL},
-    {"WAIT_SPINS", "-1", 20000, 0, NULL},
-    {"WAIT_SPINS", "0", 0, 1, NULL},
-    {"WAIT_SPINS", "100000000", 100000000, 1, NULL},
-    {"WAIT_SPINS", "100000001", 20000, 0, NULL},
+    {"WAIT_SPIN_US", "-5", 1000, 0, NULL},
+    {"WAIT_SPIN_US", "-1", 1000, 0, NULL},
+    {"WAIT_SPIN_US", "0", 0, 1, NULL},
+    {"WAIT_SPIN_US", "100000000", 100000000, 1, NULL},
+    {"WAIT_SPIN_US", "100000001", 1000, 0, NULL},
     {"WAIT_BLOCK_US", "0", 2000, 0, NULL},
     {"WAIT_BLOCK_US", "1", 1, 1, NULL},
     {"COOP_RATIO", "-1", 50, 0, NULL},
@@ -186,7 +186,7 @@ static void check_reasons(void) {
     CHECK(tdm_param_check((tdm_param_id_t)find("EAGER_LIMIT"), &v, why, sizeof(why)) != 0);
     CHECK(!strcmp(why, "is outside its range 0..524288 (0..SHM_CELLS*SHM_CELL_SIZE)"));
     v.i = -5;
-    CHECK(tdm_param_check((tdm_param_id_t)find("WAIT_SPINS"), &v, why, sizeof(why)) != 0);
+    CHECK(tdm_param_check((tdm_param_id_t)find("WAIT_SPIN_US"), &v, why, sizeof(why)) != 0);
     CHECK(!strcmp(why, "is outside its range 0..100000000"));
     v.i = 48;
     CHECK(tdm_param_check((tdm_param_id_t)find("SHM_CELLS"), &v, why, sizeof(why)) != 0);
