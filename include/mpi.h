@@ -2,11 +2,13 @@
 /*
  * Tandem MPI public header.
  *
- * Binary compatible with the MPICH 4.x ABI (libmpi.so.12 / libmpich.so.12): every
- * handle type, predefined handle, constant, struct layout and function signature
- * below has the value and shape of MPICH 4.0.2, so a program compiled against
- * MPICH's mpi.h runs on Tandem unchanged, and a program compiled against this
- * header runs on MPICH. tools/dev/check_abi.sh compares every value with an
+ * Binary compatible with the MPICH ABI (libmpi.so.12 / libmpich.so.12): every
+ * handle type, constant, struct layout and function signature below has the value
+ * and shape of MPICH 4.0.2, and every predefined handle (datatypes, ops, error
+ * classes, combiners, split types) the value of the newest MPICH release, listed in
+ * tools/dev/mpich_handles.txt; so a program compiled against MPICH's mpi.h runs on
+ * Tandem unchanged, and a program compiled against this header runs on MPICH.
+ * tools/dev/check_abi.sh compares every value with that table and with an
  * installed MPICH header.
  *
  * Written for Tandem; the values are MPICH's, the text is ours. What the library
@@ -146,7 +148,14 @@ typedef int MPIX_Grequest_class;
 #define MPI_INTEGER2 ((MPI_Datatype)0x4c00022f)
 #define MPI_INTEGER4 ((MPI_Datatype)0x4c000430)
 #define MPI_INTEGER8 ((MPI_Datatype)0x4c000831)
-#define MPI_INTEGER16 ((MPI_Datatype)MPI_DATATYPE_NULL) /* not available in MPICH */
+#define MPI_INTEGER16 ((MPI_Datatype)0x4c001032)
+#define MPI_REAL2 ((MPI_Datatype)0x4c000226)    /* IEEE binary16 */
+#define MPI_COMPLEX4 ((MPI_Datatype)0x4c00042e) /* two binary16 */
+#define MPI_LOGICAL1 ((MPI_Datatype)0x4c000147)
+#define MPI_LOGICAL2 ((MPI_Datatype)0x4c000248)
+#define MPI_LOGICAL4 ((MPI_Datatype)0x4c000449)
+#define MPI_LOGICAL8 ((MPI_Datatype)0x4c00084a)
+#define MPI_LOGICAL16 ((MPI_Datatype)0x4c00104b)
 
 /* C99 fixed-width integers */
 #define MPI_INT8_T ((MPI_Datatype)0x4c000137)
@@ -164,7 +173,8 @@ typedef int MPIX_Grequest_class;
 #define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
 #define MPI_C_DOUBLE_COMPLEX ((MPI_Datatype)0x4c001041)
 #define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c002042)
-#define MPIX_C_FLOAT16 ((MPI_Datatype)0x4c000246)
+#define MPIX_C_FLOAT16 ((MPI_Datatype)0x4c000246) /* C _Float16, IEEE binary16 */
+#define MPIX_BFLOAT16 ((MPI_Datatype)0x4c00024c)  /* bfloat16: the top half of a float */
 
 /* Address, offset and count types */
 #define MPI_AINT ((MPI_Datatype)0x4c000843)
@@ -294,7 +304,8 @@ enum {
     MPI_COMBINER_F90_COMPLEX = 16,
     MPI_COMBINER_F90_INTEGER = 17,
     MPI_COMBINER_RESIZED = 18,
-    MPI_COMBINER_HINDEXED_BLOCK = 19
+    MPI_COMBINER_HINDEXED_BLOCK = 19,
+    MPI_COMBINER_VALUE_INDEX = 20 /* MPI-4.1 */
 };
 
 /* Subarray and darray constructors */
@@ -309,7 +320,8 @@ enum {
 #define MPI_COMM_TYPE_SHARED 1
 #define MPI_COMM_TYPE_HW_GUIDED 2
 #define MPI_COMM_TYPE_HW_UNGUIDED 3
-#define MPIX_COMM_TYPE_NEIGHBORHOOD 4
+#define MPI_COMM_TYPE_RESOURCE_GUIDED 4 /* MPI-4.1; MPIX_COMM_TYPE_NEIGHBORHOOD before MPICH 4.2 */
+#define MPIX_COMM_TYPE_NEIGHBORHOOD 5
 
 /* One-sided: window flavors and memory models */
 enum {
@@ -504,6 +516,9 @@ extern MPI_F08_status *MPI_F08_STATUSES_IGNORE; /* == MPIR_F08_MPI_STATUSES_IGNO
 #define MPI_ERR_PROC_ABORTED 76
 #define MPI_ERR_VALUE_TOO_LARGE 77
 #define MPI_T_ERR_NOT_SUPPORTED 78
+#define MPI_T_ERR_NOT_ACCESSIBLE 79 /* MPI-4.1 */
+#define MPI_ERR_ERRHANDLER 80       /* MPI-4.1 */
+#define MPI_ERR_ABI 81              /* MPI-5.0 */
 
 #define MPI_ERR_LASTCODE 0x3fffffff /* last code of a predefined class */
 
@@ -513,6 +528,8 @@ extern MPI_F08_status *MPI_F08_STATUSES_IGNORE; /* == MPIR_F08_MPI_STATUSES_IGNO
 #define MPIX_ERR_REVOKED 103
 #define MPIX_ERR_EAGAIN 104
 #define MPIX_ERR_NOREQ 105
+#define MPIX_ERR_STREAM 106
+#define MPIX_ERR_TIMEOUT 107
 
 /* ------------------------------------------------------------------------- */
 /* Callback types                                                            */

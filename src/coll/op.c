@@ -9,9 +9,13 @@
  * are packed, reduced and the result unpacked. A value+index pair (MPI_DOUBLE_INT)
  * is one element: the value at offset 0, the int right after it (no padding in
  * the packed stream), read and written with memcpy as it is unaligned there.
+ * The 2-byte floating types (binary16, bfloat16) are reduced through double
+ * (src/base/fp16.h), the 16-byte integers as __int128; MPI_REAL16 and MPI_COMPLEX32
+ * are not reduced (MPI_ERR_OP): clang has no binary128 arithmetic on x86-64.
  */
 #include "coll.h"
 
+#include "../base/fp16.h"
 #include "../base/log.h"
 #include "mpi.h"
 
@@ -21,6 +25,9 @@
 #include <string.h>
 
 _Static_assert(sizeof(long) == 8, "MPI_LONG reduced as a 64-bit integer");
+__extension__ typedef __int128 tdm_i128_t;
+__extension__ typedef unsigned __int128 tdm_u128_t;
+
 _Static_assert(sizeof(MPI_Aint) == 8 && sizeof(MPI_Offset) == 8 && sizeof(MPI_Count) == 8,
                "address-sized integers reduced as 64-bit integers");
 
@@ -34,16 +41,24 @@ typedef enum {
     K_I32,
     K_U32,
     K_I64,
-    K_U64, /* C and Fortran integers */
+    K_U64,
+    K_I128, /* C and Fortran integers */
+    K_F16,
+    K_BF16, /* 2-byte floating point, reduced through double */
     K_F32,
     K_F64,
     K_LD,   /* floating point */
     K_BOOL, /* C _Bool, C++ bool */
     K_FLOG, /* Fortran LOGICAL (4-byte int) */
+    K_FLOG1,
+    K_FLOG2,
+    K_FLOG8,
+    K_FLOG16, /* Fortran LOGICAL*n */
     K_BYTE,
     K_CF,
     K_CD,
-    K_CLD, /* complex */
+    K_CLD,
+    K_C16, /* complex */
     K_P_FI,
     K_P_DI,
     K_P_LI,
@@ -91,6 +106,13 @@ static kind_t kind_of(int h) {
     case MPI_UNSIGNED_LONG_LONG:
     case MPI_UINT64_T:
         return K_U64;
+    case MPI_INTEGER16:
+        return K_I128;
+    case MPIX_C_FLOAT16:
+    case MPI_REAL2:
+        return K_F16;
+    case MPIX_BFLOAT16:
+        return K_BF16;
     case MPI_FLOAT:
     case MPI_REAL:
     case MPI_REAL4:
@@ -105,7 +127,16 @@ static kind_t kind_of(int h) {
     case MPI_CXX_BOOL:
         return K_BOOL;
     case MPI_LOGICAL:
+    case MPI_LOGICAL4:
         return K_FLOG;
+    case MPI_LOGICAL1:
+        return K_FLOG1;
+    case MPI_LOGICAL2:
+        return K_FLOG2;
+    case MPI_LOGICAL8:
+        return K_FLOG8;
+    case MPI_LOGICAL16:
+        return K_FLOG16;
     case MPI_BYTE:
         return K_BYTE;
     case MPI_C_FLOAT_COMPLEX:
@@ -121,6 +152,8 @@ static kind_t kind_of(int h) {
     case MPI_C_LONG_DOUBLE_COMPLEX:
     case MPI_CXX_LONG_DOUBLE_COMPLEX:
         return K_CLD;
+    case MPI_COMPLEX4:
+        return K_C16;
     case MPI_FLOAT_INT:
         return K_P_FI;
     case MPI_DOUBLE_INT:
@@ -235,6 +268,41 @@ static kind_t kind_of(int h) {
         return false;                                                                              \
     }
 
+/* binary16 or bfloat16 (bit patterns) through double: MAX and MIN keep the chosen
+ * operand's bits, SUM and PROD round once (exact in double, see fp16.h) */
+#define HALF_OPS(_to, _from)                                                                       \
+    switch (code) {                                                                                \
+    case TDM_OP_MAX:                                                                               \
+        LOOP(uint16_t, _to(x) > _to(y) ? x : y);                                                   \
+        return true;                                                                               \
+    case TDM_OP_MIN:                                                                               \
+        LOOP(uint16_t, _to(x) < _to(y) ? x : y);                                                   \
+        return true;                                                                               \
+    case TDM_OP_SUM:                                                                               \
+        LOOP(uint16_t, _from(_to(x) + _to(y)));                                                    \
+        return true;                                                                               \
+    case TDM_OP_PROD:                                                                              \
+        LOOP(uint16_t, _from(_to(x) * _to(y)));                                                    \
+        return true;                                                                               \
+    default:                                                                                       \
+        return false;                                                                              \
+    }
+
+/* MPI_COMPLEX4: two binary16 (real, imaginary), the product through double */
+static bool complex_half_ops(int code, const uint16_t *restrict a, uint16_t *restrict b, size_t n) {
+    if (code != TDM_OP_SUM && code != TDM_OP_PROD)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        double ar = tdm_f16_to_double(a[2 * i]), ai = tdm_f16_to_double(a[2 * i + 1]);
+        double br = tdm_f16_to_double(b[2 * i]), bi = tdm_f16_to_double(b[2 * i + 1]);
+        double re = code == TDM_OP_SUM ? ar + br : ar * br - ai * bi;
+        double im = code == TDM_OP_SUM ? ai + bi : ar * bi + ai * br;
+        b[2 * i] = tdm_f16_from_double(re);
+        b[2 * i + 1] = tdm_f16_from_double(im);
+    }
+    return true;
+}
+
 /* MINLOC/MAXLOC on packed {V value; int index} pairs (MPI-4.1 §6.9.4: ties keep
  * the smaller index). */
 #define PAIR_OPS(_V, _I)                                                                           \
@@ -293,6 +361,12 @@ TDM_REDUCE_CLONES static bool reduce_packed(int code, kind_t k, const void *in, 
         INT_OPS(int64_t, uint64_t)
     case K_U64:
         INT_OPS(uint64_t, uint64_t)
+    case K_I128:
+        INT_OPS(tdm_i128_t, tdm_u128_t)
+    case K_F16:
+        HALF_OPS(tdm_f16_to_double, tdm_f16_from_double)
+    case K_BF16:
+        HALF_OPS(tdm_bf16_to_double, tdm_bf16_from_double)
     case K_F32:
         FLOAT_OPS(float)
     case K_F64:
@@ -303,6 +377,14 @@ TDM_REDUCE_CLONES static bool reduce_packed(int code, kind_t k, const void *in, 
         LOGICAL_OPS(_Bool)
     case K_FLOG:
         LOGICAL_OPS(int32_t)
+    case K_FLOG1:
+        LOGICAL_OPS(int8_t)
+    case K_FLOG2:
+        LOGICAL_OPS(int16_t)
+    case K_FLOG8:
+        LOGICAL_OPS(int64_t)
+    case K_FLOG16:
+        LOGICAL_OPS(tdm_i128_t)
     case K_BYTE:
         switch (code) {
         case TDM_OP_BAND:
@@ -323,6 +405,9 @@ TDM_REDUCE_CLONES static bool reduce_packed(int code, kind_t k, const void *in, 
         COMPLEX_OPS(double _Complex)
     case K_CLD:
         COMPLEX_OPS(long double _Complex)
+    case K_C16:
+        return n == 0 ? code == TDM_OP_SUM || code == TDM_OP_PROD
+                      : complex_half_ops(code, in, inout, n);
     case K_P_FI:
         PAIR_OPS(float, int);
     case K_P_DI:

@@ -126,6 +126,18 @@ static const tdm_basic_info_t basics[] = {
     B(MPI_COMPLEX8, "MPI_COMPLEX8", 8, 8, TDM_CV_CSWAP, 4),
     B(MPI_COMPLEX16, "MPI_COMPLEX16", 16, 16, TDM_CV_CSWAP, 8),
     B(MPI_COMPLEX32, "MPI_COMPLEX32", 32, 32, TDM_CV_CSWAP, 16),
+    B(MPI_INTEGER16, "MPI_INTEGER16", 16, 16, TDM_CV_SWAP, 16),
+    B(MPI_REAL2, "MPI_REAL2", 2, 2, TDM_CV_SWAP, 2), /* binary16 */
+    B(MPI_COMPLEX4, "MPI_COMPLEX4", 4, 4, TDM_CV_CSWAP, 2),
+    B(MPI_LOGICAL1, "MPI_LOGICAL1", 1, 1, TDM_CV_COPY, 1),
+    B(MPI_LOGICAL2, "MPI_LOGICAL2", 2, 2, TDM_CV_SWAP, 2),
+    B(MPI_LOGICAL4, "MPI_LOGICAL4", 4, 4, TDM_CV_SWAP, 4),
+    B(MPI_LOGICAL8, "MPI_LOGICAL8", 8, 8, TDM_CV_SWAP, 8),
+    B(MPI_LOGICAL16, "MPI_LOGICAL16", 16, 16, TDM_CV_SWAP, 16),
+    /* 2-byte floating types of the MPICH ABI (MPI defines no external32 for them:
+     * big-endian, as for every other IEEE type) */
+    B(MPIX_C_FLOAT16, "MPIX_C_FLOAT16", 2, 2, TDM_CV_SWAP, 2),
+    B(MPIX_BFLOAT16, "MPIX_BFLOAT16", 2, 2, TDM_CV_SWAP, 2),
     /* value+int pairs for MINLOC/MAXLOC: layout as the C struct {T v; int i;} */
     P(MPI_FLOAT_INT, "MPI_FLOAT_INT", sizeof(float) + sizeof(int), 8, PAIR_ALIGN(float), MPI_FLOAT,
       MPI_INT),

@@ -1427,9 +1427,10 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) {
     TDM_CHECK_INIT(fn);
     CHECK_PTR(fn, datatype, "datatype");
     /* MPICH's answers: the Fortran sized types */
-    static const MPI_Datatype reals[] = {MPI_REAL4, MPI_REAL8, MPI_REAL16};
-    static const MPI_Datatype ints[] = {MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4, MPI_INTEGER8};
-    static const MPI_Datatype cplx[] = {MPI_COMPLEX8, MPI_COMPLEX16, MPI_COMPLEX32};
+    static const MPI_Datatype reals[] = {MPI_REAL2, MPI_REAL4, MPI_REAL8, MPI_REAL16};
+    static const MPI_Datatype ints[] = {MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4, MPI_INTEGER8,
+                                        MPI_INTEGER16};
+    static const MPI_Datatype cplx[] = {MPI_COMPLEX4, MPI_COMPLEX8, MPI_COMPLEX16, MPI_COMPLEX32};
     const MPI_Datatype *list;
     size_t n;
     switch (typeclass) {

@@ -112,15 +112,18 @@ static const class_text_t class_texts[] = {
     {MPI_ERR_PROC_ABORTED, "process aborted"},
     {MPI_ERR_VALUE_TOO_LARGE, "value too large"},
     {MPI_T_ERR_NOT_SUPPORTED, "mpi_t: not supported"},
-    /* MPI-4.1's MPI_ERR_ERRHANDLER, in the MPICH ABI from 4.1 on (mpi.h has 4.0.2's
-     * values and not this one; programs built against a newer MPICH, such as mpi4py's
-     * wheel, ask for it): known, so that its class and string can be asked for */
-    {80, "invalid error handler"},
+    /* classes of newer MPICH releases (tools/dev/mpich_handles.txt): programs built
+     * against them, such as mpi4py's wheel, ask for their class and string */
+    {MPI_T_ERR_NOT_ACCESSIBLE, "mpi_t: not accessible"},
+    {MPI_ERR_ERRHANDLER, "invalid error handler"},
+    {MPI_ERR_ABI, "the Fortran ABI is already set"},
     {MPIX_ERR_PROC_FAILED, "process failed"},
     {MPIX_ERR_PROC_FAILED_PENDING, "process failed with a pending operation"},
     {MPIX_ERR_REVOKED, "communicator revoked"},
     {MPIX_ERR_EAGAIN, "operation could not be issued, try again"},
     {MPIX_ERR_NOREQ, "cannot allocate request"},
+    {MPIX_ERR_STREAM, "invalid stream"},
+    {MPIX_ERR_TIMEOUT, "operation timed out"},
 };
 
 static const char *class_text(int errclass) {

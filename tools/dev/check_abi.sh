@@ -1,9 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Check include/mpi.h against an installed MPICH mpi.h, name by name.
+# Check include/mpi.h against the MPICH ABI: the table of predefined handles of the newest
+# MPICH release (tools/dev/mpich_handles.txt) and an installed MPICH mpi.h, name by name.
 #
 #   tools/dev/check_abi.sh [our include dir] [MPICH include dir]
+#   TANDEM_LIB=path/to/libmpi.so: also probe that library's own tables
+#
+# The table: every handle it marks "yes" must have its value in our header, every one it
+# marks "no" must be absent; with TANDEM_LIB, a program built against our header and run on
+# that library (a singleton) checks that the library knows each datatype (its size is the
+# one the handle encodes, its name is the table's, its envelope says MPI_COMBINER_NAMED),
+# op, error handler, error class (its class and string), and the predefined communicators,
+# group and info. The table is authoritative for its names: they are left out of the
+# comparison with the installed header, which may be an older MPICH.
 #
 # Compares, for every name MPICH's header defines:
 #   - constants and predefined handles (macros, enum constants): value and type;
@@ -17,20 +27,17 @@
 #   - MPI_Status / MPI_F08_status: size and field offsets.
 # Each header is compiled in its own C++ translation unit that prints
 # name=value lines; the two outputs are diffed. A name MPICH has and we lack is
-# a mismatch too. Exits 0 if all match, 1 listing the mismatches, 77 if MPICH's
-# header or a C++ compiler is not installed.
+# a mismatch too. Exits 0 if all match, 1 listing the mismatches, 77 if a C++ compiler
+# or python3 is missing (without an MPICH header only the table is checked).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 ours=${1:-$here/../../include}
 mpich=${2:-${MPICH_INCLUDE:-/usr/include/x86_64-linux-gnu/mpich}}
+table=$here/mpich_handles.txt
 cc=${CC:-gcc}
 cxx=${CXX:-g++}
 
-if [ ! -f "$mpich/mpi.h" ]; then
-    echo "check_abi: no MPICH header in $mpich; skipped" >&2
-    exit 77
-fi
 if ! command -v "$cxx" >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
     echo "check_abi: needs $cxx and python3; skipped" >&2
     exit 77
@@ -38,6 +45,144 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/check_abi.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+
+# ---- the table of predefined handles -------------------------------------------------
+status=0
+printf '#include <mpi.h>\n' > "$work/inc.c"
+"$cc" -std=c11 -I"$ours" -E -dM "$work/inc.c" > "$work/table_ours.dm"
+python3 - "$table" "$work" <<'EOF'
+import re, sys, os
+table, work = sys.argv[1], sys.argv[2]
+ents = []
+for ln, line in enumerate(open(table), 1):
+    line = line.strip()
+    if not line or line.startswith('#'):
+        continue
+    f = line.split(None, 4)
+    if len(f) < 5 or not (f[4] == 'yes' or f[4].startswith('no:')):
+        sys.exit('%s:%d: expected "kind name value since yes|no: why"' % (table, ln))
+    ents.append((f[0], f[1], int(f[2], 0), f[4] == 'yes'))
+macros = {m.group(1) for m in re.finditer(r'^#define (\w+)', open(os.path.join(work, 'table_ours.dm')).read(), re.M)}
+# enum constants are not macros: let the compiler say whether each name is declared
+probe = ['#include <mpi.h>', '#include <stdio.h>', 'int main(void) {']
+for kind, name, value, yes in ents:
+    if yes:
+        probe.append('    printf("%s %%lld\\n", (long long)(%s));' % (name, name))
+probe.append('    return 0;\n}')
+open(os.path.join(work, 'table_probe.c'), 'w').write('\n'.join(probe) + '\n')
+absent = [name for kind, name, value, yes in ents if not yes and name in macros]
+open(os.path.join(work, 'table_absent.txt'), 'w').write(''.join(
+    'defined but the table says Tandem has no %s\n' % n for n in absent))
+# the library probe: what the library says of each handle
+lib = ['#include <mpi.h>', '#include <stdio.h>', 'int main(void) {',
+       '    char s[MPI_MAX_ERROR_STRING]; int rc, n, l, ni, na, nd, comb;',
+       '    MPI_Init(NULL, NULL);',
+       '    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);',
+       '    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);']
+for kind, name, value, yes in ents:
+    if not yes:
+        continue
+    if kind in ('datatype', 'pair'):
+        lib.append('    n = -1; s[0] = 0; comb = -1; rc = MPI_Type_size(%s, &n);' % name)
+        lib.append('    if (!rc) rc = MPI_Type_get_name(%s, s, &l);' % name)
+        lib.append('    if (!rc) rc = MPI_Type_get_envelope(%s, &ni, &na, &nd, &comb);' % name)
+        lib.append('    printf("%s %%d %%d %%d %%s\\n", rc, n, comb, s);' % name)
+    elif kind == 'op':
+        lib.append('    rc = MPI_Op_commutative(%s, &n); printf("%s %%d\\n", rc);' % (name, name))
+    elif kind == 'errhandler':
+        lib.append('    rc = MPI_Comm_set_errhandler(MPI_COMM_SELF, %s);' % name)
+        lib.append('    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);')
+        lib.append('    printf("%s %%d\\n", rc);' % name)
+    elif kind == 'errclass':
+        lib.append('    n = -1; s[0] = 0; rc = MPI_Error_class(%s, &n);' % name)
+        lib.append('    if (!rc) rc = MPI_Error_string(%s, s, &l);' % name)
+        lib.append('    printf("%s %%d %%d %%s\\n", rc, n, s);' % name)
+    elif kind == 'comm':
+        lib.append('    rc = MPI_Comm_size(%s, &n); printf("%s %%d\\n", rc);' % (name, name))
+    elif kind == 'group':
+        lib.append('    rc = MPI_Group_size(%s, &n); printf("%s %%d\\n", rc);' % (name, name))
+    elif kind == 'info':
+        lib.append('    rc = MPI_Info_get_nkeys(%s, &n); printf("%s %%d\\n", rc);' % (name, name))
+lib.append('    MPI_Finalize();\n    return 0;\n}')
+open(os.path.join(work, 'lib_probe.c'), 'w').write('\n'.join(lib) + '\n')
+EOF
+if ! "$cc" -std=c11 -w -I"$ours" "$work/table_probe.c" -o "$work/table_probe" 2> "$work/table.err"; then
+    echo "check_abi: a name the table gives is not declared by $ours/mpi.h:" >&2
+    grep -E 'error' "$work/table.err" | head -20 >&2
+    exit 1
+fi
+"$work/table_probe" > "$work/table_ours.out"
+if [ -n "${TANDEM_LIB:-}" ]; then
+    libdir=$(dirname "$TANDEM_LIB")
+    "$cc" -std=c11 -w -I"$ours" "$work/lib_probe.c" -o "$work/lib_probe" "$TANDEM_LIB" \
+        -Wl,-rpath,"$libdir"
+    env -u TANDEM_RANK -u TANDEM_SIZE -u TANDEM_SHM_FD -u TANDEM_CTL_FD \
+        "$work/lib_probe" > "$work/lib.out" 2> "$work/lib.err" || {
+        echo "check_abi: the library probe failed:" >&2
+        cat "$work/lib.err" >&2
+        exit 1
+    }
+fi
+if ! python3 - "$table" "$work" "${TANDEM_LIB:-}" <<'EOF'
+import sys, os
+table, work, lib = sys.argv[1], sys.argv[2], sys.argv[3]
+ents = []
+for line in open(table):
+    line = line.strip()
+    if not line or line.startswith('#'):
+        continue
+    f = line.split(None, 4)
+    ents.append((f[0], f[1], int(f[2], 0), f[4] == 'yes'))
+problems = open(os.path.join(work, 'table_absent.txt')).read().splitlines()
+ours = dict(l.split() for l in open(os.path.join(work, 'table_ours.out')))
+for kind, name, value, yes in ents:
+    if yes and int(ours[name]) & 0xffffffff != value:
+        problems.append('%s: ours %#x, MPICH %#x' % (name, int(ours[name]) & 0xffffffff, value))
+# names of the same type the standard gives two spellings of
+ALIAS = {'MPI_C_FLOAT_COMPLEX': 'MPI_C_COMPLEX', 'MPI_LONG_LONG_INT': 'MPI_LONG_LONG'}
+checked = 0
+if lib:
+    got = {}
+    for l in open(os.path.join(work, 'lib.out')):
+        f = l.rstrip('\n').split(' ', 4)
+        got[f[0]] = f[1:]
+    for kind, name, value, yes in ents:
+        if not yes or kind not in ('datatype', 'pair', 'op', 'errhandler', 'errclass', 'comm',
+                                   'group', 'info'):
+            continue
+        checked += 1
+        g = got.get(name)
+        if g is None or g[0] != '0':
+            problems.append('library: %s %s refused (%s)' % (kind, name, g))
+            continue
+        if kind in ('datatype', 'pair'):
+            size, comb, tname = int(g[1]), int(g[2]), g[3] if len(g) > 3 else ''
+            if kind == 'datatype' and size != (value >> 8) & 0xff:
+                problems.append('library: %s has size %d, its handle says %d'
+                                % (name, size, (value >> 8) & 0xff))
+            if tname not in (name, ALIAS.get(name)):
+                problems.append('library: %s is named "%s"' % (name, tname))
+            if comb != 1:
+                problems.append('library: %s has combiner %d, not MPI_COMBINER_NAMED' % (name, comb))
+        elif kind == 'errclass':
+            cls, text = int(g[1]), ' '.join(g[2:])
+            if cls != value or not text:
+                problems.append('library: error class %s: class %d, string "%s"' % (name, cls, text))
+for p in problems:
+    print('table: ' + p)
+print('check_abi: %d names of %s; %s' % (len(ents), os.path.basename(table),
+      'the library knows all %d of its objects' % checked if lib and not problems else
+      'library not probed (set TANDEM_LIB)' if not lib else 'mismatches above'))
+sys.exit(1 if problems else 0)
+EOF
+then
+    status=1
+fi
+
+if [ ! -f "$mpich/mpi.h" ]; then
+    echo "check_abi: no MPICH header in $mpich: only the table was checked" >&2
+    exit $status
+fi
 
 # The preprocessed text and macro list of each header.
 for side in mpich ours; do
@@ -47,12 +192,15 @@ for side in mpich ours; do
     "$cc" -std=c11 -I"$inc" -E -dM "$work/inc.c" > "$work/$side.dm"
 done
 
-python3 - "$work" <<'EOF'
+python3 - "$work" "$table" <<'EOF'
 import re, sys, os
-work = sys.argv[1]
+work, table = sys.argv[1], sys.argv[2]
 
-# Differences we mean to have: MPICH 4.0.2 says MPI 4.0, Tandem implements 3.1.
+# Differences we mean to have: MPICH 4.0.2 says MPI 4.0, Tandem implements 3.1; and the
+# names of the table of predefined handles, checked against it above (the installed MPICH
+# may be older than the one the table describes).
 INTENDED = {'MPI_VERSION', 'MPI_SUBVERSION'}
+INTENDED |= {l.split()[1] for l in open(table) if l.strip() and not l.startswith('#')}
 # MPICH names that are not part of the ABI (include guards, ROMIO bookkeeping).
 NOT_ABI = {'MPI_INCLUDED', 'MPI_PROTO_H_INCLUDED', 'MPI_FILE_DEFINED'}
 # Non-MPI_ names the ABI still needs.
@@ -183,7 +331,6 @@ int MPIR_Dup_fn(void) { return 0; }
 EOF
 "$cc" -c "$work/stub.c" -o "$work/stub.o"
 
-status=0
 for side in mpich ours; do
     if [ $side = mpich ]; then inc=$mpich; else inc=$ours; fi
     if ! "$cxx" -std=c++11 -w -DMPICH_SKIP_MPICXX -I"$inc" -c "$work/probe.cc" -o "$work/$side.o" \
