@@ -934,14 +934,17 @@ TDM_WEAK(MPI_Type_create_resized_c)
  * the smallest Fortran kind that holds them, as SELECTED_INT_KIND / SELECTED_REAL_KIND
  * choose with gfortran: a duplicate of MPI_INTEGERn, MPI_REALn or MPI_COMPLEXn whose
  * envelope says MPI_COMBINER_F90_* with (r) or (p, r). It is predefined for the user:
- * the same handle for the same arguments, never freed (the table below keeps it). */
+ * the same handle for the same arguments, never freed (the table below keeps it, one
+ * entry per distinct (p, r) asked for, as many as there are). */
 enum { F90_INTEGER, F90_REAL, F90_COMPLEX, F90_KINDS };
-#define F90_CACHE 16
-static struct {
+typedef struct f90_ent {
     int p, r;
     MPI_Datatype type;
-} f90_cache[F90_KINDS][F90_CACHE];
-static int f90_ncache[F90_KINDS];
+} f90_ent_t;
+static struct {
+    f90_ent_t *ent;
+    size_t n, cap;
+} f90_cache[F90_KINDS];
 
 static bool type_is_f90(const tdm_dtype_t *dt) {
     const tdm_dtype_contents_t *c = tdm_dtype_contents(dt);
@@ -960,12 +963,13 @@ static int f90_type(const char *fn, int kind, int p, int r, MPI_Datatype *newtyp
                            p < 0 && p != MPI_UNDEFINED ? p : r);
     MPI_Datatype base = MPI_DATATYPE_NULL;
     if (kind == F90_INTEGER) {
-        /* kinds 1, 2, 4, 8 hold 2, 4, 9, 18 decimal digits */
+        /* kinds 1, 2, 4, 8, 16 hold 2, 4, 9, 18, 38 decimal digits */
         int want = r == MPI_UNDEFINED ? 9 : r;
         base = want <= 2    ? MPI_INTEGER1
                : want <= 4  ? MPI_INTEGER2
                : want <= 9  ? MPI_INTEGER4
                : want <= 18 ? MPI_INTEGER8
+               : want <= 38 ? MPI_INTEGER16
                             : MPI_DATATYPE_NULL;
     } else {
         /* binary32, binary64, binary128: precision 6, 15, 33; range 37, 307, 4931 */
@@ -988,18 +992,20 @@ static int f90_type(const char *fn, int kind, int p, int r, MPI_Datatype *newtyp
                            p, r);
     if (kind == F90_INTEGER)
         p = MPI_UNDEFINED; /* not an argument: one entry per r */
-    for (int i = 0; i < f90_ncache[kind]; i++) {
-        if (f90_cache[kind][i].p == p && f90_cache[kind][i].r == r) {
-            *newtype = f90_cache[kind][i].type;
+    for (size_t i = 0; i < f90_cache[kind].n; i++) {
+        if (f90_cache[kind].ent[i].p == p && f90_cache[kind].ent[i].r == r) {
+            *newtype = f90_cache[kind].ent[i].type;
             return MPI_SUCCESS;
         }
     }
-    if (f90_ncache[kind] == F90_CACHE)
-        return tdm_mpi_err(NULL, MPI_ERR_INTERN, fn,
-                           "more than %d distinct Fortran %s kinds asked for", F90_CACHE,
-                           kind == F90_INTEGER ? "integer"
-                           : kind == F90_REAL  ? "real"
-                                               : "complex");
+    if (f90_cache[kind].n == f90_cache[kind].cap) {
+        size_t ncap = f90_cache[kind].cap ? 2 * f90_cache[kind].cap : 16;
+        f90_ent_t *ne = realloc(f90_cache[kind].ent, ncap * sizeof(*ne));
+        if (!ne)
+            return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory for the table of types");
+        f90_cache[kind].ent = ne;
+        f90_cache[kind].cap = ncap;
+    }
     tdm_dtype_t *dt = NULL;
     int rc = tdm_dtype_create_dup(tdm_dtype_get(base), &dt);
     int ints[2] = {kind == F90_INTEGER ? r : p, r};
@@ -1009,9 +1015,7 @@ static int f90_type(const char *fn, int kind, int p, int r, MPI_Datatype *newtyp
     if (err)
         return err;
     tdm_dtype_commit(dt);
-    f90_cache[kind][f90_ncache[kind]].p = p;
-    f90_cache[kind][f90_ncache[kind]].r = r;
-    f90_cache[kind][f90_ncache[kind]++].type = nt;
+    f90_cache[kind].ent[f90_cache[kind].n++] = (f90_ent_t){.p = p, .r = r, .type = nt};
     *newtype = nt;
     return MPI_SUCCESS;
 }

@@ -2,8 +2,9 @@
 /*
  * MPI_Type_create_f90_integer/real/complex: the kind each (p, r) selects (its size),
  * the envelope and contents they report (MPI_COMBINER_F90_*, (r) or (p, r)), the
- * same handle for the same arguments, no freeing, ranges no kind holds refused, and
- * a message of such a type between two ranks.
+ * same handle for the same arguments (for as many distinct arguments as a program
+ * asks for: every r and hundreds of (p, r)), no freeing, ranges no kind holds refused,
+ * and a message of such a type between two ranks.
  */
 #include "dtest.h"
 
@@ -39,8 +40,8 @@ int main(int argc, char **argv) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Datatype t = MPI_DATATYPE_NULL, t2 = MPI_DATATYPE_NULL;
     int rc; /* each call before its check: arguments are evaluated in no set order */
-    static const int ranges[][2] = {{1, 1}, {2, 1}, {4, 2}, {9, 4}, {18, 8}};
-    for (int i = 0; i < 5; i++) {
+    static const int ranges[][2] = {{1, 1}, {2, 1}, {4, 2}, {9, 4}, {18, 8}, {19, 16}, {38, 16}};
+    for (int i = 0; i < 7; i++) {
         int r = ranges[i][0];
         char what[64];
         snprintf(what, sizeof(what), "f90_integer(%d)", r);
@@ -66,8 +67,31 @@ int main(int argc, char **argv) {
     CHECK(t == t2, "f90_real(15, 300) twice: %#x and %#x", (unsigned)t, (unsigned)t2);
     CHECK(cls(MPI_Type_free(&t2)) == MPI_ERR_TYPE && t2 == t, "an f90 type was freed");
 
+    /* every range and many (p, r): each is one type, the same again on the second ask
+     * (the table of them used to stop at 16 per kind with MPI_ERR_INTERN) */
+    static MPI_Datatype ints_r[39], reals_pr[34][40];
+    for (int pass = 0; pass < 2; pass++) {
+        for (int r = 0; r <= 38; r++) {
+            rc = MPI_Type_create_f90_integer(r, &t2);
+            CHECK(rc == MPI_SUCCESS && (pass == 0 || t2 == ints_r[r]),
+                  "f90_integer(%d) pass %d: rc %d class %d", r, pass, rc, cls(rc));
+            ints_r[r] = t2;
+        }
+        for (int p = 0; p <= 33; p++) {
+            for (int r = 0; r < 40; r++) {
+                rc = MPI_Type_create_f90_real(p, r * 100, &t2);
+                CHECK(rc == MPI_SUCCESS && (pass == 0 || t2 == reals_pr[p][r]),
+                      "f90_real(%d, %d) pass %d: rc %d class %d", p, r * 100, pass, rc, cls(rc));
+                reals_pr[p][r] = t2;
+            }
+        }
+    }
+    int sz = 0;
+    MPI_Type_size(ints_r[38], &sz);
+    CHECK(sz == 16, "f90_integer(38): size %d", sz);
+
     /* no kind holds these */
-    CHECK(cls(MPI_Type_create_f90_integer(19, &t2)) == MPI_ERR_ARG, "f90_integer(19) accepted");
+    CHECK(cls(MPI_Type_create_f90_integer(39, &t2)) == MPI_ERR_ARG, "f90_integer(39) accepted");
     CHECK(cls(MPI_Type_create_f90_real(34, 30, &t2)) == MPI_ERR_ARG, "f90_real(34, 30) accepted");
     CHECK(cls(MPI_Type_create_f90_complex(MPI_UNDEFINED, MPI_UNDEFINED, &t2)) == MPI_ERR_ARG,
           "f90_complex(UNDEFINED, UNDEFINED) accepted");
