@@ -132,11 +132,14 @@ void tdm_mpi_status_set(MPI_Status *st, const tdm_status_t *s);
 /* Complete-and-release a finished request; returns its MPI error code. */
 int tdm_mpi_req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st);
 
+/* The empty status (MPI-4.1 3.7.3) and the status of a receive from MPI_PROC_NULL.
+ * Neither writes MPI_ERROR: a call that completes one request leaves it alone, and
+ * the ones that complete several set it only when they return MPI_ERR_IN_STATUS
+ * (MPI-4.1 3.2.5), as MPICH does. */
 static inline void tdm_mpi_status_empty(MPI_Status *st) {
     if (st != MPI_STATUS_IGNORE) {
         st->MPI_SOURCE = MPI_ANY_SOURCE;
         st->MPI_TAG = MPI_ANY_TAG;
-        st->MPI_ERROR = MPI_SUCCESS;
         st->count_lo = 0;
         st->count_hi_and_cancelled = 0;
     }
@@ -145,7 +148,6 @@ static inline void tdm_mpi_status_procnull(MPI_Status *st) {
     if (st != MPI_STATUS_IGNORE) {
         st->MPI_SOURCE = MPI_PROC_NULL;
         st->MPI_TAG = MPI_ANY_TAG;
-        st->MPI_ERROR = MPI_SUCCESS;
         st->count_lo = 0;
         st->count_hi_and_cancelled = 0;
     }

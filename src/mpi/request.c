@@ -33,6 +33,23 @@ typedef int (*greq_query_fn_t)(void *, MPI_Status *);
 typedef int (*greq_free_fn_t)(void *);
 typedef int (*greq_cancel_fn_t)(void *, int);
 
+/* A generalized request's status, from its query function: filled in a status of our
+ * own and copied but for MPI_ERROR, which is not the query's to set in the user's
+ * status (the query's return value is the error). */
+static int greq_status(tdm_req_t *r, MPI_Status *st) {
+    MPI_Status tmp;
+    tdm_mpi_status_empty(&tmp);
+    tmp.MPI_ERROR = MPI_SUCCESS;
+    int err = ((greq_query_fn_t)r->greq_query)(r->greq_state, &tmp);
+    if (st != MPI_STATUS_IGNORE) {
+        st->MPI_SOURCE = tmp.MPI_SOURCE;
+        st->MPI_TAG = tmp.MPI_TAG;
+        st->count_lo = tmp.count_lo;
+        st->count_hi_and_cancelled = tmp.count_hi_and_cancelled;
+    }
+    return err;
+}
+
 /* The request is complete: report its status, release it (persistent ones go
  * back to inactive), set the handle. Returns the operation's error code, reported
  * as an error of `fn`. */
@@ -52,10 +69,7 @@ static int req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st, const c
         return req_finish(in, &ih, st, fn);
     }
     if (r->kind == TDM_REQ_GREQ) {
-        MPI_Status tmp;
-        MPI_Status *sp = st == MPI_STATUS_IGNORE ? &tmp : st;
-        tdm_mpi_status_empty(sp);
-        err = ((greq_query_fn_t)r->greq_query)(r->greq_state, sp);
+        err = greq_status(r, st);
         int ferr = ((greq_free_fn_t)r->greq_free)(r->greq_state);
         if (!err)
             err = ferr;
@@ -222,11 +236,8 @@ static int finish_all(int count, MPI_Request reqs[], MPI_Status statuses[], cons
         int err = MPI_SUCCESS;
         if (r)
             err = req_finish(r, &reqs[i], st, fn);
-        else if (st != MPI_STATUS_IGNORE) {
-            int keep = st->MPI_ERROR; /* an empty status, but MPI_ERROR is not ours yet */
+        else
             tdm_mpi_status_empty(st);
-            st->MPI_ERROR = keep;
-        }
         if (err && !any_err && st != MPI_STATUS_IGNORE) {
             /* first failure: the earlier statuses get MPI_SUCCESS */
             for (int j = 0; j < i; j++)
@@ -398,9 +409,9 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) 
     if (*flag) {
         tdm_req_t *src = r->persistent ? r->inner : r;
         if (src->kind == TDM_REQ_GREQ) {
-            tdm_mpi_status_empty(status);
-            if (status != MPI_STATUS_IGNORE)
-                ((greq_query_fn_t)src->greq_query)(src->greq_state, status);
+            int qerr = greq_status(src, status);
+            if (qerr)
+                return tdm_mpi_err_code(src->comm, qerr, "MPI_Request_get_status");
         } else {
             tdm_status_t s = src->status;
             if (src->kind == TDM_REQ_SEND) {
