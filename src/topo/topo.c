@@ -4,6 +4,8 @@
 
 #include "../base/log.h"
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,51 +204,143 @@ void tdm_topo_attach(tdm_comm_t *c, tdm_topo_t *t) {
     c->topo = t;
 }
 
-/* ---- Dims_create ---- */
+/* ---- Dims_create ----
+ * MPI asks for dimensions "as close to each other as possible". Tandem takes that as:
+ * the free dimensions' largest minus smallest is as small as it can be, ties going to
+ * the smallest largest, then the smallest second, and so on (the dims in nonincreasing
+ * order, compared left to right). The search is exact: a depth-first walk over the
+ * divisors, each dimension no larger than the one before, cut where even the best
+ * completion cannot beat the best found (greedy prime packing gave 72 in 2 as 12 x 6
+ * where 9 x 8 exists). At most as many dimensions as n has prime factors exceed 1. */
 
-static int cmp_desc(const void *a, const void *b) {
+typedef struct dims_search {
+    const int *divs; /* divisors of the number to split, ascending */
+    int ndivs;
+    int k;        /* dimensions the search fills (the others are 1) */
+    bool ones;    /* some free dimension is 1 whatever the split */
+    int cur[32];  /* the dimensions chosen so far, nonincreasing */
+    int best[32]; /* the best complete choice */
+    long long best_range;
+} dims_search_t;
+
+static int cmp_asc(const void *a, const void *b) {
     int x = *(const int *)a, y = *(const int *)b;
-    return (x < y) - (x > y);
+    return (x > y) - (x < y);
+}
+
+/* The largest r with r^e <= m (e >= 1). */
+static int iroot(int m, int e) {
+    int lo = 1, hi = m;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        long long p = 1;
+        for (int i = 0; i < e && p <= m; i++)
+            p *= mid;
+        if (p <= m)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Does a beat the best so far: smaller range, or the same and smaller left to right? */
+static bool dims_better(const dims_search_t *s, long long range) {
+    if (range != s->best_range)
+        return range < s->best_range;
+    for (int i = 0; i < s->k; i++)
+        if (s->cur[i] != s->best[i])
+            return s->cur[i] < s->best[i];
+    return false;
+}
+
+/* Fill dimension i onwards with m, each at most `upper`. */
+static void dims_walk(dims_search_t *s, int i, int m, int upper) {
+    int left = s->k - i; /* dimensions still to fill, this one included */
+    if (left == 1) {
+        if (m > upper)
+            return;
+        s->cur[i] = m;
+        long long range = (long long)s->cur[0] - (s->ones ? 1 : m);
+        if (dims_better(s, range)) {
+            s->best_range = range;
+            for (int j = 0; j < s->k; j++)
+                s->best[j] = s->cur[j];
+        }
+        return;
+    }
+    /* this dimension is at least the left-th root of m (the others are no larger) */
+    int lowest = iroot(m, left);
+    long long p = 1;
+    for (int e = 0; e < left && p < m; e++)
+        p *= lowest;
+    if (p < m)
+        lowest++;
+    for (int d = 0; d < s->ndivs; d++) {
+        int v = s->divs[d];
+        if (v < lowest || m % v)
+            continue;
+        if (v > upper)
+            break;
+        int first = i == 0 ? v : s->cur[0];
+        /* the smallest dimension of any completion is at most the (left-1)-th root of
+         * what remains: the range cannot get below first minus that */
+        long long floor_range = (long long)first - (s->ones ? 1 : iroot(m / v, left - 1));
+        if (floor_range > s->best_range) {
+            if (i == 0)
+                break; /* larger first dimensions only make it worse */
+            continue;
+        }
+        s->cur[i] = v;
+        dims_walk(s, i + 1, m / v, v);
+    }
 }
 
 int tdm_topo_dims_create(int nnodes, int ndims, int *dims) {
-    int preset = 1, nfree = 0;
+    long long preset = 1;
+    int nfree = 0;
     for (int i = 0; i < ndims; i++) {
         if (dims[i] > 0)
             preset *= dims[i];
         else
             nfree++;
+        if (preset > nnodes)
+            return -1;
     }
     if (preset <= 0 || nnodes % preset != 0)
         return -1;
-    int rest = nnodes / preset;
+    int rest = (int)(nnodes / preset);
     if (nfree == 0)
         return rest == 1 ? 0 : -1;
-    /* Prime factors of what the free dimensions must hold, largest first, each
-     * given to the dimension with the smallest product so far: balanced for
-     * the sizes MPI programs use (12 -> 4x3, 36 -> 6x6, 64 in 4 -> 4x4x2x2). */
-    int f[32], nf = 0;
-    for (int p = 2; (long long)p * p <= rest; p++)
-        while (rest % p == 0) {
-            f[nf++] = p;
-            rest /= p;
+    /* prime factors (at most 31 for an int) and divisors (at most 1536) of rest */
+    int nprime = 0;
+    for (int m = rest, p = 2; m > 1; p++) {
+        if ((long long)p * p > m)
+            p = m;
+        while (m % p == 0) {
+            m /= p;
+            nprime++;
         }
-    if (rest > 1)
-        f[nf++] = rest;
-    int bins[64]; /* more free dimensions than factors: the extra ones stay 1 */
-    int nb = nfree < 64 ? nfree : 64;
-    for (int i = 0; i < nb; i++)
-        bins[i] = 1;
-    for (int k = nf - 1; k >= 0; k--) {
-        int small = 0;
-        for (int i = 1; i < nb; i++)
-            if (bins[i] < bins[small])
-                small = i;
-        bins[small] *= f[k];
     }
-    qsort(bins, (size_t)nb, sizeof(int), cmp_desc);
+    int divs[1600], ndivs = 0; /* 2095133040 has the most divisors of any int: 1600 */
+    for (int d = 1; (long long)d * d <= rest; d++) {
+        if (rest % d == 0) {
+            divs[ndivs++] = d;
+            if (d != rest / d)
+                divs[ndivs++] = rest / d;
+        }
+    }
+    qsort(divs, (size_t)ndivs, sizeof(int), cmp_asc);
+    dims_search_t s = {.divs = divs, .ndivs = ndivs, .best_range = LLONG_MAX};
+    s.k = nfree < nprime ? nfree : nprime;
+    s.ones = nfree > nprime;
+    if (s.k == 0) {
+        s.k = 1; /* rest == 1: every free dimension is 1 */
+        s.ones = false;
+    }
+    dims_walk(&s, 0, rest, rest);
     for (int i = 0, b = 0; i < ndims; i++)
         if (dims[i] == 0)
-            dims[i] = b < nb ? bins[b++] : 1;
+            dims[i] = b < s.k ? s.best[b++] : 1;
     return 0;
 }

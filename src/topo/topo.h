@@ -70,8 +70,10 @@ int tdm_topo_cart_rank(const tdm_topo_t *t, const int *coords);
 /* MPI_Cart_shift for the caller: ranks or -1 (MPI_PROC_NULL). */
 void tdm_topo_cart_shift(const tdm_topo_t *t, int dir, int disp, int *src_p, int *dst_p);
 
-/* MPI_Dims_create: fill the zero entries of dims (nonincreasing, balanced).
- * 0, or -1 when nnodes is not a multiple of the product of the preset ones. */
+/* MPI_Dims_create: fill the zero entries of dims, nonincreasing, with the smallest
+ * difference between the largest and the smallest of them (ties: the smallest from
+ * the left). 0, or -1 when nnodes is not a multiple of the product of the preset ones
+ * (or is not that product when none is zero). */
 int tdm_topo_dims_create(int nnodes, int ndims, int *dims);
 
 /* ---- distributed graph edge exchange (dist.c) ----

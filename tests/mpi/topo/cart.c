@@ -44,6 +44,11 @@ static void test_dims(void) {
     dims_case(5, 1, D(0), D(5));
     dims_case(1, 0, D(0), D(0));
     dims_case(9, 3, D(3, 0, 0), D(3, 3, 1));
+    /* as close as possible, not greedy (12 x 6 for 72 before) */
+    dims_case(72, 2, D(0, 0), D(9, 8));
+    dims_case(360, 2, D(0, 0), D(20, 18));
+    dims_case(360, 3, D(0, 0, 0), D(9, 8, 5));
+    dims_case(360, 3, D(0, 2, 0), D(15, 2, 12));
     int d[2] = {-1, 0};
     T_FAILS(MPI_ERR_DIMS, MPI_Dims_create(4, 2, d));
     T_FAILS(MPI_ERR_DIMS, MPI_Dims_create(4, -1, d));
