@@ -8,7 +8,10 @@
  */
 #include "bind.h"
 
+#include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- data symbols ----
@@ -40,6 +43,46 @@ MPI_F08_status *MPI_F08_STATUSES_IGNORE = MPIR_F08_MPI_STATUSES_IGNORE_OBJ;
 static char pvar_all_handles_sentinel;
 struct MPIR_T_pvar_handle_s *const MPI_T_PVAR_ALL_HANDLES =
     (struct MPIR_T_pvar_handle_s *)&pvar_all_handles_sentinel;
+
+/* ---- MPI_BOTTOM ----
+ * The lowest address the kernel lets a process map (vm.mmap_min_addr: 4096 or 65536 on
+ * common systems, 0 if root lowered it), read once; a buffer argument of MPI_BOTTOM whose
+ * data would start below it, or at address 0, cannot name a program's memory. Only read
+ * when a buffer is NULL: it costs the usual calls nothing. */
+static uintptr_t lowest_mappable(void) {
+    static uintptr_t lowest;
+    if (!lowest) {
+        unsigned long v = 0;
+        FILE *f = fopen("/proc/sys/vm/mmap_min_addr", "r");
+        if (f) {
+            if (fscanf(f, "%lu", &v) != 1)
+                v = 0;
+            fclose(f);
+        }
+        lowest = v ? (uintptr_t)v : 1;
+    }
+    return lowest;
+}
+
+__extension__ typedef __int128 i128_t;
+
+int tdm_mpi_bottom_refused(tdm_comm_t *comm, const char *fn, const char *what, MPI_Count count,
+                           const tdm_dtype_t *dt) {
+    /* the lowest byte of count items: true_lb, or further down when the extent is
+     * negative (in 128 bits: count * extent may not fit in 64) */
+    ptrdiff_t ext = tdm_dtype_extent(dt);
+    i128_t lo = dt->true_lb;
+    if (ext < 0)
+        lo += (i128_t)(count - 1) * ext;
+    if (lo >= (i128_t)lowest_mappable())
+        return MPI_SUCCESS;
+    return tdm_mpi_err(comm, MPI_ERR_BUFFER, fn,
+                       "%s is NULL (MPI_BOTTOM), but with count=%lld the datatype's data would "
+                       "start at address %lld, below the lowest address a process can map "
+                       "(%lu): NULL is a buffer only for datatypes built from absolute addresses",
+                       what, (long long)count, lo < LLONG_MIN ? LLONG_MIN : (long long)lo,
+                       (unsigned long)lowest_mappable());
+}
 
 /* ---- predefined attribute copy function ----
  * MPI_DUP_FN, MPI_COMM_DUP_FN, MPI_TYPE_DUP_FN and MPI_WIN_DUP_FN all expand

@@ -88,14 +88,24 @@ _Noreturn void tdm_mpi_abort_job(int code, const char *why);
                                (unsigned)(_handle));                                               \
     } while (0)
 
-#define TDM_CHECK_BUF(_fn, _comm, _buf, _count, _dt)                                               \
+/* A NULL buffer is MPI_BOTTOM: the datatype's displacements are then addresses, which is
+ * how programs use types built with MPI_Get_address (MPI-4.1 5.1.12). It is refused only
+ * when the data of `count` items would start below the lowest address a process can
+ * map (vm.mmap_min_addr; address 0 at least), which no legal program's data can do:
+ * a relative datatype with a NULL buffer. MPICH refuses only a true lower bound of 0,
+ * and an int at displacement 8 with a NULL buffer reached memcpy. */
+int tdm_mpi_bottom_refused(tdm_comm_t *comm, const char *fn, const char *what, MPI_Count count,
+                           const tdm_dtype_t *dt);
+#define TDM_CHECK_BUF_NAMED(_fn, _comm, _buf, _what, _count, _dt)                                  \
     do {                                                                                           \
-        if (TDM_UNLIKELY((_buf) == NULL && (_count) > 0 && (_dt)->size > 0 &&                      \
-                         (_dt)->true_lb == 0))                                                     \
-            return tdm_mpi_err(_comm, MPI_ERR_BUFFER, _fn,                                         \
-                               "buffer is NULL with count=%lld of a non-empty datatype",           \
-                               (long long)(_count));                                               \
+        if (TDM_UNLIKELY((_buf) == NULL && (_count) > 0 && (_dt)->size > 0)) {                     \
+            int e_ = tdm_mpi_bottom_refused(_comm, _fn, _what, (MPI_Count)(_count), _dt);          \
+            if (e_)                                                                                \
+                return e_;                                                                         \
+        }                                                                                          \
     } while (0)
+#define TDM_CHECK_BUF(_fn, _comm, _buf, _count, _dt)                                               \
+    TDM_CHECK_BUF_NAMED(_fn, _comm, _buf, #_buf, _count, _dt)
 
 /* Destination / source rank: 0..size-1, MPI_PROC_NULL (and MPI_ANY_SOURCE if allowed).
  * On an intercommunicator the rank names the remote group. */

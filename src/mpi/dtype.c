@@ -1502,8 +1502,9 @@ static int pack_common(const char *fn, const void *inbuf, MPI_Count incount, MPI
         return tdm_mpi_err(c, MPI_ERR_TRUNCATE, fn,
                            "%zu bytes do not fit at position %lld of a %lld-byte buffer", bytes,
                            (long long)*position, (long long)outsize);
-    if (bytes && (!outbuf || !inbuf))
-        return tdm_mpi_err(c, MPI_ERR_BUFFER, fn, "%s is NULL", outbuf ? "inbuf" : "outbuf");
+    TDM_CHECK_BUF_NAMED(fn, c, inbuf, "inbuf", incount, dt);
+    if (bytes && !outbuf)
+        return tdm_mpi_err(c, MPI_ERR_BUFFER, fn, "outbuf is NULL with %zu bytes to pack", bytes);
     tdm_dtype_pack(inbuf, (size_t)incount, dt, 0, (char *)outbuf + *position, bytes);
     *position += (MPI_Count)bytes;
     return MPI_SUCCESS;
@@ -1541,8 +1542,9 @@ static int unpack_common(const char *fn, const void *inbuf, MPI_Count insize, MP
         return tdm_mpi_err(c, MPI_ERR_TRUNCATE, fn,
                            "%zu bytes wanted at position %lld of a %lld-byte buffer", bytes,
                            (long long)*position, (long long)insize);
-    if (bytes && (!outbuf || !inbuf))
-        return tdm_mpi_err(c, MPI_ERR_BUFFER, fn, "%s is NULL", outbuf ? "inbuf" : "outbuf");
+    TDM_CHECK_BUF_NAMED(fn, c, outbuf, "outbuf", outcount, dt);
+    if (bytes && !inbuf)
+        return tdm_mpi_err(c, MPI_ERR_BUFFER, fn, "inbuf is NULL with %zu bytes to unpack", bytes);
     tdm_dtype_unpack(outbuf, (size_t)outcount, dt, 0, (const char *)inbuf + *position, bytes);
     *position += (MPI_Count)bytes;
     return MPI_SUCCESS;
@@ -1624,8 +1626,10 @@ static int pack_ext_common(const char *fn, const char *datarep, const void *inbu
         return tdm_mpi_err(NULL, MPI_ERR_TRUNCATE, fn,
                            "%zu bytes do not fit at position %lld of a %lld-byte buffer", bytes,
                            (long long)*position, (long long)outsize);
-    if (bytes && (!outbuf || !inbuf))
-        return tdm_mpi_err(NULL, MPI_ERR_BUFFER, fn, "%s is NULL", outbuf ? "inbuf" : "outbuf");
+    TDM_CHECK_BUF_NAMED(fn, NULL, inbuf, "inbuf", incount, dt);
+    if (bytes && !outbuf)
+        return tdm_mpi_err(NULL, MPI_ERR_BUFFER, fn, "outbuf is NULL with %zu bytes to pack",
+                           bytes);
     if (tdm_dtype_pack_ext32(inbuf, (size_t)incount, dt, (char *)outbuf + *position))
         return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory converting %zu bytes", bytes);
     *position += (MPI_Count)bytes;
@@ -1667,8 +1671,10 @@ static int unpack_ext_common(const char *fn, const char *datarep, const void *in
         return tdm_mpi_err(NULL, MPI_ERR_TRUNCATE, fn,
                            "%zu bytes wanted at position %lld of a %lld-byte buffer", bytes,
                            (long long)*position, (long long)insize);
-    if (bytes && (!outbuf || !inbuf))
-        return tdm_mpi_err(NULL, MPI_ERR_BUFFER, fn, "%s is NULL", outbuf ? "inbuf" : "outbuf");
+    TDM_CHECK_BUF_NAMED(fn, NULL, outbuf, "outbuf", outcount, dt);
+    if (bytes && !inbuf)
+        return tdm_mpi_err(NULL, MPI_ERR_BUFFER, fn, "inbuf is NULL with %zu bytes to unpack",
+                           bytes);
     if (tdm_dtype_unpack_ext32((const char *)inbuf + *position, outbuf, (size_t)outcount, dt))
         return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory converting %zu bytes", bytes);
     *position += (MPI_Count)bytes;

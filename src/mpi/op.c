@@ -73,8 +73,8 @@ static int reduce_local(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_
                            tdm_op_name(o), tdm_dtype_name(dt));
     if (count > 0 && dt->size > 0 && (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE))
         return tdm_mpi_err(NULL, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not allowed here");
-    if (count > 0 && dt->size > 0 && (!inbuf || !inoutbuf) && dt->true_lb == 0)
-        return tdm_mpi_err(NULL, MPI_ERR_BUFFER, fn, "buffer is NULL");
+    TDM_CHECK_BUF(fn, NULL, inbuf, count, dt);
+    TDM_CHECK_BUF(fn, NULL, inoutbuf, count, dt);
     tdm_op_apply(o, inbuf, inoutbuf, (size_t)count, dt);
     return MPI_SUCCESS;
 }
