@@ -7,6 +7,7 @@
  */
 #include "dtest.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,6 +421,41 @@ static void test_envelope(void) {
     CHECK(counts[0] == 3 && counts[1] == 2 && counts[2] == 4, "vector_c contents");
     MPI_Type_commit(&t);
     check_ints("vector_c", t, 1, (int[]){0, 1, 4, 5, 8, 9}, 6, 0);
+    MPI_Type_free(&t);
+
+    /* a contiguous type larger than an int can count (mpi4py's testContiguousBigMPI): the
+     * MPI-4 decode gives its combiner and count back as a large count (MPI-4.1 5.1.13);
+     * the int forms cannot say it */
+    MPI_Count big = (MPI_Count)INT_MAX + INT_MAX / 1024, bsize = -1;
+    int isize = 0, err;
+    MPI_Type_contiguous_c(big, MPI_BYTE, &t);
+    MPI_Type_size_c(t, &bsize);
+    MPI_Type_size(t, &isize);
+    CHECK(bsize == big && isize == MPI_UNDEFINED, "contiguous_c(%lld): size %lld, int size %d",
+          (long long)big, (long long)bsize, isize);
+    MPI_Type_get_envelope_c(t, &ci, &ca, &nc, &ct, &comb);
+    CHECK(comb == MPI_COMBINER_CONTIGUOUS && ci == 0 && ca == 0 && nc == 1 && ct == 1,
+          "contiguous_c envelope: combiner %d, %lld %lld %lld %lld", comb, (long long)ci,
+          (long long)ca, (long long)nc, (long long)ct);
+    counts[0] = 0;
+    types[0] = MPI_DATATYPE_NULL;
+    MPI_Type_get_contents_c(t, 0, 0, 1, 1, ints, aints, counts, types);
+    CHECK(counts[0] == big && types[0] == MPI_BYTE, "contiguous_c contents: %lld, %#x",
+          (long long)counts[0], (unsigned)types[0]);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    err = MPI_Type_get_envelope(t, &ni, &na, &nt, &comb);
+    int cls = -1;
+    MPI_Error_class(err, &cls);
+    CHECK(cls == MPI_ERR_TYPE, "int envelope of a large-count type: class %d", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Type_free(&t);
+    /* the same decode through the int constructor: integers, no large counts */
+    MPI_Type_contiguous(INT_MAX, MPI_BYTE, &t);
+    MPI_Type_get_envelope_c(t, &ci, &ca, &nc, &ct, &comb);
+    CHECK(comb == MPI_COMBINER_CONTIGUOUS && ci == 1 && nc == 0 && ct == 1,
+          "contiguous envelope_c: %lld ints, %lld large counts", (long long)ci, (long long)nc);
+    MPI_Type_get_contents(t, 1, 0, 1, ints, aints, types);
+    CHECK(ints[0] == INT_MAX && types[0] == MPI_BYTE, "contiguous contents: %d", ints[0]);
     MPI_Type_free(&t);
 }
 
