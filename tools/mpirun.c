@@ -357,7 +357,10 @@ static void fail(int status, const char *fmt, ...) {
 
 static void ctl_line(rank_t *rk, const char *line) {
     if (line[0] == 'I' && (line[1] == ' ' || line[1] == 0)) {
+        /* again after "F" when a session starts the library anew (MPI-4 sessions):
+         * it must be finalized again before the rank exits */
         rk->inited = 1;
+        rk->finalized = 0;
     } else if (line[0] == 'F' && line[1] == 0) {
         rk->finalized = 1;
     } else if (line[0] == 'A' && (line[1] == ' ' || line[1] == 0)) {

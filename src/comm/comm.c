@@ -17,8 +17,9 @@ _Static_assert(MPI_UNDEFINED == -32766, "group.c and comm.c use MPICH's MPI_UNDE
 _Static_assert(MPI_IDENT == 0 && MPI_CONGRUENT == 1 && MPI_SIMILAR == 2 && MPI_UNEQUAL == 3,
                "tdm_comm_compare results");
 
-static tdm_comm_t world_obj, self_obj;
-tdm_comm_t *tdm_comm_world, *tdm_comm_self;
+static tdm_comm_t world_obj, self_obj, boot_obj;
+tdm_comm_t *tdm_comm_world, *tdm_comm_self, *tdm_comm_boot;
+static bool world_active;
 void (*tdm_comm_destroy_hook)(tdm_comm_t *c);
 const tdm_comm_topo_ops_t *tdm_comm_topo_ops;
 
@@ -56,8 +57,19 @@ int tdm_comm_init(int world_rank, int world_size) {
                             .errhandler = MPI_ERRORS_ARE_FATAL,
                             .builtin = 1};
     strcpy(self_obj.name, "MPI_COMM_SELF");
+    boot_obj = (tdm_comm_t){.handle = MPI_COMM_NULL,
+                            .refs = 1,
+                            .ctx = 4,
+                            .rank = world_rank,
+                            .size = world_size,
+                            .map = tdm_rankmap_affine(world_size, 0, 1),
+                            .errhandler = MPI_ERRORS_RETURN,
+                            .builtin = 1};
+    strcpy(boot_obj.name, "(creation of communicators from groups)");
     tdm_comm_world = &world_obj;
     tdm_comm_self = &self_obj;
+    tdm_comm_boot = &boot_obj;
+    world_active = false;
     if (tdm_group_init(world_rank) || tdm_comm_ctxid_init())
         return -1;
     return 0;
@@ -109,21 +121,73 @@ void tdm_comm_fini(void) {
     tdm_info_free(world_obj.hints);
     tdm_info_free(self_obj.hints);
     world_obj.hints = self_obj.hints = NULL;
-    tdm_comm_world = tdm_comm_self = NULL;
+    tdm_comm_world = tdm_comm_self = tdm_comm_boot = NULL;
+    world_active = false;
     tdm_group_fini();
     tdm_attr_fini();
     tdm_comm_ctxid_fini();
 }
 
+void tdm_comm_world_set_active(bool active) {
+    world_active = active;
+}
+
+bool tdm_comm_world_active(void) {
+    return world_active;
+}
+
 tdm_comm_t *tdm_comm_get(int handle) {
     if (handle == MPI_COMM_WORLD)
-        return tdm_comm_world;
+        return world_active ? tdm_comm_world : NULL;
     if (handle == MPI_COMM_SELF)
-        return tdm_comm_self;
+        return world_active ? tdm_comm_self : NULL;
     if (((unsigned)handle & ~TDM_COMM_INDEX_MASK) != TDM_COMM_USER_BASE)
         return NULL;
     tdm_comm_t *c = tdm_htab_get(&comms, (unsigned)handle & TDM_COMM_INDEX_MASK);
     return c && !c->freed ? c : NULL;
+}
+
+tdm_comm_t *tdm_comm_get_orphan(int handle) {
+    if (((unsigned)handle & ~TDM_COMM_INDEX_MASK) != TDM_COMM_USER_BASE)
+        return NULL;
+    tdm_comm_t *c = tdm_htab_get(&comms, (unsigned)handle & TDM_COMM_INDEX_MASK);
+    return c && c->freed == TDM_COMM_ORPHANED ? c : NULL;
+}
+
+static int cmp_ctx(const void *a, const void *b) {
+    uint32_t x = (*(tdm_comm_t *const *)a)->ctx, y = (*(tdm_comm_t *const *)b)->ctx;
+    return (x > y) - (x < y);
+}
+
+int tdm_comm_list_session(uint32_t session, tdm_comm_t ***list_p) {
+    int n = 0;
+    tdm_comm_t **list = NULL;
+    for (int i = 0; i < comms.count; i++) {
+        tdm_comm_t *c = tdm_htab_get(&comms, (unsigned)i);
+        if (!c || c->freed || c->session != session)
+            continue;
+        tdm_comm_t **l = realloc(list, (size_t)(n + 1) * sizeof(*l));
+        if (!l) {
+            tdm_error(COMM, "out of memory listing the communicators of a session");
+            free(list);
+            return -1;
+        }
+        list = l;
+        list[n++] = c;
+    }
+    /* one order at every process: a communicator's id is the same at all its members */
+    if (n > 1)
+        qsort(list, (size_t)n, sizeof(*list), cmp_ctx);
+    *list_p = list;
+    return n;
+}
+
+void tdm_comm_orphan_session(uint32_t session) {
+    for (int i = 0; i < comms.count; i++) {
+        tdm_comm_t *c = tdm_htab_get(&comms, (unsigned)i);
+        if (c && !c->freed && c->session == session)
+            c->freed = TDM_COMM_ORPHANED;
+    }
 }
 
 void tdm_comm_release_slow(tdm_comm_t *c) {
@@ -158,6 +222,7 @@ static tdm_comm_t *comm_new(tdm_comm_t *parent, tdm_rankmap_t map, int rank, uin
     c->map = map;
     c->world = map.arr ? map.arr->r : NULL;
     c->errhandler = parent->errhandler; /* the bindings take the reference */
+    c->session = parent->session;
     tdm_trace(COMM, "new communicator %#x: ctx %u, rank %d of %d%s", (unsigned)c->handle, ctx, rank,
               map.n, map.arr ? "" : " (affine map)");
     return c;
@@ -356,7 +421,7 @@ int tdm_comm_free(tdm_comm_t *c) {
     int rc = tdm_attr_delete_all(TDM_ATTR_COMM, &c->attrs, c->handle);
     if (rc != 0)
         return rc > 0 ? rc : -1;
-    c->freed = 1;
+    c->freed = TDM_COMM_FREED;
     tdm_comm_release(c);
     return 0;
 }

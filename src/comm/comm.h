@@ -11,7 +11,8 @@
  *
  * Context ids. `ctx` is for point-to-point and `ctx + 1` for collectives, so
  * the two never match each other's messages. Ids are even; id 0 is
- * MPI_COMM_WORLD's, 2 MPI_COMM_SELF's. A new communicator's id is agreed among
+ * MPI_COMM_WORLD's, 2 MPI_COMM_SELF's, 4 the boot communicator's (below). A new
+ * communicator's id is agreed among
  * the processes that create it (see ctxid.c): the union of the ids each of them
  * uses, reduced over the parent communicator, and the lowest id free in it.
  * Two communicators that share a process therefore never share an id, the
@@ -29,6 +30,19 @@
  * callbacks, kills the handle (tdm_comm_get no longer finds it) and drops the
  * user's reference; the object, its context id and its handle slot are
  * reclaimed when the last reference goes.
+ *
+ * Origin. Every communicator and group records what it was derived from
+ * (`session`): 0 for the World Model (MPI_Init), otherwise the serial number of
+ * the MPI session (src/mpi/session.c). Objects of different origins must not be
+ * mixed in one call, and when its origin ends (MPI_Finalize, MPI_Session_finalize)
+ * a communicator is orphaned: tdm_comm_get no longer finds it, MPI_Comm_free still
+ * releases it (tdm_comm_get_orphan).
+ *
+ * The boot communicator. Creating a communicator from a group alone
+ * (MPI_Comm_create_from_group, MPI_Intercomm_create_from_groups) has no parent to
+ * talk over: the group's members talk over a hidden communicator spanning the whole
+ * job on the reserved context 4 (fromgroup.c), which exists whenever the library is
+ * initialised in either model and has no user handle.
  */
 #ifndef TDM_COMM_H
 #define TDM_COMM_H
@@ -54,9 +68,10 @@ typedef struct tdm_comm {
     /* owned by comm/ */
     struct tdm_attr_list *attrs; /* cached attributes (NULL: none) */
     struct tdm_info *hints;      /* info hints set by the user (NULL: none) */
-    uint8_t freed;               /* MPI_Comm_free was called: the handle is dead */
+    uint8_t freed;               /* TDM_COMM_FREED | TDM_COMM_ORPHANED: the handle is dead */
     uint8_t builtin;             /* MPI_COMM_WORLD / MPI_COMM_SELF */
     uint8_t inter;               /* intercommunicator (see below) */
+    uint32_t session;            /* origin: 0 World Model, else a session's serial */
     /* Intercommunicators (MPI-3.1 §6.6; intercomm.c). rank/size/map are the
      * local group; point-to-point ranks name the `remote` group (the sender
      * puts its local rank in the envelope, which is the rank the receiver
@@ -71,6 +86,11 @@ typedef struct tdm_comm {
     void *topo; /* topology (topo/), through tdm_comm_topo_ops */
 } tdm_comm_t;
 
+/* Values of `freed`: the user freed the handle; its origin (World Model or session)
+ * was finalized while the user still held it. */
+#define TDM_COMM_FREED 1u
+#define TDM_COMM_ORPHANED 2u
+
 /* Handles of user communicators: 0x84000000 | index (MPICH's "direct" comm kind). */
 #define TDM_COMM_USER_BASE 0x84000000u
 #define TDM_COMM_INDEX_MASK 0x03ffffffu
@@ -84,18 +104,35 @@ typedef struct tdm_comm {
 /* MPI_Comm_create_group: user tag t maps to TDM_COMM_TAG_GROUP_BASE + (t & mask) */
 #define TDM_COMM_TAG_GROUP_BASE (-0x7fffffff - 1)
 #define TDM_COMM_TAG_GROUP_MASK 0x3fffffff
+/* Creations from groups, on the boot communicator: a hash h of the string tag maps
+ * to TDM_COMM_TAG_FROM_GROUP_BASE + (h & mask) (fromgroup.c) */
+#define TDM_COMM_TAG_FROM_GROUP_BASE (-0x40000000)
+#define TDM_COMM_TAG_FROM_GROUP_MASK 0x1fffffff
 
-extern tdm_comm_t *tdm_comm_world, *tdm_comm_self;
+extern tdm_comm_t *tdm_comm_world, *tdm_comm_self, *tdm_comm_boot;
 
 int tdm_comm_init(int world_rank, int world_size);
+/* MPI_COMM_WORLD and MPI_COMM_SELF are handles only while the World Model is
+ * initialised; the objects exist whenever the library is (tdm_comm_init). */
+void tdm_comm_world_set_active(bool active);
+bool tdm_comm_world_active(void);
 /* Finalize, first step (while MPI still works): delete the attributes of
  * MPI_COMM_SELF, then of MPI_COMM_WORLD, last set first (MPI-4.1 §11.2.4).
  * Returns 0 or the code of the first failing delete callback. Idempotent;
  * tdm_comm_fini calls it if the caller did not. */
 int tdm_comm_finalize_attrs(void);
 void tdm_comm_fini(void);
-/* The communicator a handle names, or NULL (MPI_COMM_NULL, freed, invalid). */
+/* The communicator a handle names, or NULL (MPI_COMM_NULL, freed, orphaned,
+ * MPI_COMM_WORLD/SELF outside the World Model, invalid). */
 tdm_comm_t *tdm_comm_get(int handle);
+/* The communicator of an orphaned handle the user has not freed, or NULL. */
+tdm_comm_t *tdm_comm_get_orphan(int handle);
+/* Communicators with a live user handle derived from `session`, in increasing
+ * order of context id, into a malloc'ed *list_p (NULL when none). The count, or
+ * -1 when out of memory (logged). */
+int tdm_comm_list_session(uint32_t session, tdm_comm_t ***list_p);
+/* Orphan every user communicator derived from `session` (see Origin above). */
+void tdm_comm_orphan_session(uint32_t session);
 
 static inline int tdm_comm_world_rank(const tdm_comm_t *c, int rank) {
     return c->world ? c->world[rank] : c->map.base + rank * c->map.stride;
@@ -177,6 +214,24 @@ int tdm_comm_inter_split(tdm_comm_t *inter, int color, int key, tdm_comm_t **new
  * give `c` (a copy of parent's local side) parent's remote group and a local comm. */
 int tdm_comm_inter_dup(tdm_comm_t *parent, uint32_t *ctx_p, tdm_comm_t **local_p);
 
+/* ---- communicators from groups, without a parent (fromgroup.c, intercomm.c) ----
+ * Collective over the members of the group(s) only; they talk over the boot
+ * communicator with a tag hashed from `stringtag`, and first check that every
+ * member passed the same string tag and group(s) (a hash collision or a
+ * mismatched call then fails instead of mixing two creations). Results: 0, -1
+ * (out of memory or a failed exchange, logged), or a positive MPI error class with
+ * *why_p saying what disagreed. The caller must be a member; new comms take the
+ * group's origin. */
+
+/* MPI_Comm_create_from_group. */
+int tdm_comm_from_group(const tdm_group_t *g, const char *stringtag, const char **why_p,
+                        tdm_comm_t **new_p);
+/* MPI_Intercomm_create_from_groups: the groups must be disjoint (checked by the
+ * caller), leaders are ranks in their groups. */
+int tdm_comm_inter_from_groups(const tdm_group_t *lg, int lleader, const tdm_group_t *rg,
+                               int rleader, const char *stringtag, const char **why_p,
+                               tdm_comm_t **new_p);
+
 /* Compare: 0 ident, 1 congruent, 2 similar, 3 unequal (MPI_IDENT...). */
 int tdm_comm_compare(const tdm_comm_t *a, const tdm_comm_t *b);
 /* Communicators alive (user handles not yet freed + freed ones still in use). */
@@ -207,6 +262,14 @@ int tdm_comm_ctxid_agree_with(const tdm_comm_peers_t *p, tdm_comm_ctxid_merge_fn
                               uint32_t *ctx_p);
 /* Participant 0's `len` bytes at buf to every participant (binomial tree). */
 int tdm_comm_bcast(const tdm_comm_peers_t *p, void *buf, size_t len);
+/* Did all participants pass the same arguments? Each holds a `len`-byte key;
+ * up a binomial tree every participant compares its children's keys with its own
+ * by cmp(mine, theirs), which returns 0 when they agree or a positive code, and
+ * participant 0 sends the largest code found down: every participant gets 0 when
+ * all agree, that code otherwise, or -1 when an exchange failed (logged). */
+typedef int (*tdm_comm_verify_fn_t)(const void *mine, const void *theirs);
+int tdm_comm_verify(const tdm_comm_peers_t *p, const void *key, size_t len,
+                    tdm_comm_verify_fn_t cmp);
 
 /* ---- local context id bookkeeping (ctxid.c) ---- */
 int tdm_comm_ctxid_init(void);

@@ -60,8 +60,8 @@ static int mark(uint32_t bit) {
 }
 
 int tdm_comm_ctxid_init(void) {
-    /* MPI_COMM_WORLD (0, 1) and MPI_COMM_SELF (2, 3) */
-    if (mark(0) || mark(1))
+    /* MPI_COMM_WORLD (0, 1), MPI_COMM_SELF (2, 3) and the boot communicator (4, 5) */
+    if (mark(0) || mark(1) || mark(2))
         return -1;
     return 0;
 }

@@ -134,7 +134,8 @@ tdm_group_t *tdm_group_empty;
 
 int tdm_group_init(int world_rank) {
     my_world_rank = world_rank;
-    empty_obj = (tdm_group_t){.handle = 0x48000000, .refs = 1, .rank = UNDEFINED};
+    empty_obj = (tdm_group_t){
+        .handle = 0x48000000, .refs = 1, .rank = UNDEFINED, .session = TDM_SESSION_ANY};
     tdm_group_empty = &empty_obj;
     return 0;
 }

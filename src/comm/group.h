@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* A shared array of world ranks. */
 typedef struct tdm_ranks {
@@ -58,16 +59,25 @@ bool tdm_rankmap_same_set(const tdm_rankmap_t *a, const tdm_rankmap_t *b);
 
 typedef struct tdm_group {
     int handle;
-    int refs; /* user handles (each Comm_group etc. gives one) */
-    int rank; /* the caller's rank in the group, or -32766 (MPI_UNDEFINED) */
+    int refs;         /* user handles (each Comm_group etc. gives one) */
+    int rank;         /* the caller's rank in the group, or -32766 (MPI_UNDEFINED) */
+    uint32_t session; /* origin (see comm.h): 0 World Model, a session's serial, or
+                         TDM_SESSION_ANY for MPI_GROUP_EMPTY, which mixes with any */
     tdm_rankmap_t map;
 } tdm_group_t;
+
+#define TDM_SESSION_ANY 0xffffffffu
+/* May objects of origins a and b meet in one call? */
+static inline bool tdm_session_compatible(uint32_t a, uint32_t b) {
+    return a == b || a == TDM_SESSION_ANY || b == TDM_SESSION_ANY;
+}
 
 #define TDM_GROUP_USER_BASE 0x88000000u
 #define TDM_GROUP_INDEX_MASK 0x03ffffffu
 
 /* New group owning `map` (taken over, not copied) in which the caller has
- * `rank` (-1: look it up); NULL if out of memory (the map is released then). */
+ * `rank` (-1: look it up), of origin 0 (the caller sets `session` otherwise);
+ * NULL if out of memory (the map is released then). */
 tdm_group_t *tdm_group_new(tdm_rankmap_t map, int rank);
 /* The group a handle names (MPI_GROUP_EMPTY included), or NULL. */
 tdm_group_t *tdm_group_get(int handle);

@@ -389,3 +389,90 @@ out:
     free(all);
     return rc;
 }
+
+/* ---- MPI_Intercomm_create_from_groups ---- */
+
+/* What the members of one group must agree on, and the leaders across. */
+typedef struct inter_key {
+    uint64_t local, remote; /* digests of the two groups, as this side names them */
+    int32_t lleader, rleader;
+    char tag[TDM_COMM_STRINGTAG_BYTES];
+} inter_key_t;
+
+static int inter_key_cmp(const void *mine, const void *theirs) {
+    const inter_key_t *a = mine, *b = theirs;
+    if (memcmp(a->tag, b->tag, sizeof(a->tag)) != 0)
+        return TDM_VERIFY_TAG;
+    if (a->lleader != b->lleader || a->rleader != b->rleader)
+        return TDM_VERIFY_LEADER;
+    return a->local != b->local || a->remote != b->remote ? TDM_VERIFY_GROUP : 0;
+}
+
+/* The leaders' check: the other side's local group must be our remote one and the
+ * other way round (the leaders already found each other: messages went through). */
+static int inter_key_cross(const inter_key_t *mine, const inter_key_t *theirs) {
+    if (memcmp(mine->tag, theirs->tag, sizeof(mine->tag)) != 0)
+        return TDM_VERIFY_TAG;
+    return mine->local != theirs->remote || mine->remote != theirs->local ? TDM_VERIFY_GROUP : 0;
+}
+
+int tdm_comm_inter_from_groups(const tdm_group_t *lg, int lleader, const tdm_group_t *rg,
+                               int rleader, const char *stringtag, const char **why_p,
+                               tdm_comm_t **new_p) {
+    int n = lg->map.n;
+    int *prank = malloc((size_t)n * sizeof(int));
+    if (!prank) {
+        tdm_error(COMM, "out of memory for a group of %d ranks", n);
+        return -1;
+    }
+    /* participant i is local rank lleader + i, so the leader is participant 0 */
+    for (int i = 0; i < n; i++)
+        prank[i] = tdm_rankmap_world(&lg->map, (lleader + i) % n);
+    int tag = tdm_comm_from_group_tag(stringtag);
+    tdm_comm_peers_t p = {.parent = tdm_comm_boot,
+                          .prank = prank,
+                          .n = n,
+                          .me = (lg->rank - lleader + n) % n,
+                          .tag_up = tag,
+                          .tag_down = tag};
+    bridge_t b = {.via = tdm_comm_boot,
+                  .peer = tdm_rankmap_world(&rg->map, rleader),
+                  .tag = tag,
+                  .ctx = tdm_comm_boot->ctx + 1};
+    inter_key_t key;
+    key.local = tdm_comm_rankmap_digest(&lg->map);
+    key.remote = tdm_comm_rankmap_digest(&rg->map);
+    key.lleader = lleader;
+    key.rleader = rleader;
+    tdm_comm_stringtag_copy(key.tag, stringtag);
+    int32_t verdict = tdm_comm_verify(&p, &key, sizeof(key), inter_key_cmp);
+    int rc = -1;
+    if (p.me == 0) {
+        /* the leaders exchange even when their group disagreed, so that the other
+         * group learns it and fails too rather than waiting for the exchange */
+        struct {
+            int32_t verdict;
+            inter_key_t key;
+        } out = {.verdict = verdict, .key = key}, in;
+        if (bridge_xchg(&b, &out, sizeof(out), &in, sizeof(in)))
+            verdict = -1;
+        else if (verdict == 0)
+            verdict = in.verdict ? in.verdict : inter_key_cross(&key, &in.key);
+    }
+    if (tdm_comm_bcast(&p, &verdict, sizeof(verdict)))
+        goto out;
+    if (verdict != 0) {
+        rc = verdict > 0 ? tdm_comm_verify_class(verdict, why_p) : -1;
+        goto out;
+    }
+    uint32_t ctx, lctx;
+    if (ctx_pair_agree(&p, &b, &ctx, &lctx))
+        goto out;
+    rc = inter_new(tdm_comm_boot, tdm_rankmap_share(&lg->map), lg->rank,
+                   tdm_rankmap_share(&rg->map), ctx, lctx, new_p);
+    if (rc == 0)
+        (*new_p)->session = lg->session;
+out:
+    free(prank);
+    return rc;
+}

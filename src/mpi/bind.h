@@ -22,9 +22,14 @@
 #define TDM_WEAK(_name)                                                                            \
     extern __typeof__(P##_name) _name __attribute__((weak, alias(TDM_STR(P##_name))));
 
+/* The library has users: the World Model (MPI_Init to MPI_Finalize) and every open
+ * session. The first user sets everything up, the last one tears it down but for
+ * the transport (init.c). */
 typedef struct tdm_mpi_state {
-    int initialized; /* MPI_Init done */
+    int initialized; /* MPI_Init done (stays set after MPI_Finalize, as MPI_Initialized says) */
     int finalized;   /* MPI_Finalize done */
+    int users;       /* the World Model while initialised, plus the open sessions */
+    int transport;   /* boot, shared memory and the p2p engine are up (once per process) */
     int thread_level;
     unsigned long main_thread;
     tdm_boot_info_t boot;
@@ -32,16 +37,30 @@ typedef struct tdm_mpi_state {
 
 extern tdm_mpi_state_t tdm_mpi;
 
+/* A new user (MPI_Init, MPI_Session_init): sets the library up when it has none.
+ * A failure to set up is fatal (as MPI_Init's always was). */
+void tdm_mpi_users_add(void);
+/* A user is gone; the last one tears the library down (init.c). */
+void tdm_mpi_users_drop(void);
+/* Why MPI calls cannot be made now: "before MPI_Init or MPI_Session_init", ... */
+const char *tdm_mpi_state_why(void);
+
 /* ---- errors (errors.c) ---- */
 
 /* Report an error of class `errclass` detected in `fn` through the error handler
- * of `comm` (NULL: MPI_COMM_WORLD's, or the fatal default before MPI_Init).
+ * of `comm` (NULL: MPI_COMM_WORLD's while the World Model is initialised, else the
+ * default, MPI_ERRORS_ARE_FATAL).
  * The message (printf format) names the argument; the rank is added here.
  * Returns the error code the binding must return. */
 int tdm_mpi_err(tdm_comm_t *comm, int errclass, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Same, for a code already made (e.g. from a request's status). */
 int tdm_mpi_err_code(tdm_comm_t *comm, int code, const char *fn);
+/* Report an error through the error handler `eh` of an object that is not a
+ * communicator: a session, or a communicator still being created (handle
+ * MPI_COMM_NULL). `what` names the object in the message of a fatal handler. */
+int tdm_mpi_err_eh(int eh, int handle, const char *what, int errclass, const char *fn,
+                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* An MPI function that Tandem does not implement yet. */
 int tdm_mpi_unsupported(MPI_Comm comm, const char *fn);
 /* Internal result code -> MPI error class. */
@@ -49,14 +68,43 @@ int tdm_mpi_class_of(tdm_rc_t rc);
 /* Take the job down: report to mpirun and exit with `code`. */
 _Noreturn void tdm_mpi_abort_job(int code, const char *why);
 
+/* ---- error handlers (errors.c) ---- */
+
+/* The object kinds an error handler is made for (MPI_<Kind>_create_errhandler). */
+enum { TDM_ERRH_COMM = 1, TDM_ERRH_SESSION = 2 };
+/* A predefined handler or a live one made for `kind`? */
+bool tdm_mpi_errh_valid(MPI_Errhandler eh, int kind);
+/* An object's reference to a handler (no-ops on predefined ones). */
+void tdm_mpi_errh_retain(MPI_Errhandler eh);
+void tdm_mpi_errh_release(MPI_Errhandler eh);
+
+/* ---- sessions (session.c) ---- */
+
+typedef struct tdm_mpi_session {
+    int handle;       /* 0xb8000000 | index (MPICH's direct session kind) */
+    uint32_t serial;  /* the origin of the objects derived from it (comm.h), never 0 */
+    int errhandler;   /* the session holds a reference */
+    int thread_level; /* provided: what the "thread_level" hint asked, at most SERIALIZED */
+} tdm_mpi_session_t;
+
+/* The open session a handle names, or NULL. */
+tdm_mpi_session_t *tdm_mpi_session_get(MPI_Session handle);
+/* Is the origin `serial` still open (0: the World Model)? */
+bool tdm_mpi_origin_open(uint32_t serial);
+/* Report an error on session s. */
+int tdm_mpi_err_session(const tdm_mpi_session_t *s, int errclass, const char *fn, const char *fmt,
+                        ...) __attribute__((format(printf, 4, 5)));
+
 /* ---- argument checks: each returns from the caller on failure ---- */
 
 #define TDM_CHECK_INIT(_fn)                                                                        \
     do {                                                                                           \
-        if (TDM_UNLIKELY(!tdm_mpi.initialized || tdm_mpi.finalized))                               \
-            return tdm_mpi_err(NULL, MPI_ERR_OTHER, _fn, "called %s MPI_Init",                     \
-                               tdm_mpi.finalized ? "after MPI_Finalize, outside" : "before");      \
+        if (TDM_UNLIKELY(tdm_mpi.users == 0))                                                      \
+            return tdm_mpi_err(NULL, MPI_ERR_OTHER, _fn, "called %s", tdm_mpi_state_why());        \
     } while (0)
+
+/* A communicator handle tdm_comm_get refused: the error, saying why. */
+int tdm_mpi_bad_comm(const char *fn, int handle);
 
 /* Look up a communicator handle into `_var`. */
 #define TDM_GET_COMM(_fn, _handle, _var)                                                           \
@@ -64,8 +112,7 @@ _Noreturn void tdm_mpi_abort_job(int code, const char *why);
         TDM_CHECK_INIT(_fn);                                                                       \
         (_var) = tdm_comm_get(_handle);                                                            \
         if (TDM_UNLIKELY(!(_var)))                                                                 \
-            return tdm_mpi_err(NULL, MPI_ERR_COMM, _fn, "invalid communicator (handle %#x)",       \
-                               (unsigned)(_handle));                                               \
+            return tdm_mpi_bad_comm(_fn, _handle);                                                 \
     } while (0)
 
 #define TDM_CHECK_COUNT(_fn, _comm, _count)                                                        \

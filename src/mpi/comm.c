@@ -194,8 +194,12 @@ TDM_WEAK(MPI_Comm_split_type)
                                (unsigned)(_handle));                                               \
     } while (0)
 
-/* Every member of g a member of c? */
+/* Every member of g a member of c, and g of c's origin (session or World Model)? */
 static int check_subgroup(const char *fn, tdm_comm_t *c, const tdm_group_t *g) {
+    if (!tdm_session_compatible(c->session, g->session))
+        return tdm_mpi_err(c, MPI_ERR_GROUP, fn,
+                           "the group and the communicator were derived from different sessions "
+                           "(or one from the World Model)");
     for (int i = 0; i < g->map.n; i++) {
         if (tdm_rankmap_find(&c->map, tdm_rankmap_world(&g->map, i)) < 0)
             return tdm_mpi_err(c, MPI_ERR_GROUP, fn,
@@ -261,6 +265,15 @@ int PMPI_Comm_free(MPI_Comm *comm) {
     TDM_CHECK_INIT(fn);
     if (!comm)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "comm is NULL");
+    if ((c = tdm_comm_get_orphan(*comm)) != NULL) {
+        /* its session (or the World Model) was finalized, which synchronised with
+         * the other members already: only this process's handle is left to drop */
+        MPI_Errhandler eh = c->errhandler;
+        tdm_comm_free(c);
+        PMPI_Errhandler_free(&eh);
+        *comm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
     TDM_GET_COMM(fn, *comm, c);
     if (c->builtin)
         return tdm_mpi_err(c, MPI_ERR_COMM, fn, "%s cannot be freed", c->name);
@@ -282,6 +295,10 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
     TDM_GET_COMM(fn, comm1, a);
     TDM_GET_COMM(fn, comm2, b);
     CHECK_PTR(fn, a, result, "result");
+    if (a->session != b->session)
+        return tdm_mpi_err(a, MPI_ERR_COMM, fn,
+                           "comm1 and comm2 were derived from different sessions (or one from the "
+                           "World Model)");
     *result = tdm_comm_compare(a, b);
     return MPI_SUCCESS;
 }
@@ -295,6 +312,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
     tdm_group_t *g = tdm_group_new(tdm_rankmap_share(&c->map), c->rank);
     if (!g)
         return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a group");
+    g->session = c->session;
     *group = g->handle;
     return MPI_SUCCESS;
 }
@@ -336,6 +354,7 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
     tdm_group_t *g = tdm_group_new(tdm_rankmap_share(&c->remote), MPI_UNDEFINED);
     if (!g)
         return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a group");
+    g->session = c->session;
     *group = g->handle;
     return MPI_SUCCESS;
 }
@@ -361,6 +380,11 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         if (!peer) {
             leader_err = MPI_ERR_COMM;
             snprintf(why, sizeof(why), "invalid peer_comm (handle %#x)", (unsigned)peer_comm);
+        } else if (peer->session != c->session) {
+            leader_err = MPI_ERR_COMM;
+            snprintf(why, sizeof(why),
+                     "peer_comm and local_comm were derived from different sessions (or one "
+                     "from the World Model)");
         } else if (remote_leader < 0 || remote_leader >= tdm_comm_peer_size(peer)) {
             leader_err = MPI_ERR_RANK;
             snprintf(why, sizeof(why), "invalid remote_leader %d (peer_comm of size %d)",

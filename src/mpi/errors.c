@@ -12,8 +12,9 @@
  * values).
  *
  * The tables of user classes, codes and error handlers live as long as the process:
- * MPI_Error_class, MPI_Error_string and MPI_Errhandler_free may be called after
- * MPI_Finalize (MPI-4.1 §11.4.1), on codes and handlers made before it.
+ * MPI_Error_class, MPI_Error_string, MPI_Errhandler_free and
+ * MPI_Session_create_errhandler may be called when MPI is not initialised
+ * (MPI-4.1 §11.4.1), on codes and handlers made while it was.
  */
 #include "bind.h"
 
@@ -151,10 +152,13 @@ typedef struct {
 static dyn_t *dyn;
 static int ndyn;
 
-/* ---- user error handlers ---- */
+/* ---- user error handlers ----
+ * A slot is never reused. The functions of every kind take (int *handle, int *code,
+ * ...): MPI_Comm and MPI_Session are ints. */
 typedef struct {
     MPI_Comm_errhandler_function *fn;
     int refs;
+    int kind; /* TDM_ERRH_COMM, TDM_ERRH_SESSION */
 } errh_t;
 static errh_t *errhs;
 static int nerrh;
@@ -196,38 +200,76 @@ _Noreturn void tdm_mpi_abort_job(int code, const char *why) {
     _exit(code ? code : 1);
 }
 
-static void invoke_handler(tdm_comm_t *comm, int *code, const char *msg) {
-    int eh = comm ? comm->errhandler : MPI_ERRORS_ARE_FATAL;
+/* Call handler `eh` of the object `handle` (named `what` in a fatal message). */
+static void raise_on(int eh, int handle, const char *what, int *code, const char *msg) {
     if (eh == MPI_ERRORS_RETURN)
         return;
     if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT) {
         char why[MPI_MAX_ERROR_STRING + 64];
-        snprintf(why, sizeof(why), "fatal error: %s (errors are fatal on %s)", msg,
-                 comm ? comm->name : "this process");
-        /* MPI_ERRORS_ABORT aborts the processes of the communicator; on one node
-         * mpirun ends them all either way */
+        snprintf(why, sizeof(why), "fatal error: %s (errors are fatal on %s)", msg, what);
+        /* MPI_ERRORS_ABORT aborts the processes of the communicator (of a session:
+         * this process); on one node mpirun ends them all either way */
         tdm_mpi_abort_job(1, why);
     }
     unsigned idx = (unsigned)eh - ERRH_USER_BASE;
     if (idx < (unsigned)nerrh && errhs[idx].fn) {
-        MPI_Comm h = comm->handle;
+        int h = handle;
         errhs[idx].fn(&h, code);
     }
 }
 
-int tdm_mpi_err(tdm_comm_t *comm, int errclass, const char *fn, const char *fmt, ...) {
-    char detail[MPI_MAX_ERROR_STRING - 96], msg[MPI_MAX_ERROR_STRING];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    if (!comm && tdm_mpi.initialized && !tdm_mpi.finalized)
+/* Errors that no object of the call names go to MPI_COMM_WORLD's handler while
+ * the World Model is initialised, else to the default, MPI_ERRORS_ARE_FATAL. */
+static void invoke_handler(tdm_comm_t *comm, int *code, const char *msg) {
+    if (!comm && tdm_mpi.users > 0 && tdm_comm_world_active())
         comm = tdm_comm_world;
-    snprintf(msg, sizeof(msg), "%s on rank %d: %s (%s)", fn, tdm_mpi.boot.rank, detail,
+    if (comm)
+        raise_on(comm->errhandler, comm->handle, comm->name, code, msg);
+    else
+        raise_on(MPI_ERRORS_ARE_FATAL, MPI_COMM_NULL, "this process", code, msg);
+}
+
+/* The message of an error of class `errclass` found in `fn`, and its code. */
+static int vmake(int errclass, const char *fn, char msg[MPI_MAX_ERROR_STRING], const char *fmt,
+                 va_list ap) {
+    char detail[MPI_MAX_ERROR_STRING - 96];
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    snprintf(msg, MPI_MAX_ERROR_STRING, "%s on rank %d: %s (%s)", fn, tdm_mpi.boot.rank, detail,
              class_text(errclass) ? class_text(errclass) : "error");
     tdm_debug(MPI, "%s", msg);
-    int code = make_code(errclass, msg);
+    return make_code(errclass, msg);
+}
+
+int tdm_mpi_err(tdm_comm_t *comm, int errclass, const char *fn, const char *fmt, ...) {
+    char msg[MPI_MAX_ERROR_STRING];
+    va_list ap;
+    va_start(ap, fmt);
+    int code = vmake(errclass, fn, msg, fmt, ap);
+    va_end(ap);
     invoke_handler(comm, &code, msg);
+    return code;
+}
+
+int tdm_mpi_err_eh(int eh, int handle, const char *what, int errclass, const char *fn,
+                   const char *fmt, ...) {
+    char msg[MPI_MAX_ERROR_STRING];
+    va_list ap;
+    va_start(ap, fmt);
+    int code = vmake(errclass, fn, msg, fmt, ap);
+    va_end(ap);
+    raise_on(eh, handle, what, &code, msg);
+    return code;
+}
+
+int tdm_mpi_err_session(const tdm_mpi_session_t *s, int errclass, const char *fn, const char *fmt,
+                        ...) {
+    char msg[MPI_MAX_ERROR_STRING], what[64];
+    va_list ap;
+    va_start(ap, fmt);
+    int code = vmake(errclass, fn, msg, fmt, ap);
+    va_end(ap);
+    snprintf(what, sizeof(what), "session %#x", (unsigned)s->handle);
+    raise_on(s->errhandler, s->handle, what, &code, msg);
     return code;
 }
 
@@ -235,11 +277,24 @@ int tdm_mpi_err_code(tdm_comm_t *comm, int code, const char *fn) {
     char msg[MPI_MAX_ERROR_STRING];
     int len;
     PMPI_Error_string(code, msg, &len);
-    if (!comm && tdm_mpi.initialized && !tdm_mpi.finalized)
-        comm = tdm_comm_world;
     (void)fn;
     invoke_handler(comm, &code, msg);
     return code;
+}
+
+int tdm_mpi_bad_comm(const char *fn, int handle) {
+    const char *why = "";
+    if (handle == MPI_COMM_WORLD || handle == MPI_COMM_SELF)
+        why = tdm_mpi.finalized ? ": the World Model was finalized (MPI_Finalize)"
+                                : ": the World Model is not initialised (MPI_Init; only "
+                                  "sessions are open)";
+    else if (tdm_comm_get_orphan(handle))
+        why = ": the session (or World Model) it was derived from was finalized; only "
+              "MPI_Comm_free may still be called on it";
+    else if (handle == MPI_COMM_NULL)
+        return tdm_mpi_err(NULL, MPI_ERR_COMM, fn, "invalid communicator MPI_COMM_NULL");
+    return tdm_mpi_err(NULL, MPI_ERR_COMM, fn, "invalid communicator (handle %#x)%s",
+                       (unsigned)handle, why);
 }
 
 int tdm_mpi_unsupported(MPI_Comm comm, const char *fn) {
@@ -255,7 +310,7 @@ int tdm_mpi_unsupported(MPI_Comm comm, const char *fn) {
         tdm_debug(MPI, "%s", msg);
         return make_code(MPI_ERR_UNSUPPORTED_OPERATION, msg);
     }
-    tdm_comm_t *c = tdm_mpi.initialized ? tdm_comm_get(comm) : NULL;
+    tdm_comm_t *c = tdm_mpi.users > 0 ? tdm_comm_get(comm) : NULL;
     return tdm_mpi_err(c, MPI_ERR_UNSUPPORTED_OPERATION, fn,
                        "%s is not implemented in this version of Tandem MPI", fn);
 }
@@ -377,17 +432,32 @@ int PMPI_Add_error_string(int errorcode, const char *string) {
 }
 TDM_WEAK(MPI_Add_error_string)
 
-/* Valid errhandler handle for a communicator? */
-static int errh_valid(MPI_Errhandler eh) {
-    if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT)
-        return 1;
-    unsigned idx = (unsigned)eh - ERRH_USER_BASE;
-    return idx < (unsigned)nerrh && errhs[idx].fn != NULL;
+static bool errh_predefined(MPI_Errhandler eh) {
+    return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT;
 }
 
-static int errh_create(const char *fn, MPI_Comm_errhandler_function *efn,
+/* Valid errhandler handle, of any kind (kind 0) or of `kind`? */
+static int errh_valid(MPI_Errhandler eh, int kind) {
+    if (errh_predefined(eh))
+        return 1;
+    unsigned idx = (unsigned)eh - ERRH_USER_BASE;
+    return idx < (unsigned)nerrh && errhs[idx].fn != NULL && (!kind || errhs[idx].kind == kind);
+}
+
+bool tdm_mpi_errh_valid(MPI_Errhandler eh, int kind) {
+    return errh_valid(eh, kind);
+}
+
+/* Why `eh` cannot go on an object of `kind`: for messages. */
+static const char *errh_why(MPI_Errhandler eh, int kind) {
+    if (errh_valid(eh, 0))
+        return kind == TDM_ERRH_SESSION ? "it was not made by MPI_Session_create_errhandler"
+                                        : "it was not made by MPI_Comm_create_errhandler";
+    return eh == MPI_ERRHANDLER_NULL ? "MPI_ERRHANDLER_NULL" : "no such error handler";
+}
+
+static int errh_create(const char *fn, int kind, MPI_Comm_errhandler_function *efn,
                        MPI_Errhandler *errhandler) {
-    TDM_CHECK_INIT(fn);
     if (!efn || !errhandler)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "%s is NULL",
                            efn ? "errhandler" : "the handler function");
@@ -397,19 +467,22 @@ static int errh_create(const char *fn, MPI_Comm_errhandler_function *efn,
     errhs = ne;
     errhs[nerrh].fn = efn;
     errhs[nerrh].refs = 1;
+    errhs[nerrh].kind = kind;
     *errhandler = (MPI_Errhandler)(ERRH_USER_BASE + (unsigned)nerrh);
     nerrh++;
     return MPI_SUCCESS;
 }
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler) {
-    return errh_create("MPI_Comm_create_errhandler", fn, errhandler);
+    TDM_CHECK_INIT("MPI_Comm_create_errhandler");
+    return errh_create("MPI_Comm_create_errhandler", TDM_ERRH_COMM, fn, errhandler);
 }
 TDM_WEAK(MPI_Comm_create_errhandler)
 
 /* MPI-1's name (removed in MPI-3, still in the MPICH ABI): the same function. */
 int PMPI_Errhandler_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler) {
-    return errh_create("MPI_Errhandler_create", fn, errhandler);
+    TDM_CHECK_INIT("MPI_Errhandler_create");
+    return errh_create("MPI_Errhandler_create", TDM_ERRH_COMM, fn, errhandler);
 }
 TDM_WEAK(MPI_Errhandler_create)
 
@@ -425,12 +498,20 @@ static void errh_release(MPI_Errhandler eh) {
         errhs[idx].fn = NULL;
 }
 
+void tdm_mpi_errh_retain(MPI_Errhandler eh) {
+    errh_retain(eh);
+}
+
+void tdm_mpi_errh_release(MPI_Errhandler eh) {
+    errh_release(eh);
+}
+
 static int errh_set(const char *fn, MPI_Comm comm, MPI_Errhandler errhandler) {
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
-    if (!errh_valid(errhandler))
-        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid errhandler (handle %#x)",
-                           (unsigned)errhandler);
+    if (!errh_valid(errhandler, TDM_ERRH_COMM))
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid errhandler (handle %#x): %s",
+                           (unsigned)errhandler, errh_why(errhandler, TDM_ERRH_COMM));
     errh_retain(errhandler);
     errh_release(c->errhandler);
     c->errhandler = errhandler;
@@ -481,12 +562,70 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
 }
 TDM_WEAK(MPI_Comm_call_errhandler)
 
-/* Callable before MPI_Init and after MPI_Finalize (MPI-4.1 Table 11.1). */
+/* Callable at any time (MPI-4.1 Table 11.1), like MPI_Session_create_errhandler. */
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
-    if (!errhandler || !errh_valid(*errhandler))
+    if (!errhandler || !errh_valid(*errhandler, 0))
         return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Errhandler_free", "invalid errhandler");
     errh_release(*errhandler);
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Errhandler_free)
+
+/* ---- sessions' error handlers ---- */
+
+int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+                                   MPI_Errhandler *errhandler) {
+    return errh_create("MPI_Session_create_errhandler", TDM_ERRH_SESSION, session_errhandler_fn,
+                       errhandler);
+}
+TDM_WEAK(MPI_Session_create_errhandler)
+
+#define GET_SESSION(_fn, _handle, _var)                                                            \
+    do {                                                                                           \
+        (_var) = tdm_mpi_session_get(_handle);                                                     \
+        if (TDM_UNLIKELY(!(_var)))                                                                 \
+            return tdm_mpi_err(NULL, MPI_ERR_SESSION, _fn, "invalid session (handle %#x%s)",       \
+                               (unsigned)(_handle),                                                \
+                               (_handle) == MPI_SESSION_NULL ? ", MPI_SESSION_NULL" : "");         \
+    } while (0)
+
+int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) {
+    static const char fn[] = "MPI_Session_set_errhandler";
+    tdm_mpi_session_t *s;
+    GET_SESSION(fn, session, s);
+    if (!errh_valid(errhandler, TDM_ERRH_SESSION))
+        return tdm_mpi_err_session(s, MPI_ERR_ARG, fn, "invalid errhandler (handle %#x): %s",
+                                   (unsigned)errhandler, errh_why(errhandler, TDM_ERRH_SESSION));
+    errh_retain(errhandler);
+    errh_release(s->errhandler);
+    s->errhandler = errhandler;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Session_set_errhandler)
+
+int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler) {
+    static const char fn[] = "MPI_Session_get_errhandler";
+    tdm_mpi_session_t *s;
+    GET_SESSION(fn, session, s);
+    if (!errhandler)
+        return tdm_mpi_err_session(s, MPI_ERR_ARG, fn, "errhandler is NULL");
+    /* a new reference, released by MPI_Errhandler_free */
+    errh_retain(s->errhandler);
+    *errhandler = s->errhandler;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Session_get_errhandler)
+
+int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) {
+    tdm_mpi_session_t *s;
+    GET_SESSION("MPI_Session_call_errhandler", session, s);
+    char msg[MPI_MAX_ERROR_STRING], what[64];
+    int len;
+    if (PMPI_Error_string(errorcode, msg, &len) != MPI_SUCCESS)
+        snprintf(msg, sizeof(msg), "error code %d", errorcode);
+    snprintf(what, sizeof(what), "session %#x", (unsigned)s->handle);
+    raise_on(s->errhandler, s->handle, what, &errorcode, msg);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Session_call_errhandler)

@@ -21,8 +21,9 @@
             return tdm_mpi_err(NULL, MPI_ERR_ARG, _fn, "%s is NULL", _name);                       \
     } while (0)
 
-/* A new group handle for world ranks w[0..n-1] (MPI_GROUP_EMPTY when n == 0). */
-static int group_from_list(const char *fn, const int *w, int n, MPI_Group *out) {
+/* A new group handle for world ranks w[0..n-1] (MPI_GROUP_EMPTY when n == 0), derived
+ * from `session` (comm.h). */
+static int group_from_list(const char *fn, const int *w, int n, uint32_t session, MPI_Group *out) {
     if (n == 0) {
         *out = MPI_GROUP_EMPTY;
         return MPI_SUCCESS;
@@ -33,9 +34,20 @@ static int group_from_list(const char *fn, const int *w, int n, MPI_Group *out) 
     tdm_group_t *g = tdm_group_new(m, -1);
     if (!g)
         return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory for a group of %d ranks", n);
+    g->session = session;
     *out = g->handle;
     return MPI_SUCCESS;
 }
+
+/* Groups of two sessions, or of a session and the World Model, do not mix (MPI-4.1
+ * §11.3); MPI_GROUP_EMPTY goes with any. */
+#define CHECK_SAME_ORIGIN(_fn, _g1, _g2)                                                           \
+    do {                                                                                           \
+        if (TDM_UNLIKELY(!tdm_session_compatible((_g1)->session, (_g2)->session)))                 \
+            return tdm_mpi_err(NULL, MPI_ERR_GROUP, _fn,                                           \
+                               "group1 and group2 were derived from different sessions (or one "   \
+                               "from the World Model)");                                           \
+    } while (0)
 
 static int *alloc_ranks(int n) {
     return malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
@@ -76,6 +88,7 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
     tdm_group_t *g1, *g2;
     GET_GROUP(fn, group1, g1);
     GET_GROUP(fn, group2, g2);
+    CHECK_SAME_ORIGIN(fn, g1, g2);
     if (n < 0)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid n=%d", n);
     if (n > 0) {
@@ -104,6 +117,7 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) {
     tdm_group_t *g1, *g2;
     GET_GROUP("MPI_Group_compare", group1, g1);
     GET_GROUP("MPI_Group_compare", group2, g2);
+    CHECK_SAME_ORIGIN("MPI_Group_compare", g1, g2);
     CHECK_PTR("MPI_Group_compare", result, "result");
     if (tdm_rankmap_equal(&g1->map, &g2->map))
         *result = MPI_IDENT;
@@ -122,6 +136,7 @@ static int setop(const char *fn, setop_t op, MPI_Group group1, MPI_Group group2,
     tdm_group_t *g1, *g2;
     GET_GROUP(fn, group1, g1);
     GET_GROUP(fn, group2, g2);
+    CHECK_SAME_ORIGIN(fn, g1, g2);
     CHECK_PTR(fn, newgroup, "newgroup");
     int n1 = g1->map.n, n2 = g2->map.n;
     int *w = alloc_ranks(n1 + n2);
@@ -142,7 +157,8 @@ static int setop(const char *fn, setop_t op, MPI_Group group1, MPI_Group group2,
                 w[n++] = x;
         }
     }
-    int err = group_from_list(fn, w, n, newgroup);
+    int err = group_from_list(fn, w, n, g1->session != TDM_SESSION_ANY ? g1->session : g2->session,
+                              newgroup);
     free(w);
     return err;
 }
@@ -205,7 +221,7 @@ static int incl_excl(const char *fn, bool incl, MPI_Group group, int n, const in
                     w[m++] = tdm_rankmap_world(&g->map, i);
             }
         }
-        err = group_from_list(fn, w, m, newgroup);
+        err = group_from_list(fn, w, m, g->session, newgroup);
     }
     free(seen);
     free(w);
@@ -288,7 +304,7 @@ static int range_incl_excl(const char *fn, bool incl, MPI_Group group, int n, in
                     w[k++] = tdm_rankmap_world(&g->map, i);
             }
         }
-        err = group_from_list(fn, w, k, newgroup);
+        err = group_from_list(fn, w, k, g->session, newgroup);
     }
     free(seen);
     free(w);

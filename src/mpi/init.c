@@ -33,20 +33,80 @@ static void show_binding(void) {
             (int)getpid(), host, list);
 }
 
+/*
+ * The library's users are the World Model (MPI_Init to MPI_Finalize) and each
+ * open session; they come and go in any order. The first user of the process
+ * sets up the transport (boot, shared memory, the p2p engine), once: it waits
+ * for every process of the job to map the segment, as MPI_Init always did. The
+ * objects (datatypes, communicators, groups) are set up by every
+ * first user and torn down by every last one, which also reports "F" to the
+ * launcher (a later first user reports "I" again). The transport stays between
+ * users: peers that still run keep using the rings with this process at the
+ * positions both sides know, and setting them up anew would need every peer to
+ * agree, which a local MPI_Session_init cannot wait for (tdm_p2p_drain).
+ */
+void tdm_mpi_users_add(void) {
+    if (tdm_mpi.users++ > 0)
+        return;
+    bool first = !tdm_mpi.transport;
+    if (first) {
+        if (tdm_boot_init(&tdm_mpi.boot) != 0)
+            tdm_mpi_abort_job(1, "cannot learn the job layout (see the message above)");
+        if (tdm_shm_init(tdm_mpi.boot.shm_fd, tdm_mpi.boot.rank, tdm_mpi.boot.size) != 0)
+            tdm_mpi_abort_job(1, "cannot set up the shared-memory segment (see above)");
+    }
+    if (tdm_dtype_init() != 0 || tdm_comm_init(tdm_mpi.boot.rank, tdm_mpi.boot.size) != 0)
+        tdm_mpi_abort_job(1, "out of memory during MPI initialisation");
+    if (first) {
+        tdm_p2p_config_t cfg = {.rank = tdm_mpi.boot.rank,
+                                .size = tdm_mpi.boot.size,
+                                .oversubscribed = tdm_mpi.boot.oversubscribed};
+        if (tdm_p2p_init(&cfg) != 0)
+            tdm_mpi_abort_job(1, "out of memory during MPI initialisation");
+        tdm_mpi.transport = 1;
+    }
+    char line[32];
+    snprintf(line, sizeof(line), "I %d", (int)getpid());
+    tdm_boot_report(&tdm_mpi.boot, line);
+    if (first && TDM_PARAM_I(SHOW_BINDING))
+        show_binding();
+    if (first && TDM_PARAM_I(COLL_INFO) && tdm_mpi.boot.rank == 0)
+        tdm_coll_select_print(stderr);
+    tdm_debug(MPI, "initialised rank %d of %d%s", tdm_mpi.boot.rank, tdm_mpi.boot.size,
+              tdm_mpi.boot.oversubscribed ? " (oversubscribed: waits block)" : "");
+}
+
+void tdm_mpi_users_drop(void) {
+    if (--tdm_mpi.users > 0)
+        return;
+    tdm_boot_report(&tdm_mpi.boot, "F");
+    tdm_p2p_drain(tdm_comm_boot->ctx);
+    if (TDM_PARAM_I(COLL_STATS))
+        tdm_coll_stats_print(tdm_mpi.boot.rank);
+    size_t leaked = tdm_req_in_use();
+    if (leaked)
+        tdm_debug(MPI, "%zu requests were never completed or freed before the last finalize",
+                  leaked);
+    tdm_sched_cache_fini();
+    tdm_comm_fini();
+    tdm_dtype_fini();
+}
+
+const char *tdm_mpi_state_why(void) {
+    if (tdm_mpi.users > 0)
+        return "while MPI is initialised";
+    if (tdm_mpi.finalized)
+        return "after MPI_Finalize, with no session open";
+    if (tdm_mpi.transport)
+        return "after the last MPI_Session_finalize, with no session open";
+    return "before MPI_Init or MPI_Session_init";
+}
+
 static int init_common(const char *fn, int required, int *provided) {
     if (tdm_mpi.initialized || tdm_mpi.finalized)
         return tdm_mpi_err(NULL, MPI_ERR_OTHER, fn, "MPI is already %s",
                            tdm_mpi.finalized ? "finalized" : "initialized");
-    if (tdm_boot_init(&tdm_mpi.boot) != 0)
-        tdm_mpi_abort_job(1, "cannot learn the job layout (see the message above)");
-    if (tdm_shm_init(tdm_mpi.boot.shm_fd, tdm_mpi.boot.rank, tdm_mpi.boot.size) != 0)
-        tdm_mpi_abort_job(1, "cannot set up the shared-memory segment (see above)");
-    tdm_p2p_config_t cfg = {.rank = tdm_mpi.boot.rank,
-                            .size = tdm_mpi.boot.size,
-                            .oversubscribed = tdm_mpi.boot.oversubscribed};
-    if (tdm_dtype_init() != 0 || tdm_comm_init(tdm_mpi.boot.rank, tdm_mpi.boot.size) != 0 ||
-        tdm_p2p_init(&cfg) != 0)
-        tdm_mpi_abort_job(1, "out of memory during MPI initialisation");
+    tdm_mpi_users_add();
     /* no internal threads: calls serialised by the user are safe from any thread */
     tdm_mpi.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
     if (tdm_mpi.thread_level < MPI_THREAD_SINGLE)
@@ -55,15 +115,7 @@ static int init_common(const char *fn, int required, int *provided) {
     if (provided)
         *provided = tdm_mpi.thread_level;
     tdm_mpi.initialized = 1;
-    char line[32];
-    snprintf(line, sizeof(line), "I %d", (int)getpid());
-    tdm_boot_report(&tdm_mpi.boot, line);
-    if (TDM_PARAM_I(SHOW_BINDING))
-        show_binding();
-    if (TDM_PARAM_I(COLL_INFO) && tdm_mpi.boot.rank == 0)
-        tdm_coll_select_print(stderr);
-    tdm_debug(MPI, "initialised rank %d of %d%s", tdm_mpi.boot.rank, tdm_mpi.boot.size,
-              tdm_mpi.boot.oversubscribed ? " (oversubscribed: waits block)" : "");
+    tdm_comm_world_set_active(true);
     return MPI_SUCCESS;
 }
 
@@ -87,22 +139,21 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 TDM_WEAK(MPI_Init_thread)
 
 int PMPI_Finalize(void) {
-    TDM_CHECK_INIT("MPI_Finalize");
-    tdm_boot_report(&tdm_mpi.boot, "F");
+    static const char fn[] = "MPI_Finalize";
+    if (!tdm_mpi.initialized || tdm_mpi.finalized)
+        return tdm_mpi_err(NULL, MPI_ERR_OTHER, fn, "called %s",
+                           tdm_mpi.finalized ? "twice" : "before MPI_Init");
     /* MPI_COMM_SELF's attributes are deleted first, while MPI still works
      * (their callbacks may communicate) */
     tdm_comm_finalize_attrs();
-    tdm_p2p_finalize();
-    if (TDM_PARAM_I(COLL_STATS))
-        tdm_coll_stats_print(tdm_mpi.boot.rank);
-    size_t leaked = tdm_req_in_use();
-    if (leaked)
-        tdm_debug(MPI, "%zu requests were never completed or freed before MPI_Finalize", leaked);
-    tdm_shm_fini();
-    tdm_sched_cache_fini();
-    tdm_comm_fini();
-    tdm_dtype_fini();
+    /* collective over the World Model's processes, whatever sessions stay open */
+    tdm_p2p_barrier();
+    /* communicators of the World Model the user still holds die with it; sessions
+     * open beside it go on */
+    tdm_comm_orphan_session(0);
+    tdm_comm_world_set_active(false);
     tdm_mpi.finalized = 1;
+    tdm_mpi_users_drop();
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Finalize)
@@ -125,7 +176,7 @@ TDM_WEAK(MPI_Finalized)
 
 int PMPI_Abort(MPI_Comm comm, int errorcode) {
     char why[256];
-    tdm_comm_t *c = tdm_mpi.initialized && !tdm_mpi.finalized ? tdm_comm_get(comm) : NULL;
+    tdm_comm_t *c = tdm_mpi.users > 0 ? tdm_comm_get(comm) : NULL;
     snprintf(why, sizeof(why), "rank %d called MPI_Abort on %s with error code %d",
              tdm_mpi.boot.rank, c ? c->name : "an unknown communicator", errorcode);
     tdm_mpi_abort_job(errorcode, why);

@@ -9,7 +9,7 @@
  * MPI_T_ functions return MPI_T_ERR_NOT_SUPPORTED: the tool interface never
  * calls error handlers.
  *
- * 638 functions declared, 397 implemented elsewhere, 241 stubbed here.
+ * 638 functions declared, 410 implemented elsewhere, 228 stubbed here.
  *
  * Never stubbed (they do not return an error code); implemented elsewhere:
  *   MPI_Aint MPI_Aint_add
@@ -57,12 +57,6 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
     return tdm_mpi_unsupported(comm, "MPI_Comm_connect");
 }
 TDM_WEAK(MPI_Comm_connect)
-
-int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
-                                MPI_Errhandler errhandler, MPI_Comm *newcomm) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Comm_create_from_group");
-}
-TDM_WEAK(MPI_Comm_create_from_group)
 
 int PMPI_Comm_disconnect(MPI_Comm *comm) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Comm_disconnect");
@@ -623,19 +617,6 @@ int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 }
 TDM_WEAK(MPI_Get_c)
 
-int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Group_from_session_pset");
-}
-TDM_WEAK(MPI_Group_from_session_pset)
-
-int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
-                                      MPI_Group remote_group, int remote_leader,
-                                      const char *stringtag, MPI_Info info,
-                                      MPI_Errhandler errhandler, MPI_Comm *newintercomm) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Intercomm_create_from_groups");
-}
-TDM_WEAK(MPI_Intercomm_create_from_groups)
-
 int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Lookup_name");
 }
@@ -772,58 +753,6 @@ int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype or
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Rput_c");
 }
 TDM_WEAK(MPI_Rput_c)
-
-int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Session_call_errhandler");
-}
-TDM_WEAK(MPI_Session_call_errhandler)
-
-int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
-                                   MPI_Errhandler *errhandler) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Session_create_errhandler");
-}
-TDM_WEAK(MPI_Session_create_errhandler)
-
-int PMPI_Session_finalize(MPI_Session *session) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Session_finalize");
-}
-TDM_WEAK(MPI_Session_finalize)
-
-int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Session_get_errhandler");
-}
-TDM_WEAK(MPI_Session_get_errhandler)
-
-int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Session_get_info");
-}
-TDM_WEAK(MPI_Session_get_info)
-
-int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
-                              char *pset_name) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Session_get_nth_pset");
-}
-TDM_WEAK(MPI_Session_get_nth_pset)
-
-int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Session_get_num_psets");
-}
-TDM_WEAK(MPI_Session_get_num_psets)
-
-int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Session_get_pset_info");
-}
-TDM_WEAK(MPI_Session_get_pset_info)
-
-int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Session_init");
-}
-TDM_WEAK(MPI_Session_init)
-
-int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Session_set_errhandler");
-}
-TDM_WEAK(MPI_Session_set_errhandler)
 
 int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Unpublish_name");

@@ -544,33 +544,41 @@ static void progress_cb(void) {
     tdm_p2p_progress();
 }
 
-void tdm_p2p_finalize(void) {
+void tdm_p2p_barrier(void) {
     /* everything queued must reach the rings before we say we are done */
     tdm_p2p_wait_until(tx_idle, NULL);
     tdm_shm_barrier(progress_cb);
-    /* drop what nobody received (erroneous programs) */
+}
+
+/* A context no communicator ever has (ids are even and below 2^32 - 2): what
+ * drain leaves in the queues can match nothing any more. */
+#define DEAD_CTX 0xffffffffu
+
+void tdm_p2p_drain(uint32_t keep_ctx) {
+    tdm_p2p_wait_until(tx_idle, NULL);
+    /* What no receive will ever take (erroneous programs): a whole message is
+     * dropped; one still arriving keeps its entry, which the peer's cursor names,
+     * under a dead context. Receives still posted leave the queue, so that no
+     * message of a later communicator on a reused context lands in them. */
     tdm_list_t *it, *tmp;
     tdm_list_for_each_safe(it, tmp, &tdm_p2p.unexp) {
         tdm_unexp_t *ue = TDM_CONTAINER_OF(it, tdm_unexp_t, link);
+        if ((ue->ctx & ~1u) == keep_ctx)
+            continue;
+        bool whole = ue->type == TDM_PKT_RTS
+                         ? !(ue->flags & TDM_PKTF_PULL)
+                         : ue->received == ue->size && tdm_p2p.rx[ue->src_world].ue != ue;
+        if (whole && !ue->claimed && !ue->self_sreq) {
+            tdm_list_remove(it);
+            tdm_p2p_unexp_free(ue);
+        } else {
+            ue->ctx = DEAD_CTX;
+        }
+    }
+    tdm_list_for_each_safe(it, tmp, &tdm_p2p.posted) {
         tdm_list_remove(it);
-        tdm_p2p_unexp_free(ue);
     }
     tdm_p2p_unexp_cache_fini();
     if (TDM_PARAM_I(PROTO_STATS))
         tdm_p2p_stats_print();
-    tdm_rtr_fini();
-    tdm_cma_fini();
-    tdm_p2p_select_fini();
-    free(tdm_p2p.txq);
-    free(tdm_p2p.rtrq);
-    free(tdm_p2p.rx);
-    free(tdm_p2p.tx_count);
-    free(tdm_p2p.rx_count);
-    free(tdm_p2p.txlog);
-    tdm_p2p.txlog = NULL;
-    free(tdm_p2p.rndv_out);
-    tdm_p2p.rndv_out = NULL;
-    tdm_p2p.txq = tdm_p2p.rtrq = NULL;
-    tdm_p2p.rx = NULL;
-    tdm_p2p.tx_count = tdm_p2p.rx_count = NULL;
 }

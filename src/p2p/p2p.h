@@ -37,9 +37,17 @@ typedef struct tdm_p2p_config {
 } tdm_p2p_config_t;
 
 int tdm_p2p_init(const tdm_p2p_config_t *cfg);
-/* Finish every pending transmission, then synchronise with the other ranks
- * while still serving their packets; nothing in flight is lost. */
-void tdm_p2p_finalize(void);
+/* Finish every pending transmission, then synchronise with every other process
+ * while still serving their packets; nothing in flight is lost (MPI_Finalize). */
+void tdm_p2p_barrier(void);
+/* When the library's last user is gone: finish every pending transmission and
+ * forget the messages and receives nobody will complete, but for the messages of
+ * contexts keep_ctx and keep_ctx + 1, which may come early from a peer that has
+ * already started anew (the creations of communicators from groups). The engine
+ * is set up once per process and stays: peers that still run keep using the rings
+ * with us at the positions both sides know, and a later MPI_Session_init goes on
+ * with them. */
+void tdm_p2p_drain(uint32_t keep_ctx);
 
 /* Start a send. *req_p is set unless the send completed at once and
  * `want_req` is false (the blocking fast path), in which case it is NULL. */
