@@ -38,11 +38,12 @@ extern "C" {
 /* Versions                                                                  */
 /* ------------------------------------------------------------------------- */
 
-/* Tandem implements MPI 3.1 (MPI_Get_version reports 3.1). MPICH 4.0.2's header
- * says 4.0; the MPI-4 functions MPICH declares are declared here too, for
- * binary compatibility, but most of them report MPI_ERR_UNSUPPORTED_OPERATION. */
-#define MPI_VERSION 3
-#define MPI_SUBVERSION 1
+/* MPI 4.0, as MPICH 4.0.2's header says and MPI_Get_version reports: the MPI-4
+ * calls are provided (sessions, communicators from groups, large counts, ...),
+ * though a few families still report MPI_ERR_UNSUPPORTED_OPERATION (one-sided,
+ * MPI-IO, MPI_T, partitioned communication). */
+#define MPI_VERSION 4
+#define MPI_SUBVERSION 0
 
 #define TANDEM_MPI 1
 #define TANDEM_MPI_VERSION "0.1.0"

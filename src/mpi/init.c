@@ -234,8 +234,8 @@ int PMPI_Get_version(int *version, int *subversion) {
     if (!version || !subversion)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_version", "%s is NULL",
                            version ? "subversion" : "version");
-    *version = 3;
-    *subversion = 1;
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Get_version)
@@ -245,7 +245,8 @@ int PMPI_Get_library_version(char *version, int *resultlen) {
         return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_library_version", "%s is NULL",
                            version ? "resultlen" : "version");
     snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-             "Tandem MPI %s (MPI 3.1, MPICH ABI libmpi.so.12)", TANDEM_VERSION_STRING);
+             "Tandem MPI %s (MPI %d.%d, MPICH ABI libmpi.so.12)", TANDEM_VERSION_STRING,
+             MPI_VERSION, MPI_SUBVERSION);
     *resultlen = (int)strlen(version);
     return MPI_SUCCESS;
 }

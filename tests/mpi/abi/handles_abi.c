@@ -171,11 +171,14 @@ int main(int argc, char **argv) {
     MPI_Finalized(&flag);
     CHECK(!flag, "MPI_Finalized: 1 before MPI_Finalize");
     MPI_Get_version(&v, &sv);
-    CHECK(v >= 3 && sv >= 0, "MPI_Get_version %d.%d", v, sv);
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    /* what the header this program was built with (MPICH's) says */
+    CHECK(v == MPI_VERSION && sv == MPI_SUBVERSION, "MPI_Get_version %d.%d, the header says %d.%d",
+          v, sv, MPI_VERSION, MPI_SUBVERSION);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING], want[32];
     MPI_Get_library_version(lib, &len);
-    CHECK(len > 0 && len == (int)strlen(lib) && strstr(lib, "Tandem"),
-          "MPI_Get_library_version: \"%s\" (%d): not Tandem's library", lib, len);
+    snprintf(want, sizeof(want), "MPI %d.%d", MPI_VERSION, MPI_SUBVERSION);
+    CHECK(len > 0 && len == (int)strlen(lib) && strstr(lib, "Tandem") && strstr(lib, want),
+          "MPI_Get_library_version: \"%s\" (%d): not Tandem's library of %s", lib, len, want);
     char host[MPI_MAX_PROCESSOR_NAME];
     MPI_Get_processor_name(host, &len);
     CHECK(len > 0 && len == (int)strlen(host), "MPI_Get_processor_name: \"%s\" (%d)", host, len);

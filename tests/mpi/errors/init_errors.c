@@ -30,7 +30,9 @@ int main(int argc, char **argv) {
     MPI_Finalized(&flag);
     CHECK(flag == 0, "MPI_Finalized before MPI_Init: %d", flag);
     err = MPI_Get_version(&v, &sv);
-    CHECK(err == MPI_SUCCESS && v >= 3, "MPI_Get_version before MPI_Init: %d (%d.%d)", err, v, sv);
+    CHECK(err == MPI_SUCCESS && v == MPI_VERSION && sv == MPI_SUBVERSION,
+          "MPI_Get_version before MPI_Init: %d (%d.%d; the header says %d.%d)", err, v, sv,
+          MPI_VERSION, MPI_SUBVERSION);
     err = MPI_Get_library_version(lib, &len);
     CHECK(err == MPI_SUCCESS && len > 0, "MPI_Get_library_version before MPI_Init: %d", err);
 
