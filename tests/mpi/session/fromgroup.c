@@ -9,7 +9,8 @@
  *    fails on every member with MPI_ERR_ARG instead of mixing them;
  *  - intercommunicators from two groups (halves; evens and odds with other leaders):
  *    point-to-point, collectives, merge;
- *  - bad arguments, each reported on the errhandler argument with its class.
+ *  - bad arguments, each reported on the errhandler argument with its class;
+ *  - a session finalized with its communicators still held, then freed.
  */
 #include "stest.h"
 
@@ -323,6 +324,51 @@ static void bad_input(void) {
     MPI_Group_free(&w);
 }
 
+/* A session finalized while the user still holds communicators derived from it,
+ * overlapping ones and an intercommunicator among them: MPI_Session_finalize
+ * synchronises on each and returns; MPI_Comm_free then releases them (the library
+ * stays up through the test's own session). */
+static void left_open(void) {
+    MPI_Session t;
+    T_OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &t));
+    MPI_Group w, pair = MPI_GROUP_NULL, lo = MPI_GROUP_NULL, hi = MPI_GROUP_NULL;
+    T_OK(MPI_Group_from_session_pset(t, "mpi://WORLD", &w));
+    MPI_Comm c[4] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
+    T_OK(MPI_Comm_create_from_group(w, "org.tandem.test.left.all", MPI_INFO_NULL, MPI_ERRORS_RETURN,
+                                    &c[0]));
+    T_OK(MPI_Comm_dup(c[0], &c[1]));
+    if (size > 1) {
+        /* pairs (2k, 2k+1), and the halves as an intercommunicator */
+        if (rank / 2 * 2 + 1 < size) {
+            MPI_Group_incl(w, 2, (int[]){rank / 2 * 2, rank / 2 * 2 + 1}, &pair);
+            T_OK(MPI_Comm_create_from_group(pair, "org.tandem.test.left.pair", MPI_INFO_NULL,
+                                            MPI_ERRORS_RETURN, &c[2]));
+        }
+        int mid = size / 2;
+        MPI_Group_range_incl(w, 1, (int[][3]){{0, mid - 1, 1}}, &lo);
+        MPI_Group_range_incl(w, 1, (int[][3]){{mid, size - 1, 1}}, &hi);
+        T_OK(MPI_Intercomm_create_from_groups(rank < mid ? lo : hi, 0, rank < mid ? hi : lo, 0,
+                                              "org.tandem.test.left.inter", MPI_INFO_NULL,
+                                              MPI_ERRORS_RETURN, &c[3]));
+        MPI_Group_free(&lo);
+        MPI_Group_free(&hi);
+        if (pair != MPI_GROUP_NULL)
+            MPI_Group_free(&pair);
+    }
+    MPI_Group_free(&w);
+    for (int i = 0; i < 4; i++) {
+        if (c[i] != MPI_COMM_NULL)
+            T_OK(MPI_Barrier(c[i]));
+    }
+    T_OK(MPI_Session_finalize(&t));
+    for (int i = 0; i < 4; i++) {
+        if (c[i] != MPI_COMM_NULL) {
+            T_OK(MPI_Comm_free(&c[i]));
+            T_CHECK(c[i] == MPI_COMM_NULL, "MPI_Comm_free left %#x", (unsigned)c[i]);
+        }
+    }
+}
+
 int main(void) {
     T_OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s));
     MPI_Comm all = t_world_comm(s, "org.tandem.test.fromgroup");
@@ -333,6 +379,7 @@ int main(void) {
     colliding_tags();
     intercomms();
     bad_input();
+    left_open();
     t_verdict(all);
     MPI_Comm_free(&all);
     world_group_release();
