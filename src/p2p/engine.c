@@ -380,6 +380,9 @@ void tdm_p2p_handle_packet(int peer, const void *body) {
     case TDM_PKT_RTR_CANCEL_ACK:
         tdm_rtr_on_cancel_ack(peer, body);
         break;
+    case TDM_PKT_PART:
+        tdm_p2p_part_on_packet(peer, body);
+        break;
     default:
         tdm_error(P2P, "unknown packet type %u from rank %d", *(const uint8_t *)body, peer);
         abort();
@@ -579,6 +582,7 @@ void tdm_p2p_drain(uint32_t keep_ctx) {
         tdm_list_remove(it);
     }
     tdm_p2p_unexp_cache_fini();
+    tdm_p2p_part_fini();
     if (TDM_PARAM_I(PROTO_STATS))
         tdm_p2p_stats_print();
 }

@@ -109,6 +109,11 @@ void tdm_p2p_txq_push(int peer, tdm_txitem_t *item);
 bool tdm_p2p_send_push(tdm_req_t *s);
 void tdm_p2p_send_on_ack(tdm_req_t *s);
 
+/* part.c: a partitioned communication packet (TDM_PKT_PART) from peer; the
+ * announcements nobody matched (finalize) */
+void tdm_p2p_part_on_packet(int peer, const void *body);
+void tdm_p2p_part_fini(void);
+
 /* select.c: a receive matched an RTS; choose and start a protocol */
 void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts);
 

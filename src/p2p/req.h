@@ -23,6 +23,8 @@ typedef enum {
     TDM_REQ_RECV,
     TDM_REQ_GREQ,  /* generalized request */
     TDM_REQ_OTHER, /* completes through `done` set by an upper layer (e.g. collectives) */
+    TDM_REQ_PSEND, /* partitioned send (part.c): persistent; each start's round is `inner` */
+    TDM_REQ_PRECV, /* partitioned receive (part.c), the same */
 } tdm_req_kind_t;
 
 /* Send-side stages (one handler each in send.c / proto/). */

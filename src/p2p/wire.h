@@ -24,6 +24,7 @@ typedef enum {
     TDM_PKT_RTR_CANCEL_ACK, /* sender's answer: withdrawn, or already used */
     TDM_PKT_PULL,           /* a side whose CMA copy failed asks the peer to stream a range */
     TDM_PKT_EAGER_SHORT,    /* a whole small message that wants no answer, in one cache line */
+    TDM_PKT_PART,           /* partitioned communication's control (part.c, tdm_pkt_part_t) */
 } tdm_pkt_type_t;
 
 /* flags of EAGER and RTS */
@@ -228,5 +229,27 @@ typedef struct __attribute__((packed)) tdm_pkt_pull {
     uint64_t len;
 } tdm_pkt_pull_t;
 _Static_assert(sizeof(tdm_pkt_pull_t) == 32, "pull is 32 bytes");
+
+/* Partitioned communication (part.c). INIT: a partitioned send was initialized
+ * (its envelope, sender request, partitions and total bytes), matched by the
+ * receiver against its partitioned receives, never against ordinary ones. CTS:
+ * the matched receive started a round (the sender learns its id). PIECE:
+ * sender partitions [first, first + parts) follow, as one ordinary message on
+ * the data context with the receive's tag (none when they hold no bytes). */
+enum { TDM_PART_INIT = 1, TDM_PART_CTS, TDM_PART_PIECE };
+typedef struct __attribute__((packed)) tdm_pkt_part {
+    uint8_t type; /* TDM_PKT_PART */
+    uint8_t op;   /* TDM_PART_* */
+    uint8_t rsvd[2];
+    uint32_t ctx;   /* INIT: the communicator's context */
+    int32_t src;    /* INIT: the sender's rank in it */
+    int32_t tag;    /* INIT */
+    uint32_t sreq;  /* INIT, CTS: the partitioned send's request id */
+    uint32_t rreq;  /* CTS, PIECE: the partitioned receive's request id */
+    uint32_t first; /* PIECE: first sender partition */
+    uint32_t parts; /* INIT: the sender's partitions; PIECE: partitions in the piece */
+    uint64_t bytes; /* INIT: the sender's total bytes */
+} tdm_pkt_part_t;
+_Static_assert(sizeof(tdm_pkt_part_t) == 40, "part packet is 40 bytes");
 
 #endif
