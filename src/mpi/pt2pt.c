@@ -2,6 +2,7 @@
 /* Point-to-point bindings: argument checks, then one call into src/p2p. */
 #include "bind.h"
 #include "coll_persist.h"
+#include "part.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -707,6 +708,8 @@ static int start_one(MPI_Request *request, const char *fn) {
                            (unsigned)*request);
     if (p->kind == TDM_REQ_OTHER)
         return tdm_mpi_coll_persist_start(p, fn);
+    if (tdm_mpi_is_part(p))
+        return tdm_mpi_part_start(p, fn);
     MPI_Request inner;
     int err;
     if (p->kind == TDM_REQ_SEND)

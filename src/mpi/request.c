@@ -3,6 +3,7 @@
  * statuses, generalized requests. */
 #include "bind.h"
 #include "coll_persist.h"
+#include "part.h"
 
 #include <stdlib.h>
 
@@ -437,6 +438,8 @@ int PMPI_Request_free(MPI_Request *request) {
     if (!r)
         return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Request_free",
                            "request is MPI_REQUEST_NULL");
+    if (tdm_mpi_is_part(r))
+        return tdm_mpi_part_free(r, request, "MPI_Request_free");
     if (r->persistent && r->kind == TDM_REQ_OTHER) {
         /* a persistent collective: freeing it while active is erroneous (MPI-4.0 6.13) */
         if (r->active)
@@ -480,6 +483,8 @@ int PMPI_Cancel(MPI_Request *request) {
         return err;
     if (!r)
         return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Cancel", "request is MPI_REQUEST_NULL");
+    if (tdm_mpi_is_part(r))
+        return tdm_mpi_part_cancel(r, *request, "MPI_Cancel");
     if (r->persistent)
         r = r->active ? r->inner : NULL;
     if (!r)

@@ -9,7 +9,7 @@
  * MPI_T_ functions return MPI_T_ERR_NOT_SUPPORTED: the tool interface never
  * calls error handlers.
  *
- * 638 functions declared, 410 implemented elsewhere, 228 stubbed here.
+ * 638 functions declared, 416 implemented elsewhere, 222 stubbed here.
  *
  * Never stubbed (they do not return an error code); implemented elsewhere:
  *   MPI_Aint MPI_Aint_add
@@ -626,38 +626,6 @@ int PMPI_Open_port(MPI_Info info, char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Open_port");
 }
 TDM_WEAK(MPI_Open_port)
-
-int PMPI_Parrived(MPI_Request request, int partition, int *flag) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Parrived");
-}
-TDM_WEAK(MPI_Parrived)
-
-int PMPI_Pready(int partition, MPI_Request request) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Pready");
-}
-TDM_WEAK(MPI_Pready)
-
-int PMPI_Pready_list(int length, int array_of_partitions[], MPI_Request request) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Pready_list");
-}
-TDM_WEAK(MPI_Pready_list)
-
-int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Pready_range");
-}
-TDM_WEAK(MPI_Pready_range)
-
-int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest,
-                    int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Precv_init");
-}
-TDM_WEAK(MPI_Precv_init)
-
-int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
-                    int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    return tdm_mpi_unsupported(comm, "MPI_Psend_init");
-}
-TDM_WEAK(MPI_Psend_init)
 
 int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Publish_name");
