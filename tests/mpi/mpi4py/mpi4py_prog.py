@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """An mpi4py program run by check_mpi4py.py: pickled and buffer point-to-point,
-blocking and non-blocking, and the collectives in both forms, each checked
+blocking and non-blocking, partitioned, and the collectives in both forms, each checked
 against what every rank can compute alone. Prints "No Errors" on rank 0."""
 import sys
 from array import array
@@ -51,6 +51,23 @@ if size > 1:
         got = array("i", [0, 0, 0])
         m.Recv(got)
         check(list(got) == [7, 8, 9], "Ssend/mprobe/Recv")
+
+# partitioned: 6 send partitions, 4 receive partitions, marked from the last down
+pbuf = array("i", range(rank * 1000, rank * 1000 + 24000))
+pout = array("i", [-1] * 24000)
+preq = comm.Precv_init(pout, 4, source=left, tag=6)
+sreq = comm.Psend_init(pbuf, 6, dest=right, tag=6)
+for _ in range(3):
+    MPI.Prequest.Startall([preq, sreq])
+    for i in reversed(range(6)):
+        sreq.Pready(i)
+    for i in range(4):
+        while not preq.Parrived(i):
+            pass
+    MPI.Request.Waitall([preq, sreq])
+    check(pout[0] == left * 1000 and pout[23999] == left * 1000 + 23999, "partitioned")
+preq.Free()
+sreq.Free()
 
 # collectives, pickled
 check(comm.bcast({"k": 42} if rank == 0 else None, root=0) == {"k": 42}, "bcast")
