@@ -50,6 +50,9 @@
  * CMA, one iovec per row, took 3.5x longer than packing it through the
  * shared-memory pipeline (bench/dtype_bw, 2 ranks, one node). */
 #define TDM_DTYPE_LIST_SEGS 4096
+/* Layout trees nest at most this deep (the walkers recurse once per level, and a peer's
+ * program is checked against it): committing a deeper type fails with -E2BIG. */
+#define TDM_DTYPE_MAX_DEPTH 256
 #define TDM_DTYPE_LIST_MINLEN 16384
 
 typedef struct tdm_seg {

@@ -80,7 +80,7 @@ void tdm_dn_dump(const tdm_dnode_t *d, char *out, size_t cap);
  * their parents, every reference a byte offset from the block's start (all
  * 8-byte aligned), shared subtrees written once. */
 #define TDM_DFLAT_MAGIC 0x314c4454u /* "TDL1" */
-#define TDM_DFLAT_MAX_DEPTH 256
+#define TDM_DFLAT_MAX_DEPTH TDM_DTYPE_MAX_DEPTH
 
 typedef struct tdm_dflat_hdr {
     uint32_t magic;

@@ -170,7 +170,7 @@ int tdm_dn_flatten_program(const tdm_dnode_t *root, void **flat_p, size_t *len_p
     free(s.map);
     if (s.err || depth > TDM_DFLAT_MAX_DEPTH) {
         free(s.buf);
-        return s.err ? s.err : -EOVERFLOW;
+        return s.err ? s.err : -E2BIG;
     }
     tdm_dflat_hdr_t h = {.magic = TDM_DFLAT_MAGIC, .depth = depth, .len = s.len, .root = r};
     memcpy(s.buf + hdr, &h, sizeof(h));

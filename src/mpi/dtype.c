@@ -35,6 +35,11 @@ static int err_rc(const char *fn, int rc) {
     if (rc == -EOVERFLOW)
         return tdm_mpi_err(NULL, MPI_ERR_VALUE_TOO_LARGE, fn,
                            "the datatype's size or bounds do not fit in MPI_Aint");
+    if (rc == -E2BIG)
+        return tdm_mpi_err(NULL, MPI_ERR_TYPE, fn,
+                           "the datatype nests types more than %d levels deep, the most Tandem "
+                           "can lay out",
+                           TDM_DTYPE_MAX_DEPTH);
     return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory building the datatype");
 }
 
@@ -1009,7 +1014,7 @@ static int f90_type(const char *fn, int kind, int p, int r, MPI_Datatype *newtyp
     tdm_dtype_t *dt = NULL;
     int rc = tdm_dtype_create_dup(tdm_dtype_get(base), &dt);
     int ints[2] = {kind == F90_INTEGER ? r : p, r};
-    MPI_Datatype nt;
+    MPI_Datatype nt = MPI_DATATYPE_NULL;
     int err = publish(fn, rc, dt, combiners[kind], 0, kind == F90_INTEGER ? 1 : 2, ints, 0, NULL, 0,
                       NULL, 0, NULL, &nt);
     if (err)
@@ -1049,7 +1054,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
     GET_TYPE(fn, oldtype, old);
     CHECK_PTR(fn, newtype, "newtype");
     int rc = tdm_dtype_create_dup(old, &dt);
-    MPI_Datatype nt;
+    MPI_Datatype nt = MPI_DATATYPE_NULL;
     int err = publish(fn, rc, dt, MPI_COMBINER_DUP, 0, 0, NULL, 0, NULL, 0, NULL, 1, &oldtype, &nt);
     if (err)
         return err;

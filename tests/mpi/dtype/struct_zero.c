@@ -6,7 +6,8 @@
  * a message into it. Zero-length blocks of every kind of old type (predefined, pair,
  * derived with many segments, resized, MPI_LB/MPI_UB markers) at every kind of
  * displacement (0, negative, far, the largest), first, in the middle and last; struct
- * blocks of empty derived types; and MPICH's struct-empty-el case.
+ * blocks of empty derived types; MPICH's struct-empty-el case; and chains of nested
+ * structs with zero first blocks, up to and past the deepest layout Tandem nests.
  */
 #include "dtest.h"
 
@@ -171,6 +172,49 @@ int main(int argc, char **argv) {
         MPI_Get_elements(&s, t, &e);
         CHECK(n == 2 && e == 6, "struct-empty-el: count %d, elements %d", n, e);
         MPI_Type_free(&t);
+    }
+    /* structs nested deep, each with a zero first block, the type before and an int: the
+     * same ints as one indexed type; deeper than the layout can nest, a clear refusal
+     * (MPI_ERR_TYPE, not the MPI_ERR_VALUE_TOO_LARGE it was) */
+    {
+        enum { DEEP = 180, TOO_DEEP = 600 };
+        MPI_Datatype prev = MPI_INT, chain[TOO_DEEP + 1];
+        MPI_Aint id[DEEP + 1];
+        int ones[DEEP + 1], refused = 0, err = MPI_SUCCESS;
+        id[0] = 0;
+        ones[0] = 1;
+        for (int lvl = 1; lvl <= TOO_DEEP; lvl++) {
+            MPI_Datatype ty[3] = {MPI_DOUBLE, prev, MPI_INT};
+            int bl[3] = {0, 1, 1};
+            MPI_Aint d[3] = {-8, 0, 8 * (MPI_Aint)lvl + 8};
+            MPI_Type_create_struct(3, bl, d, ty, &chain[lvl]);
+            MPI_Datatype c = chain[lvl];
+            err = MPI_Type_commit(&c);
+            if (lvl <= DEEP) {
+                id[lvl] = d[2];
+                ones[lvl] = 1;
+                CHECK(err == MPI_SUCCESS, "%d nested structs: commit class %d", lvl, cls(err));
+            } else if (err) {
+                refused = lvl;
+                break;
+            }
+            prev = chain[lvl];
+        }
+        CHECK(refused && cls(err) == MPI_ERR_TYPE, "%d nested structs: class %d", refused,
+              cls(err));
+        MPI_Datatype flat;
+        MPI_Type_create_hindexed(DEEP + 1, ones, id, MPI_INT, &flat);
+        MPI_Type_commit(&flat);
+        int pt = 0, pu = 0;
+        for (size_t i = 0; i < sizeof(src); i++)
+            src[i] = (unsigned char)(i * 7 + 3);
+        MPI_Pack(src, 1, chain[DEEP], pa, sizeof(pa), &pt, MPI_COMM_WORLD);
+        MPI_Pack(src, 1, flat, pb, sizeof(pb), &pu, MPI_COMM_WORLD);
+        CHECK(pt == pu && pt == 4 * (DEEP + 1) && memcmp(pa, pb, (size_t)pt) == 0,
+              "%d nested structs pack %d bytes, not as the flat type's %d", DEEP, pt, pu);
+        MPI_Type_free(&flat);
+        for (int lvl = 1; lvl <= (refused ? refused : TOO_DEEP); lvl++)
+            MPI_Type_free(&chain[lvl]);
     }
     MPI_Type_free(&ref);
     MPI_Type_free(&vec);
