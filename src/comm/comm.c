@@ -96,7 +96,8 @@ static void destroy(tdm_comm_t *c) {
     tdm_rankmap_release(&c->map);
     if (c->inter) {
         tdm_rankmap_release(&c->remote);
-        tdm_comm_release(c->local);
+        if (c->local) /* NULL while (or when) an MPI_Comm_idup found no context */
+            tdm_comm_release(c->local);
     }
     tdm_info_free(c->hints);
     /* attributes were deleted by tdm_comm_free; at finalize, drop without callbacks */
@@ -232,20 +233,45 @@ tdm_comm_t *tdm_comm_new(tdm_comm_t *parent, tdm_rankmap_t map, int rank, uint32
     return comm_new(parent, map, rank, ctx);
 }
 
-static tdm_comm_peers_t all_of(tdm_comm_t *parent) {
+/* All of parent, exchanging with the given tags. */
+static tdm_comm_peers_t all_of(tdm_comm_t *parent, int tag_up, int tag_down) {
     return (tdm_comm_peers_t){.parent = parent,
                               .prank = NULL,
                               .n = parent->size,
                               .me = parent->rank,
-                              .tag_up = TDM_COMM_TAG_CTXID_UP,
-                              .tag_down = TDM_COMM_TAG_CTXID_DOWN};
+                              .tag_up = tag_up,
+                              .tag_down = tag_down};
+}
+
+/* All of parent as the participants of its next context id agreement. */
+static tdm_comm_peers_t agree_peers(tdm_comm_t *parent) {
+    int tag = TDM_COMM_TAG_AGREE(parent->agree_seq++);
+    return all_of(parent, tag, tag);
+}
+
+/* What a duplicate takes from its parent besides the context: the remote group,
+ * hints, topology and attributes (copy callbacks run here). 0, -1, or a copy
+ * callback's code. */
+static int dup_fill(tdm_comm_t *parent, const tdm_info_t *hints, tdm_comm_t *c) {
+    if (parent->inter) {
+        c->inter = 1;
+        c->remote = tdm_rankmap_share(&parent->remote);
+    }
+    const tdm_info_t *h = hints ? hints : parent->hints;
+    if (h && h->n > 0 && !(c->hints = tdm_info_dup(h, false)))
+        return -1;
+    if (parent->topo && !(c->topo = tdm_comm_topo_ops->dup(parent->topo)))
+        return -1;
+    int rc = tdm_attr_copy_all(TDM_ATTR_COMM, &parent->attrs, parent->handle, c->handle, &c->attrs);
+    return rc > 0 ? rc : rc < 0 ? -1 : 0;
 }
 
 int tdm_comm_dup(tdm_comm_t *parent, const tdm_info_t *hints, tdm_comm_t **new_p) {
-    tdm_comm_peers_t p = all_of(parent);
     uint32_t ctx;
     tdm_comm_t *local = NULL;
-    if (parent->inter ? tdm_comm_inter_dup(parent, &ctx, &local) : tdm_comm_ctxid_agree(&p, &ctx))
+    tdm_comm_peers_t p;
+    if (parent->inter ? tdm_comm_inter_dup(parent, &ctx, &local)
+                      : (p = agree_peers(parent), tdm_comm_ctxid_agree(&p, &ctx)))
         return -1;
     tdm_comm_t *c = comm_new(parent, tdm_rankmap_share(&parent->map), parent->rank, ctx);
     if (!c) {
@@ -253,24 +279,81 @@ int tdm_comm_dup(tdm_comm_t *parent, const tdm_info_t *hints, tdm_comm_t **new_p
             tdm_comm_release(local);
         return -1;
     }
-    if (local) {
-        c->inter = 1;
-        c->remote = tdm_rankmap_share(&parent->remote);
-        c->local = local;
-    }
-    const tdm_info_t *h = hints ? hints : parent->hints;
-    if (h && h->n > 0 && !(c->hints = tdm_info_dup(h, false))) {
-        destroy(c);
-        return -1;
-    }
-    if (parent->topo && !(c->topo = tdm_comm_topo_ops->dup(parent->topo))) {
-        destroy(c);
-        return -1;
-    }
-    int rc = tdm_attr_copy_all(TDM_ATTR_COMM, &parent->attrs, parent->handle, c->handle, &c->attrs);
+    c->local = local;
+    int rc = dup_fill(parent, hints, c);
     if (rc != 0) {
         destroy(c);
-        return rc > 0 ? rc : -1;
+        return rc;
+    }
+    *new_p = c;
+    return 0;
+}
+
+/* ---- MPI_Comm_idup ---- */
+
+typedef struct idup {
+    tdm_comm_t *c;
+    tdm_comm_idup_done_fn_t done;
+    void *arg;
+} idup_t;
+
+static void idup_end(idup_t *op, int rc) {
+    tdm_comm_idup_done_fn_t done = op->done;
+    void *arg = op->arg;
+    tdm_comm_t *c = op->c;
+    free(op);
+    if (rc)
+        tdm_error(COMM, "MPI_Comm_idup: no context id for communicator %#x", (unsigned)c->handle);
+    tdm_comm_release(c); /* the operation's reference */
+    done(arg, rc);
+}
+
+static void idup_ctx_done(void *arg, int rc, uint32_t ctx) {
+    idup_t *op = arg;
+    if (rc == 0)
+        op->c->ctx = ctx;
+    idup_end(op, rc);
+}
+
+static void idup_inter_done(void *arg, int rc, uint32_t ctx, tdm_comm_t *local) {
+    idup_t *op = arg;
+    if (rc == 0) {
+        op->c->ctx = ctx;
+        op->c->local = local;
+    }
+    idup_end(op, rc);
+}
+
+int tdm_comm_idup(tdm_comm_t *parent, const tdm_info_t *hints, tdm_comm_idup_done_fn_t done,
+                  void *arg, tdm_comm_t **new_p) {
+    idup_t *op = malloc(sizeof(*op));
+    if (!op) {
+        tdm_error(COMM, "out of memory for MPI_Comm_idup");
+        return -1;
+    }
+    tdm_comm_t *c =
+        comm_new(parent, tdm_rankmap_share(&parent->map), parent->rank, TDM_COMM_CTX_NONE);
+    if (!c) {
+        free(op);
+        return -1;
+    }
+    int rc = dup_fill(parent, hints, c);
+    if (rc != 0) {
+        free(op);
+        destroy(c);
+        return rc;
+    }
+    *op = (idup_t){.c = c, .done = done, .arg = arg};
+    tdm_comm_retain(c); /* until the context is known, whatever the user does */
+    tdm_comm_peers_t p;
+    int err = parent->inter
+                  ? tdm_comm_inter_idup(parent, idup_inter_done, op)
+                  : (p = agree_peers(parent), tdm_comm_ctxid_start(&p, NULL, idup_ctx_done, op));
+    if (err) {
+        free(op);
+        c->refs = 1;
+        destroy(c);
+        return -1;
     }
     *new_p = c;
     return 0;
@@ -303,12 +386,10 @@ static int split_common(tdm_comm_t *parent, uint64_t color, bool defined, int ke
         free(members);
         return -1;
     }
-    tdm_comm_peers_t p = all_of(parent);
-    p.tag_up = TDM_COMM_TAG_GATHER;
-    p.tag_down = TDM_COMM_TAG_BCAST;
+    tdm_comm_peers_t p = all_of(parent, TDM_COMM_TAG_GATHER, TDM_COMM_TAG_BCAST);
     int err = tdm_comm_allgather(&p, &mine, sizeof(mine), all);
     uint32_t ctx = 0;
-    p = all_of(parent);
+    p = agree_peers(parent);
     if (!err)
         err = tdm_comm_ctxid_agree(&p, &ctx);
     if (err) {
@@ -371,7 +452,7 @@ int tdm_comm_split_shared(tdm_comm_t *parent, int key, tdm_comm_t **new_p) {
 }
 
 int tdm_comm_create(tdm_comm_t *parent, const tdm_group_t *g, tdm_comm_t **new_p) {
-    tdm_comm_peers_t p = all_of(parent);
+    tdm_comm_peers_t p = agree_peers(parent);
     uint32_t ctx;
     if (tdm_comm_ctxid_agree(&p, &ctx))
         return -1;

@@ -72,6 +72,7 @@ typedef struct tdm_comm {
     uint8_t builtin;             /* MPI_COMM_WORLD / MPI_COMM_SELF */
     uint8_t inter;               /* intercommunicator (see below) */
     uint32_t session;            /* origin: 0 World Model, else a session's serial */
+    uint32_t agree_seq;          /* creations started on it (all members count alike) */
     /* Intercommunicators (MPI-3.1 §6.6; intercomm.c). rank/size/map are the
      * local group; point-to-point ranks name the `remote` group (the sender
      * puts its local rank in the envelope, which is the rank the receiver
@@ -95,12 +96,17 @@ typedef struct tdm_comm {
 #define TDM_COMM_USER_BASE 0x84000000u
 #define TDM_COMM_INDEX_MASK 0x03ffffffu
 
+/* No context id (yet): a communicator whose agreement is running or failed. */
+#define TDM_COMM_CTX_NONE 0xffffffffu
+
 /* Internal tags on the parent's collective context (see above). */
-#define TDM_COMM_TAG_CTXID_UP (-16)   /* context id agreement: reduction towards rank 0 */
-#define TDM_COMM_TAG_CTXID_DOWN (-17) /* context id agreement: result back down */
 #define TDM_COMM_TAG_GATHER (-18)     /* allgather helper: gather */
 #define TDM_COMM_TAG_BCAST (-19)      /* allgather helper: broadcast */
 #define TDM_COMM_TAG_INTER (-20)      /* leaders' exchanges on an intercomm's ctx + 1 */
+/* Context id agreements over a whole communicator (and an intercomm's leaders'
+ * part): the n-th creation on a communicator uses tag TDM_COMM_TAG_AGREE(n), so
+ * creations running at once (MPI_Comm_idup) never take each other's messages. */
+#define TDM_COMM_TAG_AGREE(_seq) (-0x10000000 - (int)((_seq)&0x0fffffffu))
 /* MPI_Comm_create_group: user tag t maps to TDM_COMM_TAG_GROUP_BASE + (t & mask) */
 #define TDM_COMM_TAG_GROUP_BASE (-0x7fffffff - 1)
 #define TDM_COMM_TAG_GROUP_MASK 0x3fffffff
@@ -179,6 +185,13 @@ extern const tdm_comm_topo_ops_t *tdm_comm_topo_ops;
 /* Duplicate: same group, new context, attributes copied by their callbacks,
  * same error handler; hints from `hints` (NULL: the parent's). */
 int tdm_comm_dup(tdm_comm_t *parent, const struct tdm_info *hints, tdm_comm_t **new_p);
+/* MPI_Comm_idup: the duplicate at once in *new_p (hints, topology, attributes
+ * copied now), its context agreed in the background; it may be used once
+ * done(arg, rc) has run with rc 0 (from this call or from progress). Results as
+ * tdm_comm_dup's; done does not run when this call fails. */
+typedef void (*tdm_comm_idup_done_fn_t)(void *arg, int rc);
+int tdm_comm_idup(tdm_comm_t *parent, const struct tdm_info *hints, tdm_comm_idup_done_fn_t done,
+                  void *arg, tdm_comm_t **new_p);
 /* Split by color (-32766 = MPI_UNDEFINED: no communicator) ordered by key,
  * then parent rank. */
 int tdm_comm_split(tdm_comm_t *parent, int color, int key, tdm_comm_t **new_p);
@@ -213,6 +226,11 @@ int tdm_comm_inter_split(tdm_comm_t *inter, int color, int key, tdm_comm_t **new
 /* The inter part of tdm_comm_dup: agree a context with the remote group and
  * give `c` (a copy of parent's local side) parent's remote group and a local comm. */
 int tdm_comm_inter_dup(tdm_comm_t *parent, uint32_t *ctx_p, tdm_comm_t **local_p);
+/* The same without waiting: done(arg, rc, ctx, local) runs once both are agreed
+ * (rc 0) or either failed (-1), from this call or from progress; -1 here: not
+ * started, done will not run. */
+typedef void (*tdm_comm_inter_dup_done_fn_t)(void *arg, int rc, uint32_t ctx, tdm_comm_t *local);
+int tdm_comm_inter_idup(tdm_comm_t *parent, tdm_comm_inter_dup_done_fn_t done, void *arg);
 
 /* ---- communicators from groups, without a parent (fromgroup.c, intercomm.c) ----
  * Collective over the members of the group(s) only; they talk over the boot
@@ -251,15 +269,35 @@ typedef struct tdm_comm_peers {
 /* Every participant's `len` bytes at `in`, concatenated in index order, into `out`
  * (n * len bytes). 0 or -1 (no memory / communication failure, logged). */
 int tdm_comm_allgather(const tdm_comm_peers_t *p, const void *in, size_t len, void *out);
-/* Agree on a new context id among the participants; marks it used here. */
+/* ---- context id agreement (ctxid.c) ----
+ * The participants agree on an id no communicator of any of them uses, and each
+ * marks it used. Agreements run in rounds driven by point-to-point completions, so
+ * any number may run at once and none waits for another (see ctxid.c). Concurrent
+ * agreements must not share the tags of one participant pair: all_of-style
+ * agreements over a whole communicator take a fresh pair from its `agree_seq`. */
+
+/* The leaders of an intercommunicator's two groups, joined for an agreement whose
+ * id must be free in both: the communicator they share, the other leader's
+ * point-to-point rank in it, and the tag and context of their messages. */
+typedef struct tdm_comm_bridge {
+    tdm_comm_t *via;
+    int peer;
+    int tag;
+    uint32_t ctx;
+} tdm_comm_bridge_t;
+
+/* rc 0 and the id, or -1 (a failed exchange or no memory, logged) and
+ * TDM_COMM_CTX_NONE. */
+typedef void (*tdm_comm_ctxid_done_fn_t)(void *arg, int rc, uint32_t ctx);
+/* Start an agreement among p's participants (p is copied); with b, participant 0
+ * joins the other group's agreement over it. done runs exactly once, from this
+ * call or from progress. -1 (logged): not started, done will not run. */
+int tdm_comm_ctxid_start(const tdm_comm_peers_t *p, const tdm_comm_bridge_t *b,
+                         tdm_comm_ctxid_done_fn_t done, void *arg);
+/* The same, waiting for the result: 0, or -1. */
 int tdm_comm_ctxid_agree(const tdm_comm_peers_t *p, uint32_t *ctx_p);
-/* The same, where participant 0 calls merge(arg, &acc, &nacc) with the union of
- * the participants' in-use bitmaps (nacc words, growable with realloc) before
- * choosing: an intercomm's leader ORs in the other group's union there, so the
- * id is free in both groups. A failing merge fails the agreement everywhere. */
-typedef int (*tdm_comm_ctxid_merge_fn_t)(void *arg, uint64_t **acc_p, size_t *nacc_p);
-int tdm_comm_ctxid_agree_with(const tdm_comm_peers_t *p, tdm_comm_ctxid_merge_fn_t merge, void *arg,
-                              uint32_t *ctx_p);
+int tdm_comm_ctxid_agree_bridged(const tdm_comm_peers_t *p, const tdm_comm_bridge_t *b,
+                                 uint32_t *ctx_p);
 /* Participant 0's `len` bytes at buf to every participant (binomial tree). */
 int tdm_comm_bcast(const tdm_comm_peers_t *p, void *buf, size_t len);
 /* Did all participants pass the same arguments? Each holds a `len`-byte key;

@@ -9,11 +9,12 @@
  * 0; only the two leaders talk across, over a "bridge": the peer communicator
  * with the user's tag for Intercomm_create (that is what the tag is for), the
  * intercomm itself otherwise (local rank 0 with remote rank 0 on its collective
- * context, tag TDM_COMM_TAG_INTER, which no collective uses). A context id both
- * groups can use is agreed as for an intracomm, except that each leader ORs in
- * the other group's union of in-use ids before choosing
- * (tdm_comm_ctxid_agree_with): both choose from the same union, so both choose
- * the same id, and it is free at every process of both groups.
+ * context, tag TDM_COMM_TAG_INTER, which no collective uses; a context id
+ * agreement's leaders use the intercomm's next TDM_COMM_TAG_AGREE tag, so that
+ * several MPI_Comm_idup can run at once). A context id both groups can use is
+ * agreed as for an intracomm, with the two leaders joining their groups' rounds
+ * (tdm_comm_ctxid_agree_bridged, ctxid.c): the id is free at every process of
+ * both groups.
  *
  * The hidden local intracommunicator has a context of its own (agreed in the
  * local group only) so that its messages never meet the intercomm's, where
@@ -28,12 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct bridge {
-    tdm_comm_t *via; /* the communicator the leaders share */
-    int peer;        /* the other leader's (point-to-point) rank in it */
-    int tag;
-    uint32_t ctx;
-} bridge_t;
+typedef tdm_comm_bridge_t bridge_t;
 
 /* Leaders only: send olen bytes to the other leader and receive exactly ilen. */
 static int bridge_xchg(const bridge_t *b, const void *out, size_t olen, void *in, size_t ilen) {
@@ -62,47 +58,13 @@ static int bridge_xchg(const bridge_t *b, const void *out, size_t olen, void *in
     return 0;
 }
 
-/* ctxid merge callback: OR the other group's union of in-use ids into ours. */
-static int merge_remote(void *arg, uint64_t **acc_p, size_t *nacc_p) {
-    const bridge_t *b = arg;
-    uint64_t mine = *nacc_p, theirs;
-    if (bridge_xchg(b, &mine, sizeof(mine), &theirs, sizeof(theirs)))
-        return -1;
-    uint64_t *in = malloc(theirs ? theirs * sizeof(uint64_t) : 1);
-    if (!in) {
-        tdm_error(COMM, "out of memory for a context id bitmap of %llu words",
-                  (unsigned long long)theirs);
-        return -1;
-    }
-    if (bridge_xchg(b, *acc_p, mine * sizeof(uint64_t), in, theirs * sizeof(uint64_t))) {
-        free(in);
-        return -1;
-    }
-    if (theirs > mine) {
-        uint64_t *a = realloc(*acc_p, theirs * sizeof(uint64_t));
-        if (!a) {
-            tdm_error(COMM, "out of memory for a context id bitmap of %llu words",
-                      (unsigned long long)theirs);
-            free(in);
-            return -1;
-        }
-        memset(a + mine, 0, (theirs - mine) * sizeof(uint64_t));
-        *acc_p = a;
-        *nacc_p = theirs;
-    }
-    for (size_t i = 0; i < theirs; i++)
-        (*acc_p)[i] |= in[i];
-    free(in);
-    return 0;
-}
-
 /* The two context ids of a new intercomm: ctx agreed by both groups (the
  * leaders talk over b), lctx by the local group alone for its hidden local
  * comm. Nonzero if either fails; then neither is held. */
 static int ctx_pair_agree(const tdm_comm_peers_t *p, bridge_t *b, uint32_t *ctx_p,
                           uint32_t *lctx_p) {
     uint32_t ctx, lctx;
-    if (tdm_comm_ctxid_agree_with(p, merge_remote, b, &ctx))
+    if (tdm_comm_ctxid_agree_bridged(p, b, &ctx))
         return -1;
     if (tdm_comm_ctxid_agree(p, &lctx)) {
         tdm_comm_ctxid_release(ctx);
@@ -113,18 +75,27 @@ static int ctx_pair_agree(const tdm_comm_peers_t *p, bridge_t *b, uint32_t *ctx_
     return 0;
 }
 
-/* The local group of an existing intercomm, leader = local rank 0. */
-static tdm_comm_peers_t local_peers(tdm_comm_t *c) {
+/* The local group of an existing intercomm, leader = local rank 0, exchanging
+ * with tags tag_up and tag_down. */
+static tdm_comm_peers_t local_peers(tdm_comm_t *c, int tag_up, int tag_down) {
     return (tdm_comm_peers_t){.parent = c->local,
                               .prank = NULL,
                               .n = c->size,
                               .me = c->rank,
-                              .tag_up = TDM_COMM_TAG_CTXID_UP,
-                              .tag_down = TDM_COMM_TAG_CTXID_DOWN};
+                              .tag_up = tag_up,
+                              .tag_down = tag_down};
 }
 
+/* The local group as the participants of its next context id agreement. */
+static tdm_comm_peers_t local_agree_peers(tdm_comm_t *c) {
+    int tag = TDM_COMM_TAG_AGREE(c->local->agree_seq++);
+    return local_peers(c, tag, tag);
+}
+
+/* The leaders' link over the intercomm itself, for its next agreement. */
 static bridge_t inter_bridge(tdm_comm_t *c) {
-    return (bridge_t){.via = c, .peer = 0, .tag = TDM_COMM_TAG_INTER, .ctx = c->ctx + 1};
+    return (bridge_t){
+        .via = c, .peer = 0, .tag = TDM_COMM_TAG_AGREE(c->agree_seq++), .ctx = c->ctx + 1};
 }
 
 /* A communicator over `map` (shared) without a user handle. */
@@ -187,8 +158,8 @@ int tdm_comm_intercomm_create(tdm_comm_t *local, int leader, tdm_comm_t *peer, i
                           .prank = prank,
                           .n = n,
                           .me = (local->rank - leader + n) % n,
-                          .tag_up = TDM_COMM_TAG_CTXID_UP,
-                          .tag_down = TDM_COMM_TAG_CTXID_DOWN};
+                          .tag_up = TDM_COMM_TAG_BCAST,
+                          .tag_down = TDM_COMM_TAG_BCAST};
     bridge_t b = {.via = peer, .peer = remote_leader, .tag = tag, .ctx = peer ? peer->ctx : 0};
     int *lworld = NULL, *rworld = NULL;
     int rc = -1;
@@ -233,6 +204,7 @@ int tdm_comm_intercomm_create(tdm_comm_t *local, int leader, tdm_comm_t *peer, i
         }
     }
     uint32_t ctx, lctx;
+    p.tag_up = p.tag_down = TDM_COMM_TAG_AGREE(local->agree_seq++);
     if (ctx_pair_agree(&p, &b, &ctx, &lctx))
         goto out;
     tdm_rankmap_t rmap;
@@ -251,7 +223,7 @@ out:
 }
 
 int tdm_comm_inter_dup(tdm_comm_t *parent, uint32_t *ctx_p, tdm_comm_t **local_p) {
-    tdm_comm_peers_t p = local_peers(parent);
+    tdm_comm_peers_t p = local_agree_peers(parent);
     bridge_t b = inter_bridge(parent);
     uint32_t ctx, lctx;
     if (ctx_pair_agree(&p, &b, &ctx, &lctx))
@@ -266,9 +238,76 @@ int tdm_comm_inter_dup(tdm_comm_t *parent, uint32_t *ctx_p, tdm_comm_t **local_p
     return 0;
 }
 
+/* ---- the non-blocking dup: the bridged agreement, then the local one ---- */
+
+typedef struct inter_idup {
+    tdm_comm_t *parent;
+    tdm_comm_peers_t p; /* the local group's participants, for both agreements */
+    uint32_t ctx;
+    tdm_comm_inter_dup_done_fn_t done;
+    void *arg;
+} inter_idup_t;
+
+static void inter_idup_end(inter_idup_t *op, int rc, uint32_t ctx, tdm_comm_t *local) {
+    tdm_comm_inter_dup_done_fn_t done = op->done;
+    void *arg = op->arg;
+    tdm_comm_release(op->parent);
+    free(op);
+    done(arg, rc, ctx, local);
+}
+
+static void inter_idup_local_done(void *arg, int rc, uint32_t lctx) {
+    inter_idup_t *op = arg;
+    if (rc) {
+        tdm_comm_ctxid_release(op->ctx);
+        inter_idup_end(op, -1, TDM_COMM_CTX_NONE, NULL);
+        return;
+    }
+    tdm_comm_t *local = hidden_new(&op->parent->map, op->parent->rank, lctx);
+    if (!local) {
+        tdm_comm_ctxid_release(op->ctx);
+        inter_idup_end(op, -1, TDM_COMM_CTX_NONE, NULL);
+        return;
+    }
+    inter_idup_end(op, 0, op->ctx, local);
+}
+
+static void inter_idup_ctx_done(void *arg, int rc, uint32_t ctx) {
+    inter_idup_t *op = arg;
+    if (rc) {
+        inter_idup_end(op, -1, TDM_COMM_CTX_NONE, NULL);
+        return;
+    }
+    /* the same participants and tags: this agreement starts after the last one
+     * ended here, and it ended at a participant's parent before it did here */
+    op->ctx = ctx;
+    if (tdm_comm_ctxid_start(&op->p, NULL, inter_idup_local_done, op)) {
+        tdm_comm_ctxid_release(ctx);
+        inter_idup_end(op, -1, TDM_COMM_CTX_NONE, NULL);
+    }
+}
+
+int tdm_comm_inter_idup(tdm_comm_t *parent, tdm_comm_inter_dup_done_fn_t done, void *arg) {
+    inter_idup_t *op = malloc(sizeof(*op));
+    if (!op) {
+        tdm_error(COMM, "out of memory for MPI_Comm_idup");
+        return -1;
+    }
+    *op =
+        (inter_idup_t){.parent = parent, .p = local_agree_peers(parent), .done = done, .arg = arg};
+    tdm_comm_retain(parent);
+    bridge_t b = inter_bridge(parent);
+    if (tdm_comm_ctxid_start(&op->p, &b, inter_idup_ctx_done, op)) {
+        tdm_comm_release(parent);
+        free(op);
+        return -1;
+    }
+    return 0;
+}
+
 int tdm_comm_intercomm_merge(tdm_comm_t *c, bool high, tdm_comm_t **new_p) {
-    tdm_comm_peers_t p = local_peers(c);
-    bridge_t b = inter_bridge(c);
+    tdm_comm_peers_t p = local_peers(c, TDM_COMM_TAG_BCAST, TDM_COMM_TAG_BCAST);
+    bridge_t b = {.via = c, .peer = 0, .tag = TDM_COMM_TAG_INTER, .ctx = c->ctx + 1};
     /* the leaders' high flags: {ours, theirs}, theirs = -1 if the exchange failed */
     int hi[2] = {high, -1};
     if (p.me == 0 && bridge_xchg(&b, &hi[0], sizeof(int), &hi[1], sizeof(int)))
@@ -278,7 +317,9 @@ int tdm_comm_intercomm_merge(tdm_comm_t *c, bool high, tdm_comm_t **new_p) {
     bool local_first =
         hi[0] != hi[1] ? !hi[0] : tdm_rankmap_world(&c->map, 0) < tdm_rankmap_world(&c->remote, 0);
     uint32_t ctx;
-    if (tdm_comm_ctxid_agree_with(&p, merge_remote, &b, &ctx))
+    p = local_agree_peers(c);
+    b = inter_bridge(c);
+    if (tdm_comm_ctxid_agree_bridged(&p, &b, &ctx))
         return -1;
     int n = c->size, m = c->remote.n;
     int *w = malloc((size_t)(n + m) * sizeof(int));
@@ -342,22 +383,20 @@ int tdm_comm_inter_split(tdm_comm_t *c, int color, int key, tdm_comm_t **new_p) 
         return -1;
     }
     int *rall = all + 2 * n, *lw = rall + 1 + 2 * m, *rw = lw + n;
-    tdm_comm_peers_t p = local_peers(c);
-    p.tag_up = TDM_COMM_TAG_GATHER;
-    p.tag_down = TDM_COMM_TAG_BCAST;
+    tdm_comm_peers_t p = local_peers(c, TDM_COMM_TAG_GATHER, TDM_COMM_TAG_BCAST);
     int rc = -1;
     if (tdm_comm_allgather(&p, mine, sizeof(mine), all))
         goto out;
     rall[0] = 0;
     if (p.me == 0) {
-        bridge_t b = inter_bridge(c);
+        bridge_t b = {.via = c, .peer = 0, .tag = TDM_COMM_TAG_INTER, .ctx = c->ctx + 1};
         if (bridge_xchg(&b, all, (size_t)(2 * n) * sizeof(int), rall + 1,
                         (size_t)(2 * m) * sizeof(int)))
             rall[0] = -1;
     }
     if (tdm_comm_bcast(&p, rall, (size_t)(1 + 2 * m) * sizeof(int)) || rall[0] != 0)
         goto out;
-    p = local_peers(c);
+    p = local_agree_peers(c);
     bridge_t b = inter_bridge(c);
     uint32_t ctx, lctx;
     if (ctx_pair_agree(&p, &b, &ctx, &lctx))

@@ -77,25 +77,36 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
 }
 TDM_WEAK(MPI_Comm_dup_with_info)
 
-/* Non-blocking duplication. There is no non-blocking collective machinery to
- * build on yet, so the duplication is done here, blocking, and the request is
- * complete from the start: a correct implementation of the semantics (the new
- * handle may only be used after completion), without the overlap. */
+/* Non-blocking duplication: the new handle at once, its context agreed while the
+ * program goes on (src/comm/ctxid.c); the request completes when it is known. */
+static void idup_done(void *arg, int rc) {
+    tdm_req_t *r = arg;
+    r->status.error = rc ? TDM_ERR_OTHER : TDM_OK;
+    tdm_p2p_complete(r);
+}
+
 static int idup_common(const char *fn, MPI_Comm comm, MPI_Info info, bool with_info,
                        MPI_Comm *newcomm, MPI_Request *request) {
-    tdm_comm_t *c;
+    tdm_comm_t *c, *nc;
+    tdm_info_t *hints = NULL;
     TDM_GET_COMM(fn, comm, c);
+    CHECK_PTR(fn, c, newcomm, "newcomm");
     CHECK_PTR(fn, c, request, "request");
-    int err = dup_common(fn, comm, info, with_info, newcomm);
-    if (err)
-        return err;
+    if (with_info)
+        GET_INFO_OR_NULL(fn, c, info, hints);
     tdm_req_t *r = tdm_req_alloc(TDM_REQ_OTHER);
     if (!r)
         return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
     tdm_req_set_comm(r, c);
     r->status.source = MPI_ANY_SOURCE;
     r->status.tag = MPI_ANY_TAG;
-    r->done = 1;
+    tdm_info_t empty = {0};
+    int rc = tdm_comm_idup(c, with_info ? (hints ? hints : &empty) : NULL, idup_done, r, &nc);
+    if (rc) {
+        tdm_p2p_release(r);
+        return create_error(c, rc, fn);
+    }
+    adopt(c, nc, newcomm);
     *request = tdm_req_handle(r);
     return MPI_SUCCESS;
 }

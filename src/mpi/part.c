@@ -16,7 +16,7 @@
 
 /* The data travels on the communicator's internal context (ctx + 1) with
  * negative tags; those comm/ uses for its own exchanges lie outside them. */
-_Static_assert(TDM_COMM_TAG_INTER > -64 && TDM_COMM_TAG_CTXID_UP > -64 &&
+_Static_assert(TDM_COMM_TAG_INTER > -64 && TDM_COMM_TAG_GATHER > -64 &&
                    TDM_COMM_TAG_GROUP_BASE + TDM_COMM_TAG_GROUP_MASK < TDM_P2P_PART_TAG_MIN,
                "partitioned data tags are disjoint from the communicator's internal ones");
 
