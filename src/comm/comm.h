@@ -100,9 +100,9 @@ typedef struct tdm_comm {
 #define TDM_COMM_CTX_NONE 0xffffffffu
 
 /* Internal tags on the parent's collective context (see above). */
-#define TDM_COMM_TAG_GATHER (-18)     /* allgather helper: gather */
-#define TDM_COMM_TAG_BCAST (-19)      /* allgather helper: broadcast */
-#define TDM_COMM_TAG_INTER (-20)      /* leaders' exchanges on an intercomm's ctx + 1 */
+#define TDM_COMM_TAG_GATHER (-18) /* allgather helper: gather */
+#define TDM_COMM_TAG_BCAST (-19)  /* allgather helper: broadcast */
+#define TDM_COMM_TAG_INTER (-20)  /* leaders' exchanges on an intercomm's ctx + 1 */
 /* Context id agreements over a whole communicator (and an intercomm's leaders'
  * part): the n-th creation on a communicator uses tag TDM_COMM_TAG_AGREE(n), so
  * creations running at once (MPI_Comm_idup) never take each other's messages. */
