@@ -194,6 +194,7 @@ tdm_sched_t *tdm_sched_new(tdm_comm_t *comm, bool blocking) {
     s->tmpcap = SCHED_INLINE_TMPS;
     s->comm = comm;
     s->blocking = blocking;
+    comm->pv.coll_ops++;
     s->tag = tdm_coll_next_tag(comm);
     if (s->tag < 0)
         s->error = TDM_ERR_NOMEM;
@@ -270,6 +271,11 @@ static void tmp_put(void *p, size_t n) {
         }
     }
     free(p);
+}
+
+double tdm_sched_cache_use(int i) {
+    (void)i;
+    return (double)tmp_cache_bytes / (double)TMP_CACHE_MAX;
 }
 
 void tdm_sched_cache_fini(void) {

@@ -19,6 +19,7 @@
 #include <string.h>
 
 unsigned long long tdm_coll_algo_runs[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS];
+unsigned long long tdm_coll_algo_bytes[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS];
 
 typedef struct coll_choice {
     const char *name;                      /* for log messages */
@@ -136,11 +137,18 @@ static const coll_choice_t choices[TDM_COLL_NKINDS] = {
                           true},
 };
 
-/* The TANDEM_<COLL>_ALGORITHM setting, parsed once: -1 auto, or 0/1. Parameters
- * do not change after start-up, and a strcmp per call showed in small Allreduce. */
+/* The TANDEM_<COLL>_ALGORITHM setting, parsed once: -1 auto, or 0/1/2; again after
+ * a write through MPI_T (tdm_coll_reconfigure): a strcmp per call showed in small
+ * Allreduce. */
+static int parsed[TDM_COLL_NKINDS];
+static bool done[TDM_COLL_NKINDS];
+
+void tdm_coll_reconfigure(void) {
+    for (int k = 0; k < TDM_COLL_NKINDS; k++)
+        done[k] = false;
+}
+
 static int forced_algo(tdm_coll_kind_t kind) {
-    static int parsed[TDM_COLL_NKINDS];
-    static bool done[TDM_COLL_NKINDS];
     if (TDM_LIKELY(done[kind]))
         return parsed[kind];
     const coll_choice_t *c = &choices[kind];
@@ -192,6 +200,7 @@ static int decide(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commut
 int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute) {
     int algo = decide(kind, bytes, comm_size, commute);
     tdm_coll_algo_runs[kind][algo]++;
+    tdm_coll_algo_bytes[kind][algo] += bytes;
     return algo;
 }
 
@@ -226,7 +235,23 @@ void tdm_coll_select_print(void *fp) {
     }
 }
 
+/* The counters as the registry (pvars.def) reads them. */
 void tdm_coll_stats_print(int rank) {
+    static const int runs_pv[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS] = {
+        [TDM_COLL_BCAST] = {TDM_COLL_PV_coll_bcast_binomial, TDM_COLL_PV_coll_bcast_scatter_ring,
+                            TDM_COLL_PV_coll_bcast_linear},
+        [TDM_COLL_REDUCE] = {TDM_COLL_PV_coll_reduce_binomial,
+                             TDM_COLL_PV_coll_reduce_scatter_gather,
+                             TDM_COLL_PV_coll_reduce_linear},
+        [TDM_COLL_ALLREDUCE] = {TDM_COLL_PV_coll_allreduce_recursive_doubling,
+                                TDM_COLL_PV_coll_allreduce_ring, TDM_COLL_PV_coll_allreduce_linear},
+        [TDM_COLL_ALLGATHER] = {TDM_COLL_PV_coll_allgather_bruck, TDM_COLL_PV_coll_allgather_ring,
+                                TDM_COLL_PV_coll_allgather_linear},
+        [TDM_COLL_ALLTOALL] = {TDM_COLL_PV_coll_alltoall_linear,
+                               TDM_COLL_PV_coll_alltoall_pairwise},
+        [TDM_COLL_BARRIER] = {TDM_COLL_PV_coll_barrier_dissemination,
+                              TDM_COLL_PV_coll_barrier_linear},
+    };
     char line[512];
     int off = snprintf(line, sizeof(line), "tandem: rank %d collective algorithms:", rank);
     for (int k = 0; k < TDM_COLL_NKINDS && off < (int)sizeof(line); k++) {
@@ -234,10 +259,13 @@ void tdm_coll_stats_print(int rank) {
                         choices[k].name);
         for (int a = 0; a < TDM_COLL_MAX_ALGOS && choices[k].algos[a] && off < (int)sizeof(line);
              a++)
-            off += snprintf(line + off, sizeof(line) - (size_t)off, " %s %llu", choices[k].algos[a],
-                            tdm_coll_algo_runs[k][a]);
+            off +=
+                snprintf(line + off, sizeof(line) - (size_t)off, " %s %llu", choices[k].algos[a],
+                         (unsigned long long)tdm_pvar_u64(&tdm_coll_pvars[runs_pv[k][a]], NULL, 0));
     }
     fprintf(stderr, "%s\n", line);
-    fprintf(stderr, "tandem: rank %d local copies of 4 MiB and up: memcpy %llu, stream %llu\n",
-            rank, tdm_coll_copies[0], tdm_coll_copies[1]);
+    fprintf(
+        stderr, "tandem: rank %d local copies of 4 MiB and up: memcpy %llu, stream %llu\n", rank,
+        (unsigned long long)tdm_pvar_u64(&tdm_coll_pvars[TDM_COLL_PV_coll_copies_memcpy], NULL, 0),
+        (unsigned long long)tdm_pvar_u64(&tdm_coll_pvars[TDM_COLL_PV_coll_copies_stream], NULL, 0));
 }

@@ -7,6 +7,7 @@
 #define TDM_COLL_SELECT_H
 
 #include "sched.h"
+#include "../base/pvar.h"
 
 typedef enum {
     TDM_COLL_BCAST,
@@ -48,9 +49,11 @@ int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool comm
 /* The algorithm TANDEM_<COLL>_ALGORITHM forces (0, 1 or 2), or -1 for auto. */
 int tdm_coll_forced(tdm_coll_kind_t kind);
 
-/* How often each algorithm ran in this process (tdm_coll_choose counts). */
+/* How often each algorithm ran in this process, and on how many bytes (as
+ * tdm_coll_choose sees them); pvars.def declares them. */
 #define TDM_COLL_MAX_ALGOS 3
 extern unsigned long long tdm_coll_algo_runs[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS];
+extern unsigned long long tdm_coll_algo_bytes[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS];
 /* The table of choices for communicator sizes 2..8 and sizes 4 B..4 MiB
  * (TANDEM_COLL_INFO=1 at MPI_Init; the golden test coll_select checks it). */
 void tdm_coll_select_print(void *f);
@@ -58,6 +61,20 @@ void tdm_coll_select_print(void *f);
 void tdm_coll_stats_print(int rank);
 /* Local copies of 4 MiB and up (sched.c): [0] by memcpy, [1] streamed. */
 extern unsigned long long tdm_coll_copies[2];
+/* The share of the cache of large temporaries in use (sched.c), 0.0 .. 1.0. */
+double tdm_sched_cache_use(int i);
+
+/* The collectives' performance variables (pvars.def), for src/mpit. */
+enum {
+#define TDM_PVAR(_id, ...) TDM_COLL_PV_##_id,
+#include "pvars.def"
+#undef TDM_PVAR
+    TDM_COLL_PV_COUNT
+};
+extern const tdm_pvar_desc_t tdm_coll_pvars[TDM_COLL_PV_COUNT];
+extern const int tdm_coll_npvars;
+/* Parse TANDEM_<COLL>_ALGORITHM again at the next collective (after an MPI_T write). */
+void tdm_coll_reconfigure(void);
 
 /* ---- algorithms (one family per file) ---- */
 void tdm_coll_barrier_dissemination(tdm_sched_t *s);

@@ -48,6 +48,7 @@
 #define TDM_COMM_H
 
 #include "group.h"
+#include "../base/pvar.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -56,11 +57,20 @@
 struct tdm_attr_list;
 struct tdm_info;
 
+/* What was done on a communicator: the performance variables bound to it
+ * (pvars.def), kept by plain increments where the work starts. */
+typedef struct tdm_comm_pv {
+    uint64_t sent_msgs, sent_bytes; /* point-to-point messages the user sent on it (src/mpi) */
+    uint64_t recvs;                 /* receives the user posted on it (src/mpi) */
+    uint64_t coll_ops;              /* collectives started on it (coll/sched.c) */
+} tdm_comm_pv_t;
+
 typedef struct tdm_comm {
     int handle;
     int refs; /* user handle + pending operations */
     uint32_t ctx;
     int rank, size;
+    tdm_comm_pv_t pv;  /* next to the fields every call reads: its counting costs no line */
     int *world;        /* comm rank -> world rank; NULL when the map is affine */
     tdm_rankmap_t map; /* the map (map.base/map.stride used when world is NULL) */
     int errhandler;    /* MPI_Errhandler handle (the communicator holds a reference) */
@@ -164,6 +174,11 @@ static inline void tdm_comm_release(tdm_comm_t *c) {
     if (--c->refs == 0)
         tdm_comm_release_slow(c);
 }
+
+/* The performance variables bound to communicators (pvars.def): their object
+ * is a communicator's `pv`. */
+extern const tdm_pvar_desc_t tdm_comm_pvars[];
+extern const int tdm_comm_npvars;
 
 /* Hook other layers set to free their `coll` state on destruction. */
 extern void (*tdm_comm_destroy_hook)(tdm_comm_t *c);

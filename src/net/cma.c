@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "cma.h"
 #include "shm.h"
+#include "../base/event.h"
 #include "../base/log.h"
 #include "../base/params.h"
 
@@ -66,6 +67,7 @@ int tdm_cma_init(int rank, int n) {
             return -1;
         }
         tdm_debug(CMA, "probe of rank %d (pid %d) failed: %s", peer, (int)p->pid, strerror(err));
+        TDM_EVENT_RAISE(CMA_OFF, peer, err, 0);
         warn_once(peer, err);
     }
     return 0;
@@ -87,6 +89,7 @@ bool tdm_cma_usable(int peer) {
      * each message would fail once more on this side before falling back */
     if (atomic_load_explicit(pair_off(peer, tdm_shm.rank), memory_order_relaxed)) {
         usable[peer] = false;
+        TDM_EVENT_RAISE(CMA_OFF, peer, 0, 2);
         return false;
     }
     return true;
@@ -94,6 +97,8 @@ bool tdm_cma_usable(int peer) {
 
 void tdm_cma_disable(int peer, int err) {
     if (peer >= 0 && peer < nranks_cma) {
+        if (usable[peer])
+            TDM_EVENT_RAISE(CMA_OFF, peer, err, 1);
         usable[peer] = false;
         atomic_store_explicit(pair_off(tdm_shm.rank, peer), 1, memory_order_relaxed);
     }

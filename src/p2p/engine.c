@@ -96,6 +96,7 @@ void tdm_p2p_release(tdm_req_t *req) {
 }
 
 void tdm_p2p_txq_push(int peer, tdm_txitem_t *item) {
+    tdm_p2p_stats.ring_full++;
     if (tdm_list_empty(&tdm_p2p.txq[peer]))
         tdm_p2p.tx_busy++;
     tdm_list_push_back(&tdm_p2p.txq[peer], &item->link);
@@ -211,7 +212,7 @@ rx_eager_msg(int peer, const void *h, bool stamped, uint32_t ctx, int src, int t
     ue->received = frag;
     if (ue->received < ue->size)
         tdm_p2p.rx[peer].ue = ue;
-    tdm_list_push_back(&tdm_p2p.unexp, &ue->link);
+    tdm_p2p_unexp_push(ue);
 }
 
 static void rx_eager(int peer, const tdm_pkt_eager_t *h) {
@@ -296,7 +297,7 @@ static void rx_rts(int peer, const tdm_pkt_rts_cma_t *h) {
         ue->flags = h->env.flags & ~TDM_PKTF_PULL;
         ue->mode = h->env.mode;
         ue->src_world = peer;
-        tdm_list_push_back(&tdm_p2p.unexp, &ue->link);
+        tdm_p2p_unexp_push(ue);
         tdm_rndv_pull_unexp(peer, h->pid, &h->buf, h->env.sreq, ue);
         return;
     }
@@ -307,7 +308,7 @@ static void rx_rts(int peer, const tdm_pkt_rts_cma_t *h) {
     ue->src_world = peer;
     ue->pid = h->pid;
     ue->rbuf = h->buf;
-    tdm_list_push_back(&tdm_p2p.unexp, &ue->link);
+    tdm_p2p_unexp_push(ue);
 }
 
 static tdm_req_t *lookup_or_die(uint32_t id, int peer, const char *what) {
@@ -572,14 +573,14 @@ void tdm_p2p_drain(uint32_t keep_ctx) {
                          ? !(ue->flags & TDM_PKTF_PULL)
                          : ue->received == ue->size && tdm_p2p.rx[ue->src_world].ue != ue;
         if (whole && !ue->claimed && !ue->self_sreq) {
-            tdm_list_remove(it);
+            tdm_p2p_unexp_remove(ue);
             tdm_p2p_unexp_free(ue);
         } else {
             ue->ctx = DEAD_CTX;
         }
     }
     tdm_list_for_each_safe(it, tmp, &tdm_p2p.posted) {
-        tdm_list_remove(it);
+        tdm_p2p_posted_remove(TDM_CONTAINER_OF(it, tdm_req_t, link));
     }
     tdm_p2p_unexp_cache_fini();
     tdm_p2p_part_fini();

@@ -17,19 +17,19 @@ static inline bool env_match(uint32_t ctx, int src, int tag, uint32_t want_ctx, 
            (want_tag == TDM_ANY_TAG || want_tag == tag);
 }
 
-tdm_req_t *tdm_p2p_match_posted(uint32_t ctx, int src, int tag) {
+static inline tdm_req_t *match_posted(uint32_t ctx, int src, int tag) {
     tdm_list_t *it, *tmp;
     tdm_list_for_each_safe(it, tmp, &tdm_p2p.posted) {
         tdm_req_t *r = TDM_CONTAINER_OF(it, tdm_req_t, link);
         if (env_match(ctx, src, tag, r->ctx, r->peer, r->tag)) {
-            tdm_list_remove(&r->link);
+            tdm_p2p_posted_remove(r);
             return r;
         }
     }
     return NULL;
 }
 
-tdm_unexp_t *tdm_p2p_match_unexp(uint32_t ctx, int src, int tag) {
+static inline tdm_unexp_t *match_unexp(uint32_t ctx, int src, int tag) {
     tdm_list_t *it, *tmp;
     tdm_list_for_each_safe(it, tmp, &tdm_p2p.unexp) {
         tdm_unexp_t *ue = TDM_CONTAINER_OF(it, tdm_unexp_t, link);
@@ -37,6 +37,26 @@ tdm_unexp_t *tdm_p2p_match_unexp(uint32_t ctx, int src, int tag) {
             return ue;
     }
     return NULL;
+}
+
+/* tandem_match_time: the clock is read only while a started MPI_T handle
+ * times matching (match_timing); otherwise one predictable branch. */
+tdm_req_t *tdm_p2p_match_posted(uint32_t ctx, int src, int tag) {
+    if (TDM_LIKELY(!tdm_p2p_stats.match_timing))
+        return match_posted(ctx, src, tag);
+    uint64_t t0 = tdm_event_clock_ns();
+    tdm_req_t *r = match_posted(ctx, src, tag);
+    tdm_p2p_stats.match_time += (double)(tdm_event_clock_ns() - t0) * 1e-9;
+    return r;
+}
+
+tdm_unexp_t *tdm_p2p_match_unexp(uint32_t ctx, int src, int tag) {
+    if (TDM_LIKELY(!tdm_p2p_stats.match_timing))
+        return match_unexp(ctx, src, tag);
+    uint64_t t0 = tdm_event_clock_ns();
+    tdm_unexp_t *ue = match_unexp(ctx, src, tag);
+    tdm_p2p_stats.match_time += (double)(tdm_event_clock_ns() - t0) * 1e-9;
+    return ue;
 }
 
 /* Entries are kept for reuse, and a small message's data lives inside its
@@ -109,7 +129,7 @@ bool tdm_p2p_improbe(int src, int tag, uint32_t ctx, tdm_status_t *status, tdm_u
     if (!tdm_p2p_iprobe(src, tag, ctx, status))
         return false;
     tdm_unexp_t *ue = tdm_p2p_match_unexp(ctx, src, tag);
-    tdm_list_remove(&ue->link);
+    tdm_p2p_unexp_remove(ue);
     *msg_p = ue;
     return true;
 }

@@ -10,6 +10,7 @@
 
 #include "req.h"
 #include "wire.h"
+#include "../base/pvar.h"
 
 #include <stdbool.h>
 
@@ -82,6 +83,17 @@ tdm_rc_t tdm_p2p_imrecv(void *buf, size_t count, tdm_dtype_t *dt, tdm_unexp_t *m
 
 /* Try to cancel a pending request; true if it will complete as cancelled. */
 bool tdm_p2p_cancel(tdm_req_t *req);
+
+/* The engine's performance variables (pvars.def), for src/mpit. */
+extern const tdm_pvar_desc_t tdm_p2p_pvars[];
+extern const int tdm_p2p_npvars;
+/* The rendezvous protocols by id (as events name them): their number, and each
+ * one's TANDEM_RNDV_PROTOCOL word. */
+int tdm_p2p_proto_count(void);
+const char *tdm_p2p_proto_word(int id);
+/* Take tunables written at run time (through MPI_T) that the engine caches:
+ * the eager limits, the copy chunk and the selection's thresholds. */
+void tdm_p2p_reconfigure(void);
 
 /* Poll every transport once; returns the number of events handled. */
 int tdm_p2p_progress(void);

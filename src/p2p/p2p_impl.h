@@ -5,7 +5,9 @@
 
 #include "p2p.h"
 #include "proto.h"
+#include "../base/event.h"
 #include "../base/log.h"
+#include "../base/pvar.h"
 #include "../net/shm.h"
 
 /* A message that arrived before its receive was posted (or was taken by
@@ -30,6 +32,7 @@ struct tdm_unexp {
     tdm_req_t *self_sreq; /* self-send waiting for its match (synchronous mode) */
     int32_t pid;          /* RTS: the sender's pid and buffer */
     tdm_rlayout_t rbuf;
+    size_t held; /* bytes of data counted in the queue's unexp_bytes while it is queued */
     struct tdm_unexp *next_free;
     /* the data of a small eager message: no malloc for it */
     _Alignas(16) unsigned char inline_data[TDM_UNEXP_INLINE];
@@ -79,6 +82,33 @@ static inline void tdm_p2p_tx_envelope(int peer, uint32_t ctx, int32_t tag) {
     tdm_txlog_ent_t *e = &tdm_p2p.txlog[(size_t)peer * TDM_TXLOG + (n % TDM_TXLOG)];
     e->ctx = ctx;
     e->tag = tag;
+}
+
+/* The posted and unexpected queues: every entry in or out goes through these,
+ * which keep the queues' pvars (lengths, watermarks, bytes held) and raise the
+ * unexpected queue's events. */
+static inline void tdm_p2p_posted_push(tdm_req_t *r) {
+    tdm_list_push_back(&tdm_p2p.posted, &r->link);
+    tdm_pvar_level_up(&tdm_p2p_stats.posted_len, &tdm_p2p_stats.posted_high, 1);
+}
+static inline void tdm_p2p_posted_remove(tdm_req_t *r) {
+    tdm_list_remove(&r->link);
+    tdm_p2p_stats.posted_len--;
+}
+static inline void tdm_p2p_unexp_push(tdm_unexp_t *ue) {
+    tdm_list_push_back(&tdm_p2p.unexp, &ue->link);
+    tdm_pvar_level_up(&tdm_p2p_stats.unexp_len, &tdm_p2p_stats.unexp_high, 1);
+    ue->held = ue->data ? ue->size : 0;
+    tdm_pvar_level_up(&tdm_p2p_stats.unexp_bytes, &tdm_p2p_stats.unexp_bytes_high, ue->held);
+    TDM_EVENT_RAISE(UNEXP_ENQUEUED, ue->src_world, ue->tag, (int64_t)ue->size,
+                    (int64_t)tdm_p2p_stats.unexp_len);
+}
+static inline void tdm_p2p_unexp_remove(tdm_unexp_t *ue) {
+    tdm_list_remove(&ue->link);
+    tdm_pvar_level_down(&tdm_p2p_stats.unexp_len, &tdm_p2p_stats.unexp_low, 1);
+    tdm_p2p_stats.unexp_bytes -= ue->held;
+    TDM_EVENT_RAISE(UNEXP_DEQUEUED, ue->src_world, ue->tag, (int64_t)ue->size,
+                    (int64_t)tdm_p2p_stats.unexp_len);
 }
 
 /* match.c */

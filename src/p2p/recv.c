@@ -101,7 +101,7 @@ tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int
         ue->size <= count * dt->size) {
         /* here whole and fitting: delivered with no request (rendezvous, still
          * arriving or truncated messages take the request path below) */
-        tdm_list_remove(&ue->link);
+        tdm_p2p_unexp_remove(ue);
         if (ue->flags & TDM_PKTF_SYNC)
             ack_sync(ue->src_world, ue->sreq, ue->self_sreq);
         copy_in(buf, count, dt, 0, ue->data, ue->size);
@@ -120,12 +120,12 @@ tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int
         r->mode |= TDM_MODE_CONSUMES;
     *req_p = r;
     if (ue) {
-        tdm_list_remove(&ue->link);
+        tdm_p2p_unexp_remove(ue);
         tdm_p2p_recv_matched_unexp(r, ue);
     } else {
         r->stage = TDM_RSTAGE_POSTED;
         r->peer_world = src_world;
-        tdm_list_push_back(&tdm_p2p.posted, &r->link);
+        tdm_p2p_posted_push(r);
         tdm_rtr_maybe_announce(r);
     }
     return TDM_OK;
@@ -164,7 +164,7 @@ bool tdm_p2p_cancel(tdm_req_t *req) {
         tdm_rtr_cancel(req))
         return true; /* announced: completes when the sender has withdrawn it */
     if (req->kind == TDM_REQ_RECV && req->stage == TDM_RSTAGE_POSTED && !req->done) {
-        tdm_list_remove(&req->link);
+        tdm_p2p_posted_remove(req);
         req->status.cancelled = 1;
         req->status.bytes = 0;
         req->stage = TDM_RSTAGE_DONE;

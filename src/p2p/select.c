@@ -172,6 +172,14 @@ const char *tdm_proto_name(tdm_proto_id_t id) {
     return id < TDM_PROTO_COUNT ? tdm_protos[id]->name : "auto";
 }
 
+int tdm_p2p_proto_count(void) {
+    return TDM_PROTO_COUNT;
+}
+
+const char *tdm_p2p_proto_word(int id) {
+    return id >= 0 && id < TDM_PROTO_COUNT ? opt_names[id] : NULL;
+}
+
 tdm_proto_id_t tdm_p2p_select_forced(void) {
     return forced;
 }
@@ -248,21 +256,33 @@ size_t tdm_p2p_copy_chunk_param(bool oversubscribed) {
     return chunk; /* at least 4 KiB: params.def's range */
 }
 
-int tdm_p2p_select_init(void) {
-    const char *want = TDM_PARAM_S(RNDV_PROTOCOL);
-    forced = TDM_PROTO_AUTO;
+/* The thresholds params.def marks as changeable at run time (JOB_RUN). */
+static void read_thresholds(void) {
     coop_min = (uint64_t)TDM_PARAM_I(COOP_MIN);
     exchange_pipeline_max = (uint64_t)TDM_PARAM_I(EXCHANGE_PIPELINE_MAX);
     exchange_adaptive_max = (uint64_t)TDM_PARAM_I(EXCHANGE_ADAPTIVE_MAX);
     exchange_adaptive_min = (uint64_t)TDM_PARAM_I(EXCHANGE_ADAPTIVE_MIN);
     rndv_adaptive_max = (uint64_t)TDM_PARAM_I(RNDV_ADAPTIVE_MAX);
     eager_adaptive_min = (uint64_t)TDM_PARAM_I(EAGER_ADAPTIVE_MIN);
+    load_margin = TDM_PARAM_I(COOP_LOAD_MARGIN); /* at least 1: params.def's range */
+}
+
+/* A message's protocol is fixed when it is chosen (the eager limit at the send,
+ * the rendezvous protocol at the match), so new values apply to the messages
+ * sent and matched after the write; the adaptive bookkeeping stays. */
+void tdm_p2p_reconfigure(void) {
+    read_thresholds();
+    tdm_p2p.eager_limit = tdm_p2p_eager_limit_param(tdm_p2p.oversubscribed);
+    tdm_p2p.copy_chunk = tdm_p2p_copy_chunk_param(tdm_p2p.oversubscribed);
+}
+
+int tdm_p2p_select_init(void) {
+    const char *want = TDM_PARAM_S(RNDV_PROTOCOL);
+    forced = TDM_PROTO_AUTO;
+    read_thresholds();
     eager_adaptive_rndv = TDM_PARAM_I(TEST_EAGER_ADAPTIVE_RNDV) != 0;
-    load_margin = TDM_PARAM_I(COOP_LOAD_MARGIN);
     stall_units = (uint32_t)(TDM_PARAM_I(PEER_STALL_US) * 1000 / 1024);
     oversubscribed = TDM_PARAM_I(OVERSUBSCRIBED) != 0;
-    if (load_margin < 1)
-        load_margin = 1;
     if (strcmp(want, "auto") != 0) {
         int found = 0;
         for (int i = 0; i < TDM_PROTO_COUNT; i++) {
@@ -447,6 +467,20 @@ bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm0, unsigned warm1) {
     return way != 0;
 }
 
+/* A decision of an adaptive cell (kind TDM_ADAPT_*, for `peer` and size class
+ * k), counted: a look at the way not taken begins when `judge` is set, and a
+ * change of way raises tandem_adapt_changed. */
+static bool adapt_choose_counted(tdm_adapt_cell_t *c, int kind, int peer, unsigned k,
+                                 unsigned warm0, unsigned warm1) {
+    uint8_t way0 = c->way, judge0 = c->judge;
+    bool way = tdm_p2p_adapt_choose(c, warm0, warm1);
+    if (c->judge && !judge0)
+        tdm_p2p_stats.adapt_looks[kind][k]++;
+    if (c->way != way0)
+        TDM_EVENT_RAISE(ADAPT_CHANGED, peer, kind, k, c->way, c->judge);
+    return way;
+}
+
 void tdm_p2p_adapt_record(tdm_adapt_cell_t *c, bool pipeline, uint64_t ns, uint64_t bytes) {
     bool stale = (pipeline ? 1 : 0) != c->way; /* the way changed before this completed */
     /* after a look, one of the way looked at: the look lasted that much longer
@@ -533,11 +567,9 @@ uint32_t tdm_p2p_eager_adaptive(int peer, size_t bytes, const tdm_dtype_t *dt, b
     _Atomic uint32_t *word = paired ? &tdm_shm_pair(peer, tdm_p2p.rank)->eager_rndv
                                     : &tdm_shm_pair(tdm_p2p.rank, peer)->eager_rndv;
     uint32_t bits = atomic_load_explicit(word, memory_order_relaxed);
-    *rndv = eager_adaptive_rndv || ((bits >> tdm_p2p_adapt_class(bytes)) & 1u);
-    if (*rndv)
-        tdm_p2p_stats.adapt_rndv++;
-    else
-        tdm_p2p_stats.adapt_eager++;
+    unsigned k = tdm_p2p_adapt_class(bytes);
+    *rndv = eager_adaptive_rndv || ((bits >> k) & 1u);
+    tdm_p2p_stats.adapt[TDM_ADAPT_EAGER][*rndv][k]++;
     return stamp;
 }
 
@@ -580,8 +612,8 @@ void tdm_p2p_eager_adapt_done(tdm_req_t *r, bool rndv) {
     /* this message's cost, then the way for the sender's next ones */
     adapt_begin(c, warm_eager, 1);
     tdm_p2p_adapt_record(c, rndv, dt, bytes);
-    bool want = tdm_p2p_adapt_choose(c, warm_eager, 1);
     unsigned k = tdm_p2p_adapt_class(bytes);
+    bool want = adapt_choose_counted(c, TDM_ADAPT_EAGER, r->peer_world, k, warm_eager, 1);
     _Atomic uint32_t *word = &tdm_shm_pair(r->peer_world, tdm_p2p.rank)->eager_rndv;
     uint32_t bits = atomic_load_explicit(word, memory_order_relaxed);
     uint32_t next = want ? bits | (1u << k) : bits & ~(1u << k);
@@ -642,8 +674,10 @@ void tdm_p2p_select_fini(void) {
 /* A timed choice of an adaptive receive (exchange or one way): true for the
  * pipeline; the receive's completion records its time in `c`
  * (tdm_p2p_adapt_done). */
-static bool adapt_timed(tdm_rndv_t *st, tdm_adapt_cell_t *c, uint64_t size, bool oneway) {
-    bool pipeline = tdm_p2p_adapt_choose(c, 1, tdm_p2p_adapt_warm(tdm_shm.ring_bytes, size));
+static bool adapt_timed(tdm_rndv_t *st, tdm_adapt_cell_t *c, int peer, uint64_t size, bool oneway) {
+    bool pipeline = adapt_choose_counted(c, oneway ? TDM_ADAPT_ONEWAY : TDM_ADAPT_XCHG, peer,
+                                         tdm_p2p_adapt_class(size), 1,
+                                         tdm_p2p_adapt_warm(tdm_shm.ring_bytes, size));
     st->adapt = (uint8_t)(tdm_p2p_adapt_class(size) + 1);
     st->adapt_oneway = oneway;
     st->t0 = now_ns();
@@ -696,17 +730,14 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
         tdm_adapt_cell_t *c = me < peer ? adapt_cell(peer, in.size) : NULL;
         bool pipeline = (bits >> k) & 1u; /* the higher rank follows */
         if (c) {
-            pipeline = adapt_timed(st, c, in.size, false);
+            pipeline = adapt_timed(st, c, peer, in.size, false);
             uint32_t want = pipeline ? bits | (1u << k) : bits & ~(1u << k);
             if (want != bits) /* only the lower rank writes the word */
                 atomic_store_explicit(word, want, memory_order_relaxed);
         }
-        if (pipeline) {
+        if (pipeline)
             p = TDM_PROTO_PIPELINE;
-            tdm_p2p_stats.adapt_pipeline++;
-        } else {
-            tdm_p2p_stats.adapt_rget++;
-        }
+        tdm_p2p_stats.adapt[TDM_ADAPT_XCHG][pipeline][k]++;
     } else if (p != TDM_PROTO_PIPELINE && !in.exchange && in.size > tdm_p2p.eager_limit &&
                in.size <= rndv_adaptive_max && in.recv_blocking &&
                (in.send_mode & TDM_MODE_BLOCKING) &&
@@ -715,18 +746,19 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
         /* one way, both calls blocking (proto.h, adaptive one-way rendezvous),
          * unless the pair's adaptive eager range says the cores share no cache */
         tdm_adapt_cell_t *c = cell_of(&oneway_tab, r->peer_world, in.size);
-        if (c && adapt_timed(st, c, in.size, true)) {
+        bool pipeline = c && adapt_timed(st, c, r->peer_world, in.size, true);
+        if (pipeline)
             p = TDM_PROTO_PIPELINE;
-            tdm_p2p_stats.oneway_pipeline++;
-        } else if (c) {
-            tdm_p2p_stats.oneway_cma++;
-        }
+        if (c)
+            tdm_p2p_stats.adapt[TDM_ADAPT_ONEWAY][pipeline][tdm_p2p_adapt_class(in.size)]++;
     }
     r->stage = TDM_RSTAGE_RNDV;
     r->proto = (uint8_t)p;
     r->remote_id = rts->sreq;
     r->offset = 0;
     tdm_p2p_stats.proto_msgs[p]++;
+    tdm_p2p_stats.proto_bytes[p] += r->msg_size;
+    TDM_EVENT_RAISE(RNDV_PROTOCOL, r->peer_world, (int64_t)r->msg_size, p);
     tdm_trace(P2P, "rendezvous of %zu bytes from rank %d: %s", r->msg_size, r->peer_world,
               tdm_proto_name(p));
     tdm_protos[p]->recv_start(r, rts);
@@ -882,36 +914,40 @@ void tdm_p2p_select_print(void *fp) {
             (long long)load_margin, (long long)load_margin);
 }
 
+/* The counters as the registry (pvars.def) reads them, summed over size classes. */
+static unsigned long long pv(int id) {
+    return (unsigned long long)tdm_pvar_sum(&tdm_p2p_pvars[id], NULL);
+}
+
 void tdm_p2p_stats_print(void) {
+    static const int proto_pv[TDM_PROTO_COUNT] = {
+        [TDM_PROTO_PIPELINE] = TDM_P2P_PV_rndv_pipeline_msgs,
+        [TDM_PROTO_RGET] = TDM_P2P_PV_rndv_rget_msgs,
+        [TDM_PROTO_RPUT] = TDM_P2P_PV_rndv_rput_msgs,
+        [TDM_PROTO_COOP] = TDM_P2P_PV_rndv_coop_msgs,
+        [TDM_PROTO_RTR] = TDM_P2P_PV_rndv_rtr_msgs,
+    };
     char line[640];
     int off = snprintf(line, sizeof(line),
                        "tandem: rank %d protocol stats: eager %llu (sent at once %llu), "
                        "received at once %llu, short %llu",
-                       tdm_p2p.rank, (unsigned long long)tdm_p2p_stats.eager_msgs,
-                       (unsigned long long)tdm_p2p_stats.sent_at_once,
-                       (unsigned long long)tdm_p2p_stats.received_at_once,
-                       (unsigned long long)tdm_p2p_stats.short_msgs);
+                       tdm_p2p.rank, pv(TDM_P2P_PV_eager_msgs), pv(TDM_P2P_PV_eager_sent_at_once),
+                       pv(TDM_P2P_PV_received_at_once), pv(TDM_P2P_PV_eager_short_msgs));
     for (int i = 0; i < TDM_PROTO_COUNT; i++)
         off += snprintf(line + off, sizeof(line) - (size_t)off, ", %s %llu", opt_names[i],
-                        (unsigned long long)tdm_p2p_stats.proto_msgs[i]);
+                        pv(proto_pv[i]));
     snprintf(line + off, sizeof(line) - (size_t)off,
              "; copies %llu, bytes read %llu, bytes written %llu, cma fallbacks %llu, rtr "
              "announced %llu, adaptive eager %llu rendezvous %llu (pulled unexpected %llu), "
              "adaptive one-way pipeline %llu cma %llu, adaptive exchanges pipeline %llu rget "
              "%llu; read alone from a stalled sender %llu, waits yielded %llu blocked %llu\n",
-             (unsigned long long)tdm_p2p_stats.copies, (unsigned long long)tdm_p2p_stats.bytes_read,
-             (unsigned long long)tdm_p2p_stats.bytes_written,
-             (unsigned long long)tdm_p2p_stats.cma_fallbacks,
-             (unsigned long long)tdm_p2p_stats.rtr_announced,
-             (unsigned long long)tdm_p2p_stats.adapt_eager,
-             (unsigned long long)tdm_p2p_stats.adapt_rndv,
-             (unsigned long long)tdm_p2p_stats.adapt_pulled,
-             (unsigned long long)tdm_p2p_stats.oneway_pipeline,
-             (unsigned long long)tdm_p2p_stats.oneway_cma,
-             (unsigned long long)tdm_p2p_stats.adapt_pipeline,
-             (unsigned long long)tdm_p2p_stats.adapt_rget,
-             (unsigned long long)tdm_p2p_stats.stalled_rget,
-             (unsigned long long)tdm_p2p_stats.wait_yields,
-             (unsigned long long)tdm_p2p_stats.wait_blocks);
+             pv(TDM_P2P_PV_cma_copies), pv(TDM_P2P_PV_cma_bytes_read),
+             pv(TDM_P2P_PV_cma_bytes_written), pv(TDM_P2P_PV_cma_fallbacks),
+             pv(TDM_P2P_PV_rtr_announced), pv(TDM_P2P_PV_adapt_eager_eager),
+             pv(TDM_P2P_PV_adapt_eager_rndv), pv(TDM_P2P_PV_adapt_eager_pulled),
+             pv(TDM_P2P_PV_adapt_oneway_pipeline), pv(TDM_P2P_PV_adapt_oneway_cma),
+             pv(TDM_P2P_PV_adapt_exchange_pipeline), pv(TDM_P2P_PV_adapt_exchange_rget),
+             pv(TDM_P2P_PV_rndv_stalled_rget), pv(TDM_P2P_PV_wait_yields),
+             pv(TDM_P2P_PV_wait_blocks));
     fputs(line, stderr);
 }

@@ -32,6 +32,7 @@ static inline unsigned char *fill_short(void *cell, uint8_t mode, uint32_t ctx, 
                                         int tag, size_t bytes) {
     tdm_pkt_short_t *h = cell;
     tdm_p2p_stats.short_msgs++;
+    tdm_p2p_stats.short_bytes += bytes;
     h->type = TDM_PKT_EAGER_SHORT;
     h->mode = mode;
     h->size = (uint8_t)bytes;
@@ -193,7 +194,7 @@ static tdm_rc_t send_self(tdm_req_t *s) {
     ue->src_world = tdm_p2p.rank;
     ue->received = s->bytes;
     tdm_dtype_pack(s->buf, s->count, s->dt, 0, ue->data, s->bytes);
-    tdm_list_push_back(&tdm_p2p.unexp, &ue->link);
+    tdm_p2p_unexp_push(ue);
     if ((s->mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC) {
         ue->self_sreq = s; /* completes when a receive matches */
         s->stage = TDM_SSTAGE_WAIT_ACK;
@@ -243,6 +244,7 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
             tdm_shm_send_commit(dst_world);
             tdm_p2p_tx_envelope(dst_world, ctx, tag);
             tdm_p2p_stats.eager_msgs++;
+            tdm_p2p_stats.eager_bytes += bytes;
             tdm_p2p_stats.sent_at_once++;
             *req_p = NULL;
             return TDM_OK;
@@ -278,6 +280,7 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
     if (!rndv) {
         s->stage = TDM_SSTAGE_EAGER;
         tdm_p2p_stats.eager_msgs++;
+        tdm_p2p_stats.eager_bytes += bytes;
     } else if (!tdm_rtr_try_send(s)) {
         s->stage = TDM_SSTAGE_RTS;
         memset(tdm_rndv(s), 0, sizeof(tdm_rndv_t));

@@ -147,6 +147,8 @@ bool tdm_rtr_try_send(tdm_req_t *s) {
     free(use);
     tdm_p2p_stats.rtr_used++;
     tdm_p2p_stats.proto_msgs[TDM_PROTO_RTR]++;
+    tdm_p2p_stats.proto_bytes[TDM_PROTO_RTR] += s->bytes;
+    TDM_EVENT_RAISE(RNDV_PROTOCOL, peer, (int64_t)s->bytes, TDM_PROTO_RTR);
     return true;
 }
 
@@ -214,7 +216,7 @@ void tdm_rtr_on_fin(int peer, const tdm_pkt_rtr_fin_t *f) {
         tdm_error(P2P, "rtr_fin from rank %d for receive %#x, which is not posted", peer, f->rreq);
         abort();
     }
-    tdm_list_remove(&r->link); /* the first match, by the announcement rule */
+    tdm_p2p_posted_remove(r); /* the first match, by the announcement rule */
     tdm_p2p.rx[peer].rtr.used++;
     tdm_p2p_recv_set_envelope(r, f->env.src, f->env.tag, peer, f->env.size);
     tdm_rndv_t *st = tdm_rndv(r);
