@@ -22,6 +22,35 @@ const tdm_param_desc_t tdm_param_descs[TDM_PARAM_COUNT] = {
 tdm_param_val_t tdm_param_vals[TDM_PARAM_COUNT];
 tdm_psrc_t tdm_param_srcs[TDM_PARAM_COUNT];
 
+const tdm_param_cat_desc_t tdm_param_cats[TDM_PCAT_COUNT] = {
+#define TDM_PARAM(...)
+#define TDM_PARAM_CATEGORY(_id, _desc) [TDM_PCAT_##_id] = {"tandem_" #_id, _desc},
+#include "params.def"
+#undef TDM_PARAM_CATEGORY
+#undef TDM_PARAM
+};
+
+tdm_param_cat_t tdm_param_category(tdm_param_id_t id) {
+    /* params.def's lines in order: a category, or a parameter under the last one */
+    static const struct {
+        int16_t param, cat;
+    } lines[] = {
+#define TDM_PARAM(_name, ...) {TDM_PARAM_##_name, -1},
+#define TDM_PARAM_CATEGORY(_id, _desc) {-1, TDM_PCAT_##_id},
+#include "params.def"
+#undef TDM_PARAM_CATEGORY
+#undef TDM_PARAM
+    };
+    int cat = 0;
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+        if (lines[i].cat >= 0)
+            cat = lines[i].cat;
+        else if (lines[i].param == (int)id)
+            break;
+    }
+    return (tdm_param_cat_t)cat;
+}
+
 int tdm_param_parse(tdm_ptype_t type, const char *text, tdm_param_val_t *val_p) {
     char *end;
     switch (type) {
@@ -374,8 +403,26 @@ const char *tdm_param_type_name(tdm_ptype_t type) {
     return names[type];
 }
 const char *tdm_param_scope_name(tdm_pscope_t scope) {
-    static const char *const names[] = {"local", "job", "launcher"};
+    static const char *const names[] = {"local",           "job",           "launcher",
+                                        "local, run time", "job, run time", "mpicc"};
     return names[scope];
+}
+
+int tdm_param_set(tdm_param_id_t id, const tdm_param_val_t *val, char *why, size_t len) {
+    /* strings written here live as long as the process: a tool may hold the old value */
+    if (tdm_param_check(id, val, why, len) != 0)
+        return -1;
+    tdm_param_val_t v = *val;
+    if (tdm_param_descs[id].type == TDM_PTYPE_STRING) {
+        v.s = strdup(val->s ? val->s : "");
+        if (!v.s) {
+            snprintf(why, len, "cannot be stored: out of memory");
+            return -1;
+        }
+    }
+    tdm_param_vals[id] = v;
+    tdm_param_srcs[id] = TDM_PSRC_API;
+    return 0;
 }
 const char *tdm_param_src_name(tdm_psrc_t src) {
     static const char *const names[] = {"default", "environment", "MPI_T"};

@@ -11,7 +11,14 @@
 #include <stdint.h>
 
 typedef enum { TDM_PTYPE_BOOL, TDM_PTYPE_INT, TDM_PTYPE_SIZE, TDM_PTYPE_STRING } tdm_ptype_t;
-typedef enum { TDM_PSCOPE_LOCAL, TDM_PSCOPE_JOB, TDM_PSCOPE_LAUNCHER } tdm_pscope_t;
+typedef enum {
+    TDM_PSCOPE_LOCAL,
+    TDM_PSCOPE_JOB,
+    TDM_PSCOPE_LAUNCHER,
+    TDM_PSCOPE_LOCAL_RUN,
+    TDM_PSCOPE_JOB_RUN,
+    TDM_PSCOPE_WRAPPER,
+} tdm_pscope_t;
 typedef enum { TDM_PVERB_USER, TDM_PVERB_TUNER, TDM_PVERB_DEV } tdm_pverb_t;
 typedef enum { TDM_PSRC_DEFAULT, TDM_PSRC_ENV, TDM_PSRC_API } tdm_psrc_t;
 
@@ -21,6 +28,24 @@ typedef enum {
 #undef TDM_PARAM
     TDM_PARAM_COUNT
 } tdm_param_id_t;
+
+/* Categories (params.def's TDM_PARAM_CATEGORY lines), named tandem_<id>. */
+typedef enum {
+#define TDM_PARAM(...)
+#define TDM_PARAM_CATEGORY(_id, _desc) TDM_PCAT_##_id,
+#include "params.def"
+#undef TDM_PARAM_CATEGORY
+#undef TDM_PARAM
+    TDM_PCAT_COUNT
+} tdm_param_cat_t;
+
+typedef struct tdm_param_cat_desc {
+    const char *name; /* tandem_<id> */
+    const char *desc;
+} tdm_param_cat_desc_t;
+extern const tdm_param_cat_desc_t tdm_param_cats[TDM_PCAT_COUNT];
+/* The category a parameter's line is under. */
+tdm_param_cat_t tdm_param_category(tdm_param_id_t id);
 
 typedef struct tdm_param_desc {
     const char *name; /* without the TANDEM_ prefix */
@@ -62,6 +87,10 @@ int tdm_param_bounds(tdm_param_id_t id, long long *lo_p, long long *hi_p);
 int tdm_param_nchoices(tdm_param_id_t id);
 int tdm_param_choice_index(tdm_param_id_t id, const char *text);
 int tdm_param_choice_name(tdm_param_id_t id, int i, char *buf, size_t len);
+/* Set a parameter from the tool interface (MPI_T_cvar_write): checked as an
+ * environment value is (0, or -1 with the reason in why); a string is copied.
+ * The caller decides whether the scope lets it be written now. */
+int tdm_param_set(tdm_param_id_t id, const tdm_param_val_t *val, char *why, size_t len);
 /* Format the current value of a parameter into buf. */
 void tdm_param_format(tdm_param_id_t id, char *buf, int len);
 const char *tdm_param_type_name(tdm_ptype_t type);

@@ -3,6 +3,7 @@
 #include "bind.h"
 #include "../base/params.h"
 #include "../coll/select.h"
+#include "../mpit/mpit.h"
 #include "../net/shm.h"
 
 #include <pthread.h>
@@ -74,6 +75,7 @@ void tdm_mpi_users_add(void) {
         tdm_coll_select_print(stderr);
     tdm_debug(MPI, "initialised rank %d of %d%s", tdm_mpi.boot.rank, tdm_mpi.boot.size,
               tdm_mpi.boot.oversubscribed ? " (oversubscribed: waits block)" : "");
+    tdm_mpit_set_phase(TDM_MPIT_RUNNING);
 }
 
 void tdm_mpi_users_drop(void) {
@@ -88,8 +90,10 @@ void tdm_mpi_users_drop(void) {
         tdm_debug(MPI, "%zu requests were never completed or freed before the last finalize",
                   leaked);
     tdm_sched_cache_fini();
+    tdm_mpit_comm_fini(); /* MPI_T handles bound to communicators keep their counts */
     tdm_comm_fini();
     tdm_dtype_fini();
+    tdm_mpit_set_phase(TDM_MPIT_AFTER);
 }
 
 const char *tdm_mpi_state_why(void) {
