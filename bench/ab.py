@@ -4,6 +4,9 @@
 
 usage: bench/ab.py ROUNDS NP "BENCH ARGS" CONF [CONF ...]
   CONF: t (Tandem, defaults) | t:NAME=V,NAME2=V (Tandem with TANDEM_NAME=V ...)
+        | t@DIR or t@DIR:NAME=V,... (the same binary on the Tandem built in DIR: its
+          bin/mpirun, its lib/ first in LD_LIBRARY_PATH; DIR/install/... and a build
+          directory both work: before/after A/B of a library change)
         | o (Open MPI) | m (MPICH)
   BIN=coll (the benchmark, default coll), BINDIR=results/<run>/bin (default: the
   newest results/*/bin that bench/compare built, one folder per library)
@@ -42,9 +45,15 @@ def main():
         for c in random.sample(confs, len(confs)):
             env = {k: v for k, v in os.environ.items()
                    if not k.startswith(("TANDEM_", "OMPI_", "MPIR_CVAR_", "MPICH_"))}
-            if c == "t" or c.startswith("t:"):
-                cmd = [str(mpirun), "-np", np_, str(bindir / "tandem" / bench)]
-                for kv in filter(None, c[2:].split(",")):
+            if c == "t" or c.startswith("t:") or c.startswith("t@"):
+                run, settings = mpirun, c[2:]
+                if c.startswith("t@"):
+                    where, _, settings = c[2:].partition(":")
+                    run = Path(where) / "bin" / "mpirun"
+                    env["LD_LIBRARY_PATH"] = str(Path(where) / "lib") + (
+                        ":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+                cmd = [str(run), "-np", np_, str(bindir / "tandem" / bench)]
+                for kv in filter(None, settings.split(",")):
                     k, v = kv.split("=", 1)
                     env["TANDEM_" + k] = v
             elif c == "o":

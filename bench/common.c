@@ -181,16 +181,20 @@ static void bench_usage(const char *name, const bench_defaults_t *d) {
 }
 
 #ifndef BENCH_NO_MPIT
-/* MPI_T state, when -t was given. */
+/* MPI_T state, when -t was given. A variable may have several elements (one per
+ * size class, say: reported as name[i]) and may be bound to a communicator
+ * (MPI_COMM_WORLD's: reported as name(world)). */
 #define BENCH_MPIT_MAX 256
+#define BENCH_MPIT_ELEMS 16
 static struct {
     int active;
     MPI_T_pvar_session session;
     int nvars;
     int index[BENCH_MPIT_MAX];
+    int count[BENCH_MPIT_MAX];
     MPI_T_pvar_handle handle[BENCH_MPIT_MAX];
     MPI_Datatype type[BENCH_MPIT_MAX];
-    char name[BENCH_MPIT_MAX][128];
+    char name[BENCH_MPIT_MAX][136];
 } bench_mpit;
 
 static int bench_mpit_match(const char *list, const char *name) {
@@ -230,14 +234,16 @@ static void bench_mpit_start(bench_t *b) {
         if (MPI_T_pvar_get_info(i, name, &name_len, &verbosity, &var_class, &type, &enumtype, desc,
                                 &desc_len, &bind, &readonly, &continuous, &atomic) != MPI_SUCCESS)
             continue;
-        if (bind != MPI_T_BIND_NO_OBJECT || !bench_mpit_type_ok(type) ||
-            !bench_mpit_match(b->mpit, name))
+        if ((bind != MPI_T_BIND_NO_OBJECT && bind != MPI_T_BIND_MPI_COMM) ||
+            !bench_mpit_type_ok(type) || !bench_mpit_match(b->mpit, name))
             continue;
         int k = bench_mpit.nvars;
-        if (MPI_T_pvar_handle_alloc(bench_mpit.session, i, NULL, &bench_mpit.handle[k], &count) !=
-            MPI_SUCCESS)
+        MPI_Comm world = MPI_COMM_WORLD;
+        if (MPI_T_pvar_handle_alloc(bench_mpit.session, i,
+                                    bind == MPI_T_BIND_MPI_COMM ? (void *)&world : NULL,
+                                    &bench_mpit.handle[k], &count) != MPI_SUCCESS)
             continue;
-        if (count != 1) {
+        if (count < 1 || count > BENCH_MPIT_ELEMS) {
             MPI_T_pvar_handle_free(bench_mpit.session, &bench_mpit.handle[k]);
             continue;
         }
@@ -247,8 +253,10 @@ static void bench_mpit_start(bench_t *b) {
             continue;
         }
         bench_mpit.index[k] = i;
+        bench_mpit.count[k] = count;
         bench_mpit.type[k] = type;
-        snprintf(bench_mpit.name[k], sizeof bench_mpit.name[k], "%s", name);
+        snprintf(bench_mpit.name[k], sizeof bench_mpit.name[k], "%s%s", name,
+                 bind == MPI_T_BIND_MPI_COMM ? "(world)" : "");
         bench_mpit.nvars++;
     }
     bench_note(b, "mpit: %d performance variables match '%s'", bench_mpit.nvars, b->mpit);
@@ -259,33 +267,36 @@ static void bench_mpit_report(bench_t *b) {
         return;
     for (int k = 0; k < bench_mpit.nvars; k++) {
         union {
-            int i;
-            unsigned u;
-            unsigned long ul;
-            unsigned long long ull;
-            MPI_Count c;
-            double d;
-            char pad[64];
+            int i[BENCH_MPIT_ELEMS];
+            unsigned u[BENCH_MPIT_ELEMS];
+            unsigned long ul[BENCH_MPIT_ELEMS];
+            unsigned long long ull[BENCH_MPIT_ELEMS];
+            MPI_Count c[BENCH_MPIT_ELEMS];
+            double d[BENCH_MPIT_ELEMS];
         } v;
-        char text[64];
         memset(&v, 0, sizeof v);
         if (MPI_T_pvar_read(bench_mpit.session, bench_mpit.handle[k], &v) != MPI_SUCCESS)
             continue;
         MPI_Datatype t = bench_mpit.type[k];
-        if (t == MPI_INT)
-            snprintf(text, sizeof text, "%d", v.i);
-        else if (t == MPI_UNSIGNED)
-            snprintf(text, sizeof text, "%u", v.u);
-        else if (t == MPI_UNSIGNED_LONG)
-            snprintf(text, sizeof text, "%lu", v.ul);
-        else if (t == MPI_UNSIGNED_LONG_LONG)
-            snprintf(text, sizeof text, "%llu", v.ull);
-        else if (t == MPI_COUNT)
-            snprintf(text, sizeof text, "%lld", (long long)v.c);
-        else
-            snprintf(text, sizeof text, "%g", v.d);
-        /* Every rank reports its own counters: they differ (sender, receiver). */
-        printf("# mpit rank=%d %s=%s\n", b->rank, bench_mpit.name[k], text);
+        for (int e = 0; e < bench_mpit.count[k]; e++) {
+            char text[64], elem[16] = "";
+            if (t == MPI_INT)
+                snprintf(text, sizeof text, "%d", v.i[e]);
+            else if (t == MPI_UNSIGNED)
+                snprintf(text, sizeof text, "%u", v.u[e]);
+            else if (t == MPI_UNSIGNED_LONG)
+                snprintf(text, sizeof text, "%lu", v.ul[e]);
+            else if (t == MPI_UNSIGNED_LONG_LONG)
+                snprintf(text, sizeof text, "%llu", v.ull[e]);
+            else if (t == MPI_COUNT)
+                snprintf(text, sizeof text, "%lld", (long long)v.c[e]);
+            else
+                snprintf(text, sizeof text, "%g", v.d[e]);
+            if (bench_mpit.count[k] > 1)
+                snprintf(elem, sizeof elem, "[%d]", e);
+            /* Every rank reports its own counters: they differ (sender, receiver). */
+            printf("# mpit rank=%d %s%s=%s\n", b->rank, bench_mpit.name[k], elem, text);
+        }
     }
     fflush(stdout);
     for (int k = 0; k < bench_mpit.nvars; k++)

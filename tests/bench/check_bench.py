@@ -21,6 +21,7 @@ usage: check_bench.py --mpirun MPIRUN --latency LATENCY_EXE --compare bench/comp
    median and worst of every cell, and leaves none of its load running.
 """
 import argparse
+import csv
 import importlib.machinery
 import importlib.util
 import os
@@ -173,7 +174,21 @@ def check_compare_run(args):
                                         for l in rows):
             sys.exit(f"FAIL: compare --out rel/out: exit {r.returncode}, raw.csv rows {rows[:3]}:\n"
                      f"{r.stdout[-3000:]}{r.stderr[-3000:]}")
-    print("ok: bench/compare with a relative --out ran Tandem and wrote its figures there")
+        # Tandem's MPI_T counters of the run: a latency test of 8 bytes sends short eager
+        # messages from both ranks, on MPI_COMM_WORLD, and a per-size-class array is there
+        mpit = os.path.join(tmp, "rel", "out", "mpit.csv")
+        vals = {}
+        for row in csv.DictReader(open(mpit)) if os.path.exists(mpit) else []:
+            vals[(row["rank"], row["name"])] = row["value"]
+        for rank in ("0", "1"):
+            for name in ("tandem_eager_short_msgs", "tandem_comm_p2p_sent_msgs(world)"):
+                if int(vals.get((rank, name), "0")) <= 0:
+                    sys.exit(f"FAIL: mpit.csv: {name} of rank {rank} is "
+                             f"{vals.get((rank, name))} ({len(vals)} values)")
+        if ("0", "tandem_adapt_exchange_rget[9]") not in vals:
+            sys.exit("FAIL: mpit.csv has no element of tandem_adapt_exchange_rget")
+    print("ok: bench/compare with a relative --out ran Tandem and wrote its figures there, and "
+          "Tandem's MPI_T counters into mpit.csv")
 
 
 def check_compare_load(args):
