@@ -126,19 +126,15 @@ tdm_mpit_rc_t tdm_mpit_pvar_info(int i, tdm_mpit_pvar_info_t *out) {
     return TDM_MPIT_OK;
 }
 
+/* A name with another class is no match (MPI-4.1 16.3.7: names are unique per class). */
 tdm_mpit_rc_t tdm_mpit_pvar_index(const char *name, int var_class, int *i) {
-    bool named = false;
     for (int k = 0; k < tdm_mpit_pvar_num(); k++) {
         const tdm_pvar_desc_t *d = tdm_mpit_pvar_desc(k);
-        if (strcmp(d->name, name) != 0)
-            continue;
-        named = true;
-        if (d->cls == var_class) {
+        if (d->cls == var_class && !strcmp(d->name, name)) {
             *i = k;
             return TDM_MPIT_OK;
         }
     }
-    (void)named;
     return TDM_MPIT_ERR_INVALID_NAME;
 }
 
