@@ -225,7 +225,9 @@ tdm_mpit_rc_t tdm_mpit_cvar_write(tdm_mpit_cvar_handle_t *h, const void *buf) {
         tdm_info(MPIT, "MPI_T_cvar_write: the value for TANDEM_%s %s", d->name, why);
         return TDM_MPIT_ERR_INVALID;
     }
-    if (runs && tdm_mpit_phase == TDM_MPIT_RUNNING)
+    /* once set up, the transport stays between MPI's users (sessions): a write
+     * applies now, whether or not MPI has a user at this moment */
+    if (runs && tdm_mpit_phase != TDM_MPIT_BEFORE)
         apply(id);
     tdm_debug(MPIT, "TANDEM_%s written through MPI_T", d->name);
     return TDM_MPIT_OK;

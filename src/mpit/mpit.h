@@ -38,8 +38,10 @@ typedef enum {
     TDM_MPIT_ERR_NOT_SUPPORTED,
 } tdm_mpit_rc_t;
 
-/* Where MPI itself is: cvars read at MPI_Init can be written before it only;
- * run-time writes reach the layers only while MPI runs. */
+/* Where MPI itself is: before its first user (MPI_Init or MPI_Session_init)
+ * set the transport up, while it has one, or after its last one left (the
+ * transport stays). Cvars read when the transport is set up can be written
+ * before it only; run-time writes reach the layers once it is. */
 typedef enum { TDM_MPIT_BEFORE, TDM_MPIT_RUNNING, TDM_MPIT_AFTER } tdm_mpit_phase_t;
 void tdm_mpit_set_phase(tdm_mpit_phase_t phase);
 /* MPI_Finalize, before the communicators go: handles bound to one keep its

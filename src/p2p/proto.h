@@ -317,7 +317,7 @@ typedef struct tdm_p2p_stats {
     uint64_t unexp_bytes, unexp_bytes_high;
     double match_time; /* seconds matching, kept while match_timing is non-zero */
     unsigned match_timing;
-    uint64_t ring_full; /* sends and control packets that waited for ring space */
+    uint64_t ring_full;    /* sends and control packets that waited for ring space */
     uint64_t stalled_rget; /* rendezvous read alone since their sender was not running */
     uint64_t wait_yields, wait_blocks; /* sched_yield calls and doorbell blocks of waits */
 } tdm_p2p_stats_t;
