@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Communicator objects: handles, creation, destruction, comparison. */
 #include "comm.h"
+#include "../p2p/p2p.h"
 #include "../p2p/req.h"
 #include "attr.h"
 #include "comm_impl.h"
@@ -505,6 +506,19 @@ int tdm_comm_free(tdm_comm_t *c) {
     c->freed = TDM_COMM_FREED;
     tdm_comm_release(c);
     return 0;
+}
+
+static bool comm_idle(void *c) {
+    return !tdm_req_busy_on(c);
+}
+
+int tdm_comm_disconnect(tdm_comm_t *c) {
+    /* MPI-4.1 §11.10.4: the pending communication completes internally; the
+     * matching operations of the other members were posted before they
+     * disconnect too, so this ends */
+    if (!comm_idle(c))
+        tdm_p2p_wait_until(comm_idle, c);
+    return tdm_comm_free(c);
 }
 
 int tdm_comm_compare(const tdm_comm_t *a, const tdm_comm_t *b) {

@@ -221,6 +221,9 @@ int tdm_comm_create_group(tdm_comm_t *parent, const tdm_group_t *g, int tag, tdm
 /* MPI_Comm_free: delete attributes (a failing callback aborts the free and its
  * code is returned), kill the handle, drop the user's reference. */
 int tdm_comm_free(tdm_comm_t *c);
+/* MPI_Comm_disconnect: wait until no operation on c is under way here, then free
+ * it as tdm_comm_free does. */
+int tdm_comm_disconnect(tdm_comm_t *c);
 
 /* ---- intercommunicators (intercomm.c) ----
  * Same result convention as above; > 0 from tdm_comm_intercomm_create is an MPI

@@ -270,8 +270,9 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 }
 TDM_WEAK(MPI_Comm_create_group)
 
-int PMPI_Comm_free(MPI_Comm *comm) {
-    static const char fn[] = "MPI_Comm_free";
+/* MPI_Comm_free, and MPI_Comm_disconnect, which first waits for the operations
+ * on the communicator that are under way here to complete. */
+static int free_common(const char *fn, MPI_Comm *comm, bool disconnect) {
     tdm_comm_t *c;
     TDM_CHECK_INIT(fn);
     if (!comm)
@@ -287,9 +288,10 @@ int PMPI_Comm_free(MPI_Comm *comm) {
     }
     TDM_GET_COMM(fn, *comm, c);
     if (c->builtin)
-        return tdm_mpi_err(c, MPI_ERR_COMM, fn, "%s cannot be freed", c->name);
+        return tdm_mpi_err(c, MPI_ERR_COMM, fn, "%s cannot be %s", c->name,
+                           disconnect ? "disconnected" : "freed");
     MPI_Errhandler eh = c->errhandler;
-    int rc = tdm_comm_free(c);
+    int rc = disconnect ? tdm_comm_disconnect(c) : tdm_comm_free(c);
     if (rc > 0)
         return tdm_mpi_err_code(c, rc, fn);
     if (rc < 0)
@@ -298,7 +300,18 @@ int PMPI_Comm_free(MPI_Comm *comm) {
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
+
+int PMPI_Comm_free(MPI_Comm *comm) {
+    return free_common("MPI_Comm_free", comm, false);
+}
 TDM_WEAK(MPI_Comm_free)
+
+/* Any communicator, not only one from MPI_Comm_spawn/connect/accept/join
+ * (MPI-4.1 §11.10.4); collective, but nothing more needs agreeing here. */
+int PMPI_Comm_disconnect(MPI_Comm *comm) {
+    return free_common("MPI_Comm_disconnect", comm, true);
+}
+TDM_WEAK(MPI_Comm_disconnect)
 
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
     static const char fn[] = "MPI_Comm_compare";

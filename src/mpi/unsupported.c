@@ -9,7 +9,7 @@
  * MPI_T_ functions return MPI_T_ERR_NOT_SUPPORTED: the tool interface never
  * calls error handlers.
  *
- * 638 functions declared, 467 implemented elsewhere, 171 stubbed here.
+ * 638 functions declared, 468 implemented elsewhere, 170 stubbed here.
  *
  * Never stubbed (they do not return an error code); implemented elsewhere:
  *   MPI_Aint MPI_Aint_add
@@ -57,11 +57,6 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
     return tdm_mpi_unsupported(comm, "MPI_Comm_connect");
 }
 TDM_WEAK(MPI_Comm_connect)
-
-int PMPI_Comm_disconnect(MPI_Comm *comm) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Comm_disconnect");
-}
-TDM_WEAK(MPI_Comm_disconnect)
 
 int PMPI_Comm_join(int fd, MPI_Comm *intercomm) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Comm_join");

@@ -99,6 +99,17 @@ size_t tdm_req_in_use(void) {
     return in_use;
 }
 
+bool tdm_req_busy_on(const void *comm) {
+    for (size_t c = 0; c < nchunks; c++) {
+        for (size_t i = 0; i < TDM_REQ_CHUNK; i++) {
+            const tdm_req_t *r = &chunks[c][i];
+            if (r->kind != TDM_REQ_FREE && r->comm == comm && !r->persistent && !r->done)
+                return true;
+        }
+    }
+    return false;
+}
+
 void tdm_req_pool_fini(void) {
     for (size_t i = 0; i < nchunks; i++)
         free(chunks[i]);

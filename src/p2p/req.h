@@ -10,6 +10,7 @@
 #include "../base/util.h"
 #include "../dtype/dtype.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -123,5 +124,9 @@ tdm_req_t *tdm_req_by_index(uint32_t index);
 void tdm_req_pool_fini(void);
 /* Requests currently allocated (for leak checks at finalize). */
 size_t tdm_req_in_use(void);
+/* Is an operation on `comm` under way: a request attached to it and not yet
+ * complete (persistent ones count through the operation of their round)?
+ * Scans every request (MPI_Comm_disconnect). */
+bool tdm_req_busy_on(const void *comm);
 
 #endif
