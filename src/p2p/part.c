@@ -79,7 +79,6 @@ typedef struct piece {
 /* An INIT no partitioned receive matched yet. */
 typedef struct unexp_init {
     tdm_list_t link;
-    int src_world;
     tdm_pkt_part_t pkt;
 } unexp_init_t;
 
@@ -363,7 +362,6 @@ static void on_init(int from_world, const tdm_pkt_part_t *pk) {
     unexp_init_t *u = malloc(sizeof(*u));
     if (!u)
         out_of_memory("keeping a partitioned send's announcement", from_world);
-    u->src_world = from_world;
     u->pkt = *pk;
     tdm_list_push_back(&unexp, &u->link);
 }

@@ -21,8 +21,9 @@
  *  - a longer sender (MPI_ERR_TRUNCATE, what fits delivered) and a shorter one
  *    (the count says so); MPI_PROC_NULL on both sides;
  *  - MPI_Startall over partitioned and ordinary persistent requests, MPI_Test,
- *    MPI_Testall and MPI_Request_get_status on partitioned requests, many
- *    rounds, MPI_Request_free afterwards.
+ *    MPI_Testall, MPI_Waitany, MPI_Waitsome and MPI_Request_get_status on
+ *    partitioned requests, many rounds, MPI_Request_free afterwards;
+ *  - an intercommunicator (even and odd ranks, on an even number of ranks).
  * Argument: ints per sender partition in the rounds (default 16; testlist runs
  * rendezvous sizes too).
  */
@@ -456,6 +457,37 @@ static void misc_case(void) {
         OK(MPI_Request_free(&r[i]));
 }
 
+/* On an intercommunicator (even and odd ranks), completed by Waitany and Waitsome. */
+static void inter_case(void) {
+    if (size % 2)
+        return;
+    MPI_Comm local, inter;
+    OK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &local));
+    OK(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, 1 - rank % 2, 5, &inter));
+    int peer, sb[100], rb[100], idx, out, ind[2];
+    MPI_Comm_rank(local, &peer); /* same local rank in the other group */
+    int from = 2 * peer + 1 - rank % 2;
+    MPI_Request r[2];
+    OK(MPI_Psend_init(sb, 4, 25, MPI_INT, peer, 3, inter, MPI_INFO_NULL, &r[0]));
+    OK(MPI_Precv_init(rb, 5, 20, MPI_INT, peer, 3, inter, MPI_INFO_NULL, &r[1]));
+    for (int it = 0; it < 4; it++) {
+        for (int i = 0; i < 100; i++)
+            sb[i] = val(rank, i, it, 99), rb[i] = -1;
+        OK(MPI_Startall(2, r));
+        OK(MPI_Pready_range(0, 3, r[0]));
+        OK(MPI_Waitany(2, r, &idx, MPI_STATUS_IGNORE));
+        OK(MPI_Waitsome(2, r, &out, ind, MPI_STATUSES_IGNORE)); /* the other one */
+        CHECK(out == 1 && ind[0] == 1 - idx, "intercomm round %d: Waitany %d, Waitsome %d (%d)", it,
+              idx, out, ind[0]);
+        for (int i = 0; i < 100; i++)
+            CHECK(rb[i] == val(from, i, it, 99), "intercomm round %d: rb[%d] = %d", it, i, rb[i]);
+    }
+    OK(MPI_Request_free(&r[0]));
+    OK(MPI_Request_free(&r[1]));
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&local);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -477,6 +509,7 @@ int main(int argc, char **argv) {
     separation_case();
     length_case();
     misc_case();
+    inter_case();
     int all;
     MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0 && all == 0)
