@@ -360,13 +360,7 @@ int tdm_comm_idup(tdm_comm_t *parent, const tdm_info_t *hints, tdm_comm_idup_don
     return 0;
 }
 
-typedef struct split_item {
-    uint64_t color;
-    int key;
-    int defined;
-} split_item_t;
-
-static const split_item_t *sort_items;
+static const tdm_comm_split_item_t *sort_items;
 static int cmp_members(const void *a, const void *b) {
     int x = *(const int *)a, y = *(const int *)b;
     int kx = sort_items[x].key, ky = sort_items[y].key;
@@ -375,35 +369,23 @@ static int cmp_members(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static int split_common(tdm_comm_t *parent, uint64_t color, bool defined, int key,
-                        tdm_comm_t **new_p) {
+int tdm_comm_split_items(tdm_comm_t *parent, const tdm_comm_split_item_t *all, tdm_comm_t **new_p) {
     int n = parent->size;
-    split_item_t mine = {.color = color, .key = key, .defined = defined};
-    split_item_t *all = malloc((size_t)n * sizeof(*all));
-    int *members = malloc((size_t)n * sizeof(int));
-    if (!all || !members) {
-        tdm_error(COMM, "out of memory for a split of %d ranks", n);
-        free(all);
-        free(members);
-        return -1;
-    }
-    tdm_comm_peers_t p = all_of(parent, TDM_COMM_TAG_GATHER, TDM_COMM_TAG_BCAST);
-    int err = tdm_comm_allgather(&p, &mine, sizeof(mine), all);
+    uint64_t color = all[parent->rank].color;
     uint32_t ctx = 0;
-    p = agree_peers(parent);
-    if (!err)
-        err = tdm_comm_ctxid_agree(&p, &ctx);
-    if (err) {
-        free(all);
-        free(members);
+    tdm_comm_peers_t p = agree_peers(parent);
+    if (tdm_comm_ctxid_agree(&p, &ctx))
         return -1;
-    }
-    if (!defined) {
+    if (!all[parent->rank].defined) {
         tdm_comm_ctxid_release(ctx);
-        free(all);
-        free(members);
         *new_p = NULL;
         return 0;
+    }
+    int *members = malloc((size_t)n * sizeof(int));
+    if (!members) {
+        tdm_error(COMM, "out of memory for a split of %d ranks", n);
+        tdm_comm_ctxid_release(ctx);
+        return -1;
     }
     int m = 0;
     for (int i = 0; i < n; i++) {
@@ -418,7 +400,6 @@ static int split_common(tdm_comm_t *parent, uint64_t color, bool defined, int ke
             rank = i;
         members[i] = tdm_comm_world_rank(parent, members[i]);
     }
-    free(all);
     tdm_rankmap_t map;
     if (tdm_rankmap_from_list(members, m, &map)) {
         tdm_error(COMM, "out of memory for the rank map of a %d-rank communicator", m);
@@ -434,22 +415,36 @@ static int split_common(tdm_comm_t *parent, uint64_t color, bool defined, int ke
     return 0;
 }
 
+int tdm_comm_split_color(tdm_comm_t *parent, uint64_t color, bool defined, int key,
+                         tdm_comm_t **new_p) {
+    int n = parent->size;
+    tdm_comm_split_item_t mine = {.color = color, .key = key, .defined = defined};
+    tdm_comm_split_item_t *all = malloc((size_t)n * sizeof(*all));
+    if (!all) {
+        tdm_error(COMM, "out of memory for a split of %d ranks", n);
+        return -1;
+    }
+    tdm_comm_peers_t p = all_of(parent, TDM_COMM_TAG_GATHER, TDM_COMM_TAG_BCAST);
+    int err = tdm_comm_allgather(&p, &mine, sizeof(mine), all);
+    if (!err)
+        err = tdm_comm_split_items(parent, all, new_p);
+    free(all);
+    return err;
+}
+
 int tdm_comm_split(tdm_comm_t *parent, int color, int key, tdm_comm_t **new_p) {
-    return split_common(parent, (uint64_t)(uint32_t)color, color != MPI_UNDEFINED, key, new_p);
+    return tdm_comm_split_color(parent, (uint64_t)(uint32_t)color, color != MPI_UNDEFINED, key,
+                                new_p);
 }
 
 /* Processes that share memory are those on one host: FNV-1a of the host name. */
-static uint64_t node_color(void) {
+uint64_t tdm_comm_node_color(void) {
     char host[256] = "";
     gethostname(host, sizeof(host) - 1);
     uint64_t h = 0xcbf29ce484222325ull;
     for (const char *s = host; *s; s++)
         h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
     return h;
-}
-
-int tdm_comm_split_shared(tdm_comm_t *parent, int key, tdm_comm_t **new_p) {
-    return split_common(parent, node_color(), true, key, new_p);
 }
 
 int tdm_comm_create(tdm_comm_t *parent, const tdm_group_t *g, tdm_comm_t **new_p) {

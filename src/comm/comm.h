@@ -210,8 +210,30 @@ int tdm_comm_idup(tdm_comm_t *parent, const struct tdm_info *hints, tdm_comm_idu
 /* Split by color (-32766 = MPI_UNDEFINED: no communicator) ordered by key,
  * then parent rank. */
 int tdm_comm_split(tdm_comm_t *parent, int color, int key, tdm_comm_t **new_p);
-/* Split into node-local communicators (MPI_COMM_TYPE_SHARED). */
-int tdm_comm_split_shared(tdm_comm_t *parent, int key, tdm_comm_t **new_p);
+/* MPI_Comm_split_type (split_type.c), on an intra- or intercommunicator: how this
+ * process groups, and its `arg`:
+ *   TDM_SPLIT_NONE         MPI_UNDEFINED, or a value it cannot use: no communicator
+ *   TDM_SPLIT_SHARED       the processes that share memory (the node)
+ *   TDM_SPLIT_HW           one instance of hardware level `arg` (hwtopo.h): none if the
+ *                          process is not within one
+ *   TDM_SPLIT_HW_UNGUIDED  the largest level that splits the processes taking part
+ *                          (all of them within one instance of it); *level_p says which,
+ *                          -1 when no level does (no communicator anywhere)
+ *   TDM_SPLIT_COLOR        processes that give the same `arg` (anywhere)
+ *   TDM_SPLIT_NODE_COLOR   processes of one node that give the same `arg`
+ * Processes that choose differently are never grouped together. On an intercomm the
+ * result connects the processes of each group that grouped together, as
+ * MPI_Comm_split does (none when the other group has none). */
+typedef enum tdm_split_kind {
+    TDM_SPLIT_NONE,
+    TDM_SPLIT_SHARED,
+    TDM_SPLIT_HW,
+    TDM_SPLIT_HW_UNGUIDED,
+    TDM_SPLIT_COLOR,
+    TDM_SPLIT_NODE_COLOR,
+} tdm_split_kind_t;
+int tdm_comm_split_type(tdm_comm_t *c, tdm_split_kind_t kind, uint64_t arg, int key, int *level_p,
+                        tdm_comm_t **new_p);
 /* MPI_Comm_create: collective over all of parent; `g` must be a subgroup of
  * parent (checked by the caller); processes not in g get NULL. */
 int tdm_comm_create(tdm_comm_t *parent, const tdm_group_t *g, tdm_comm_t **new_p);

@@ -5,6 +5,7 @@
 
 #include "comm.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,33 @@ int tdm_comm_peer_recv(const tdm_comm_peers_t *p, int i, void *buf, size_t len, 
  * `map` (taken over) with context ctx; NULL if out of memory (logged; the map
  * and the id are released then). */
 tdm_comm_t *tdm_comm_new(tdm_comm_t *parent, tdm_rankmap_t map, int rank, uint32_t ctx);
+
+/* ---- splits (comm.c, intercomm.c, split_type.c) ---- */
+
+/* What each process brings to a split: a color (defined = 0: MPI_UNDEFINED, no
+ * communicator) and a key. */
+typedef struct tdm_comm_split_item {
+    uint64_t color;
+    int32_t key;
+    int32_t defined;
+} tdm_comm_split_item_t;
+
+/* Split an intracomm (comm.c) or an intercomm (intercomm.c) by 64-bit colors;
+ * results as tdm_comm_split's. */
+int tdm_comm_split_color(tdm_comm_t *parent, uint64_t color, bool defined, int key,
+                         tdm_comm_t **new_p);
+int tdm_comm_inter_split_color(tdm_comm_t *c, uint64_t color, bool defined, int key,
+                               tdm_comm_t **new_p);
+/* The same once every process's item is known (indexed by rank; an intercomm's
+ * two groups apart): the context agreement and the new communicator. */
+int tdm_comm_split_items(tdm_comm_t *parent, const tdm_comm_split_item_t *all, tdm_comm_t **new_p);
+int tdm_comm_inter_split_items(tdm_comm_t *c, const tdm_comm_split_item_t *local,
+                               const tdm_comm_split_item_t *remote, tdm_comm_t **new_p);
+/* Every process's `len` bytes at `in`, over both groups of an intercomm: the local
+ * group's into lout (local size x len), the remote group's into rout. 0 or -1. */
+int tdm_comm_inter_allgather(tdm_comm_t *c, const void *in, size_t len, void *lout, void *rout);
+/* This node's color: processes with the same one share memory. */
+uint64_t tdm_comm_node_color(void);
 
 /* ---- creation from groups (fromgroup.c) ---- */
 

@@ -348,17 +348,17 @@ int tdm_comm_intercomm_merge(tdm_comm_t *c, bool high, tdm_comm_t **new_p) {
     return 0;
 }
 
-/* The members of color `color` among n (color, key) pairs, ordered by key then
- * index, as world ranks of `map` into w (n entries); their count. *pos_p: the
- * position of index `me` (-1 if absent or me < 0). */
-static int members(const int *ck, int n, int color, const tdm_rankmap_t *map, int me, int *w,
-                   int *pos_p) {
+/* The members of `color` among n split items, ordered by key then index, as
+ * world ranks of `map` into w (n entries); their count. *pos_p: the position of
+ * index `me` (-1 if absent or me < 0). */
+static int members(const tdm_comm_split_item_t *it, int n, uint64_t color, const tdm_rankmap_t *map,
+                   int me, int *w, int *pos_p) {
     int *idx = w, k = 0; /* indices first, sorted by insertion (stable), then mapped */
     for (int i = 0; i < n; i++) {
-        if (ck[2 * i] != color)
+        if (!it[i].defined || it[i].color != color)
             continue;
         int j = k++;
-        while (j > 0 && ck[2 * idx[j - 1] + 1] > ck[2 * i + 1]) {
+        while (j > 0 && it[idx[j - 1]].key > it[i].key) {
             idx[j] = idx[j - 1];
             j--;
         }
@@ -373,38 +373,52 @@ static int members(const int *ck, int n, int color, const tdm_rankmap_t *map, in
     return k;
 }
 
-int tdm_comm_inter_split(tdm_comm_t *c, int color, int key, tdm_comm_t **new_p) {
+int tdm_comm_inter_allgather(tdm_comm_t *c, const void *in, size_t len, void *lout, void *rout) {
     int n = c->size, m = c->remote.n;
-    int mine[2] = {color, key};
-    /* all = this group's (color, key) pairs; rall = [status, the remote group's pairs] */
-    int *all = malloc((size_t)(2 * n + 1 + 2 * m + n + m) * sizeof(int));
-    if (!all) {
-        tdm_error(COMM, "out of memory for a split of %d + %d ranks", n, m);
+    tdm_comm_peers_t p = local_peers(c, TDM_COMM_TAG_GATHER, TDM_COMM_TAG_BCAST);
+    if (tdm_comm_allgather(&p, in, len, lout))
+        return -1;
+    /* the leader learns the remote group's items and tells its own: [status, items] */
+    char *rall = malloc(sizeof(int) + (size_t)m * len);
+    if (!rall) {
+        tdm_error(COMM, "out of memory for the items of a %d-rank group", m);
         return -1;
     }
-    int *rall = all + 2 * n, *lw = rall + 1 + 2 * m, *rw = lw + n;
-    tdm_comm_peers_t p = local_peers(c, TDM_COMM_TAG_GATHER, TDM_COMM_TAG_BCAST);
-    int rc = -1;
-    if (tdm_comm_allgather(&p, mine, sizeof(mine), all))
-        goto out;
-    rall[0] = 0;
+    int status = 0;
     if (p.me == 0) {
         bridge_t b = {.via = c, .peer = 0, .tag = TDM_COMM_TAG_INTER, .ctx = c->ctx + 1};
-        if (bridge_xchg(&b, all, (size_t)(2 * n) * sizeof(int), rall + 1,
-                        (size_t)(2 * m) * sizeof(int)))
-            rall[0] = -1;
+        if (bridge_xchg(&b, lout, (size_t)n * len, rall + sizeof(int), (size_t)m * len))
+            status = -1;
+        memcpy(rall, &status, sizeof(int));
     }
-    if (tdm_comm_bcast(&p, rall, (size_t)(1 + 2 * m) * sizeof(int)) || rall[0] != 0)
-        goto out;
-    p = local_agree_peers(c);
+    int rc = tdm_comm_bcast(&p, rall, sizeof(int) + (size_t)m * len);
+    memcpy(&status, rall, sizeof(int));
+    if (rc == 0 && status == 0)
+        memcpy(rout, rall + sizeof(int), (size_t)m * len);
+    free(rall);
+    return rc || status ? -1 : 0;
+}
+
+int tdm_comm_inter_split_items(tdm_comm_t *c, const tdm_comm_split_item_t *local,
+                               const tdm_comm_split_item_t *remote, tdm_comm_t **new_p) {
+    int n = c->size, m = c->remote.n;
+    const tdm_comm_split_item_t *mine = &local[c->rank];
+    tdm_comm_peers_t p = local_agree_peers(c);
     bridge_t b = inter_bridge(c);
     uint32_t ctx, lctx;
     if (ctx_pair_agree(&p, &b, &ctx, &lctx))
-        goto out;
-    int rank, unused;
-    int ln = members(all, n, color, &c->map, c->rank, lw, &rank);
-    int rn = members(rall + 1, m, color, &c->remote, -1, rw, &unused);
-    if (color == MPI_UNDEFINED || rn == 0) {
+        return -1;
+    int *lw = malloc((size_t)(n + m) * sizeof(int)), *rw = lw + n;
+    if (!lw) {
+        tdm_error(COMM, "out of memory for a split of %d + %d ranks", n, m);
+        tdm_comm_ctxid_release(ctx);
+        tdm_comm_ctxid_release(lctx);
+        return -1;
+    }
+    int rank, unused, rc = -1;
+    int ln = members(local, n, mine->color, &c->map, c->rank, lw, &rank);
+    int rn = members(remote, m, mine->color, &c->remote, -1, rw, &unused);
+    if (!mine->defined || rn == 0) {
         tdm_comm_ctxid_release(ctx);
         tdm_comm_ctxid_release(lctx);
         *new_p = NULL;
@@ -425,8 +439,29 @@ int tdm_comm_inter_split(tdm_comm_t *c, int color, int key, tdm_comm_t **new_p) 
     }
     rc = inter_new(c, map, rank, rmap, ctx, lctx, new_p);
 out:
+    free(lw);
+    return rc;
+}
+
+int tdm_comm_inter_split_color(tdm_comm_t *c, uint64_t color, bool defined, int key,
+                               tdm_comm_t **new_p) {
+    int n = c->size, m = c->remote.n;
+    tdm_comm_split_item_t mine = {.color = color, .key = key, .defined = defined};
+    tdm_comm_split_item_t *all = malloc((size_t)(n + m) * sizeof(*all));
+    if (!all) {
+        tdm_error(COMM, "out of memory for a split of %d + %d ranks", n, m);
+        return -1;
+    }
+    int rc = tdm_comm_inter_allgather(c, &mine, sizeof(mine), all, all + n);
+    if (rc == 0)
+        rc = tdm_comm_inter_split_items(c, all, all + n, new_p);
     free(all);
     return rc;
+}
+
+int tdm_comm_inter_split(tdm_comm_t *c, int color, int key, tdm_comm_t **new_p) {
+    return tdm_comm_inter_split_color(c, (uint64_t)(uint32_t)color, color != MPI_UNDEFINED, key,
+                                      new_p);
 }
 
 /* ---- MPI_Intercomm_create_from_groups ---- */

@@ -3,11 +3,13 @@
 #include "bind.h"
 #include "../comm/attr.h"
 #include "../comm/group.h"
+#include "../comm/hwtopo.h"
 #include "../comm/info.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CHECK_PTR(_fn, _comm, _ptr, _name)                                                         \
     do {                                                                                           \
@@ -142,56 +144,135 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
 }
 TDM_WEAK(MPI_Comm_split)
 
+/* What a split type and its info keys ask this process for (see tdm_comm_split_type):
+ * *kind_p and *arg_p, and in *hint_p / *val_p the hint the new communicator will
+ * report (NULL: none). */
+typedef struct split_req {
+    tdm_split_kind_t kind;
+    uint64_t arg;
+    const char *hint, *val;
+} split_req_t;
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* "mpi_hw_resource_type": "mpi_shared_memory" is MPI_COMM_TYPE_SHARED (MPI-4.1
+ * §7.4.2), the others name a hardware level this machine describes (hwloc's
+ * names); anything else gives MPI_COMM_NULL. */
+static split_req_t hw_guided(const char *type) {
+    split_req_t r = {.kind = TDM_SPLIT_NONE};
+    if (!type)
+        return r;
+    int level = tdm_comm_hw_level(type);
+    if (strcmp(type, "mpi_shared_memory") == 0)
+        r.kind = TDM_SPLIT_SHARED;
+    else if (level >= 0)
+        r = (split_req_t){.kind = TDM_SPLIT_HW, .arg = (uint64_t)level};
+    if (r.kind != TDM_SPLIT_NONE) {
+        r.hint = "mpi_hw_resource_type";
+        r.val = type;
+    }
+    return r;
+}
+
+/* MPICH's neighbourhoods: "nbhd_common_dirname" groups the processes of a node
+ * that name the same existing directory (one inode; processes of different nodes
+ * are never grouped, even on a shared file system, as nothing here tells whether
+ * they see one); "network_topo" describes a network this single-node library does
+ * not have, and gives MPI_COMM_NULL like any other key. */
+static split_req_t neighborhood(const tdm_info_t *in) {
+    split_req_t r = {.kind = TDM_SPLIT_NONE};
+    const char *dir = in ? tdm_info_find(in, "nbhd_common_dirname") : NULL;
+    struct stat st;
+    if (dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+        uint64_t h = fnv1a(0xcbf29ce484222325ull, &st.st_dev, sizeof(st.st_dev));
+        r = (split_req_t){.kind = TDM_SPLIT_NODE_COLOR,
+                          .arg = fnv1a(h, &st.st_ino, sizeof(st.st_ino)),
+                          .hint = "nbhd_common_dirname",
+                          .val = dir};
+    }
+    return r;
+}
+
+/* MPI-4.1's MPI_COMM_TYPE_RESOURCE_GUIDED: a process set ("mpi_pset_name": the
+ * processes of one instance of it) or a hardware resource, as HW_GUIDED. */
+static split_req_t resource_guided(const tdm_info_t *in) {
+    const char *pset = in ? tdm_info_find(in, "mpi_pset_name") : NULL;
+    if (!pset)
+        return hw_guided(in ? tdm_info_find(in, "mpi_hw_resource_type") : NULL);
+    split_req_t r = {.kind = TDM_SPLIT_NONE};
+    int i = tdm_boot_pset_find(pset);
+    if (i >= 0) {
+        tdm_boot_pset_t ps = tdm_boot_pset(&tdm_mpi.boot, i);
+        uint64_t id[2] = {(uint64_t)i, (uint64_t)ps.first};
+        r = (split_req_t){.kind = TDM_SPLIT_COLOR,
+                          .arg = fnv1a(0xcbf29ce484222325ull, id, sizeof(id)),
+                          .hint = "mpi_pset_name",
+                          .val = pset};
+    }
+    return r;
+}
+
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
     static const char fn[] = "MPI_Comm_split_type";
     tdm_comm_t *c, *nc;
     tdm_info_t *in;
     TDM_GET_COMM(fn, comm, c);
-    CHECK_INTRA(fn, c, "comm");
     CHECK_PTR(fn, c, newcomm, "newcomm");
     GET_INFO_OR_NULL(fn, c, info, in);
-    bool shared, strict = false;
+    split_req_t r = {.kind = TDM_SPLIT_NONE};
     switch (split_type) {
     case MPI_UNDEFINED:
-        shared = false;
         break;
     case MPI_COMM_TYPE_SHARED:
-        shared = true;
+        r = (split_req_t){
+            .kind = TDM_SPLIT_SHARED, .hint = "mpi_hw_resource_type", .val = "mpi_shared_memory"};
         break;
-    case MPI_COMM_TYPE_HW_GUIDED: {
-        /* MPI-4.1 §7.4.2: the one resource type every implementation knows is
-         * "mpi_shared_memory"; for any other (or none) the answer is
-         * MPI_COMM_NULL, since we cannot tell which processes share it */
-        const char *type = in ? tdm_info_find(in, "mpi_hw_resource_type") : NULL;
-        shared = type && strcmp(type, "mpi_shared_memory") == 0;
+    case MPI_COMM_TYPE_HW_GUIDED:
+        r = hw_guided(in ? tdm_info_find(in, "mpi_hw_resource_type") : NULL);
         break;
-    }
     case MPI_COMM_TYPE_HW_UNGUIDED:
-        /* a hardware level strictly smaller than the parent: the only level we
-         * know is the node, which qualifies only when the parent spans nodes */
-        shared = true;
-        strict = true;
+        r.kind = TDM_SPLIT_HW_UNGUIDED;
+        break;
+    case MPI_COMM_TYPE_RESOURCE_GUIDED:
+        /* 4 was MPIX_COMM_TYPE_NEIGHBORHOOD before MPICH 4.2: a program built then
+         * passes its keys, which RESOURCE_GUIDED has none of */
+        if (in && (tdm_info_find(in, "nbhd_common_dirname") || tdm_info_find(in, "network_topo")))
+            r = neighborhood(in);
+        else
+            r = resource_guided(in);
+        break;
+    case MPIX_COMM_TYPE_NEIGHBORHOOD:
+        r = neighborhood(in);
         break;
     default:
         return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid split_type %d", split_type);
     }
-    /* every process takes part, so that ranks passing MPI_UNDEFINED or an
-     * unknown resource type still meet the others in the exchange */
-    int rc =
-        shared ? tdm_comm_split_shared(c, key, &nc) : tdm_comm_split(c, MPI_UNDEFINED, key, &nc);
+    /* every process takes part, so that ranks passing MPI_UNDEFINED or a value
+     * they cannot use still meet the others in the exchange */
+    int level = -1;
+    int rc = tdm_comm_split_type(c, r.kind, r.arg, key, &level, &nc);
     if (rc)
         return create_error(c, rc, fn);
-    if (nc && strict && nc->size == c->size) {
-        tdm_comm_free(nc); /* local: no other process needs to know */
-        nc = NULL;
-    }
     if (!nc) {
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
     }
-    nc->hints = tdm_info_new(false);
-    if (nc->hints)
-        tdm_info_set(nc->hints, "mpi_hw_resource_type", "mpi_shared_memory");
+    if (r.kind == TDM_SPLIT_HW_UNGUIDED) {
+        /* the level chosen goes back in the info argument too (MPI-4.1 §7.4.2) */
+        r.hint = "mpi_hw_resource_type";
+        r.val = tdm_comm_hw_name(level);
+        if (in && !in->readonly && tdm_info_set(in, r.hint, r.val)) {
+            tdm_comm_free(nc);
+            return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for the info");
+        }
+    }
+    if (r.hint && (nc->hints || (nc->hints = tdm_info_new(false))))
+        tdm_info_set(nc->hints, r.hint, r.val);
     adopt(c, nc, newcomm);
     return MPI_SUCCESS;
 }
