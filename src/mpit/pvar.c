@@ -32,8 +32,9 @@ static uint64_t clock_ns(int i) {
 }
 static const tdm_pvar_desc_t own_pvars[] = {
     {.name = "tandem_library_state",
-     .desc = "where MPI is in this process: not initialized (before MPI_Init), initialized, "
-             "finalized (after MPI_Finalize)",
+     .desc = "where MPI is in this process: not initialized (before its first MPI_Init or "
+             "MPI_Session_init), initialized (MPI_Init or a session in effect), finalized "
+             "(after the last MPI_Finalize or MPI_Session_finalize)",
      .category = "tandem_introspection",
      .cls = TDM_PVC_STATE,
      .type = TDM_PVT_INT,
