@@ -33,8 +33,8 @@ int main(void) {
     M_OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &ses));
     M_CHECK(state() == 1, "state %d with a session open", state());
     M_OK(MPI_Group_from_session_pset(ses, "mpi://WORLD", &world));
-    M_OK(MPI_Comm_create_from_group(world, "org.tandem.test.mpit", MPI_INFO_NULL,
-                                    MPI_ERRORS_RETURN, &comm));
+    M_OK(MPI_Comm_create_from_group(world, "org.tandem.test.mpit", MPI_INFO_NULL, MPI_ERRORS_RETURN,
+                                    &comm));
     MPI_Comm_rank(comm, &m_rank);
     m_cvar_write_int("TANDEM_COOP_RATIO", 50, MPI_T_ERR_CVAR_SET_NOT_NOW);
 
