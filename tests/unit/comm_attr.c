@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The attribute machinery (src/comm/attr.c) on its own: keyval kinds and
  * handles, set/get/replace/delete, copy_all (flags, failures rolled back),
- * delete_all in reverse order of setting, keyvals outliving their handle,
- * callbacks that change the list they are called for, slot recycling. */
+ * delete_all in reverse order of setting, keyvals outliving their handle (of
+ * communicators and windows: read, copied and deleted through the freed
+ * handle), callbacks that change the list they are called for, slot recycling. */
 #include "comm/attr.h"
 
 #include <stdint.h>
@@ -153,6 +154,30 @@ int main(void) {
     CHECK(tdm_attr_copy_all(TDM_ATTR_COMM, &a, 0, 1, &b) == 0 && b == NULL, "null copy fn");
     CHECK(tdm_attr_delete(TDM_ATTR_COMM, &a, 0, knew) == 0 && a == NULL, "null delete fn");
     CHECK(tdm_attr_delete(TDM_ATTR_COMM, &a, 0, knew) == 0, "deleting an unset key");
+
+    /* a window keyval freed while in use (MPI-4.1 §7.7.2, the same for every kind):
+     * its attribute can still be read, copied and deleted with the old handle, the
+     * callbacks run, only a new value is refused; gone once the last one is */
+    int kw;
+    tdm_attr_list_t *w = NULL, *w2 = NULL;
+    CHECK(tdm_attr_keyval_create(TDM_ATTR_WIN, copy_fn, del_fn, NULL, TDM_ATTR_PTR, &kw) == 0,
+          "create win keyval");
+    CHECK(((unsigned)kw & 0xffc00000u) == 0xa6000000u, "win keyval handle %#x", (unsigned)kw);
+    CHECK(tdm_attr_set(TDM_ATTR_WIN, &w, 7, kw, (void *)60L, TDM_ATTR_PTR) == 0, "set on a win");
+    CHECK(tdm_attr_keyval_free(TDM_ATTR_WIN, kw) == 0, "free win keyval");
+    CHECK(tdm_attr_get(TDM_ATTR_WIN, &w, kw, &v, &flag, TDM_ATTR_PTR) == 0 && flag && (long)v == 60,
+          "get through a freed win keyval");
+    CHECK(tdm_attr_set(TDM_ATTR_WIN, &w, 7, kw, (void *)61L, TDM_ATTR_PTR) == TDM_ATTR_EKEYVAL,
+          "set through a freed win keyval");
+    CHECK(tdm_attr_copy_all(TDM_ATTR_WIN, &w, 7, 8, &w2) == 0 && tdm_attr_count(&w2) == 1,
+          "copy through a freed win keyval");
+    nlog = 0;
+    CHECK(tdm_attr_delete(TDM_ATTR_WIN, &w, 7, kw) == 0 && w == NULL && nlog == 1 && log_[0] == 60,
+          "delete through a freed win keyval: %d callbacks", nlog);
+    CHECK(tdm_attr_delete_all(TDM_ATTR_WIN, &w2, 8) == 0 && nlog == 2 && log_[1] == 1060,
+          "delete_all of the copy: %d callbacks", nlog);
+    CHECK(tdm_attr_delete(TDM_ATTR_WIN, &w, 7, kw) == TDM_ATTR_EKEYVAL,
+          "a freed win keyval is gone with its last attribute");
 
     /* many keyvals */
     for (int i = 0; i < 100000; i++) {
