@@ -40,23 +40,35 @@ static inline tdm_unexp_t *match_unexp(uint32_t ctx, int src, int tag) {
 }
 
 /* tandem_match_time: the clock is read only while a started MPI_T handle
- * times matching (match_timing); otherwise one predictable branch. */
-tdm_req_t *tdm_p2p_match_posted(uint32_t ctx, int src, int tag) {
-    if (TDM_LIKELY(!tdm_p2p_stats.match_timing))
-        return match_posted(ctx, src, tag);
+ * times matching (match_timing); otherwise one predictable branch. The timed
+ * forms are out of line: inlined, their clock reads made every match save and
+ * restore five registers (callgrind: 18 more instructions per match). */
+__attribute__((noinline, cold)) static tdm_req_t *match_posted_timed(uint32_t ctx, int src,
+                                                                     int tag) {
     uint64_t t0 = tdm_event_clock_ns();
     tdm_req_t *r = match_posted(ctx, src, tag);
     tdm_p2p_stats.match_time += (double)(tdm_event_clock_ns() - t0) * 1e-9;
     return r;
 }
 
-tdm_unexp_t *tdm_p2p_match_unexp(uint32_t ctx, int src, int tag) {
-    if (TDM_LIKELY(!tdm_p2p_stats.match_timing))
-        return match_unexp(ctx, src, tag);
+__attribute__((noinline, cold)) static tdm_unexp_t *match_unexp_timed(uint32_t ctx, int src,
+                                                                      int tag) {
     uint64_t t0 = tdm_event_clock_ns();
     tdm_unexp_t *ue = match_unexp(ctx, src, tag);
     tdm_p2p_stats.match_time += (double)(tdm_event_clock_ns() - t0) * 1e-9;
     return ue;
+}
+
+tdm_req_t *tdm_p2p_match_posted(uint32_t ctx, int src, int tag) {
+    if (TDM_UNLIKELY(tdm_p2p_stats.match_timing))
+        return match_posted_timed(ctx, src, tag);
+    return match_posted(ctx, src, tag);
+}
+
+tdm_unexp_t *tdm_p2p_match_unexp(uint32_t ctx, int src, int tag) {
+    if (TDM_UNLIKELY(tdm_p2p_stats.match_timing))
+        return match_unexp_timed(ctx, src, tag);
+    return match_unexp(ctx, src, tag);
 }
 
 /* Entries are kept for reuse, and a small message's data lives inside its
