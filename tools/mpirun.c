@@ -28,8 +28,11 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+
+#include "../src/boot/boot.h"
 
 #ifndef TANDEM_VERSION
 #define TANDEM_VERSION "unknown"
@@ -638,11 +641,60 @@ static int make_pipe(int fds[2]) {
     return 0;
 }
 
+/* The job's memfd: named after the job, its stamp written (boot.h), sealed against
+ * shrinking, so that a rank can tell it from any other file on that descriptor number. */
+static int make_segment(const char *jobid, int np) {
+    char name[128];
+    snprintf(name, sizeof(name), TDM_BOOT_MEMFD_NAME "%s", jobid);
+    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) {
+        msg("memfd_create failed: %s", strerror(errno));
+        return -1;
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0)
+        page = 4096;
+    size_t bytes = tdm_boot_stamp_bytes(np);
+    tdm_boot_stamp_t stamp = {.magic = TDM_BOOT_STAMP_MAGIC,
+                              .version = TDM_BOOT_STAMP_VERSION,
+                              .size = (uint32_t)np,
+                              .seg_offset =
+                                  (bytes + (size_t)page - 1) / (size_t)page * (size_t)page};
+    snprintf(stamp.jobid, sizeof(stamp.jobid), "%s", jobid);
+    if (ftruncate(fd, (off_t)stamp.seg_offset) != 0 ||
+        pwrite(fd, &stamp, sizeof(stamp), 0) != (ssize_t)sizeof(stamp) ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
+        msg("cannot set up the job's shared memory (memfd): %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Record the inode of a rank's control pipe in its stamp slot (before the rank starts). */
+static int stamp_ctl(int shm_fd, int rank, int ctl_wr) {
+    struct stat st;
+    tdm_boot_slot_t slot = {0};
+    if (fstat(ctl_wr, &st) != 0)
+        return -1;
+    slot.ctl_ino = (uint64_t)st.st_ino;
+    off_t at = (off_t)(sizeof(tdm_boot_stamp_t) + (size_t)rank * sizeof(slot));
+    return pwrite(shm_fd, &slot, sizeof(slot), at) == (ssize_t)sizeof(slot) ? 0 : -1;
+}
+
 /* Start one rank. Returns 0, or -1 when the job cannot go on. */
 static int start_rank(rank_t *rk, int shm_fd) {
     int ctl[2], errp[2], in_fd = -1, out[2][2] = {{-1, -1}, {-1, -1}}, out_wr[2] = {-1, -1};
     if (make_pipe(ctl) || make_pipe(errp))
         return -1;
+    if (stamp_ctl(shm_fd, rk->rank, ctl[1]) != 0) {
+        msg("cannot record the control pipe of rank %d: %s", rk->rank, strerror(errno));
+        for (int i = 0; i < 2; i++) {
+            close(ctl[i]);
+            close(errp[i]);
+        }
+        return -1;
+    }
     if (rk->rank == 0 && job.stdin_mode == STDIN_INHERIT) {
         in_fd = 0;
     } else if (rk->rank == 0 && job.stdin_mode == STDIN_RELAY) {
@@ -1056,16 +1108,14 @@ int main(int argc, char **argv) {
         msg("cannot become a child subreaper (%s); escaped grandchildren may survive",
             strerror(errno));
 
-    int shm_fd = memfd_create("tandem-shm", MFD_CLOEXEC);
-    if (shm_fd < 0) {
-        msg("memfd_create failed: %s", strerror(errno));
-        return 1;
-    }
     char jobid[64];
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     snprintf(jobid, sizeof(jobid), "%d-%lld%03ld", (int)getpid(), (long long)ts.tv_sec,
              ts.tv_nsec / 1000000);
+    int shm_fd = make_segment(jobid, np);
+    if (shm_fd < 0)
+        return 1;
     setenv_int("TANDEM_SIZE", np);
     setenv_int("TANDEM_LOCAL_SIZE", np);
     setenv_int("TANDEM_SHM_FD", shm_fd);

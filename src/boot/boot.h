@@ -8,26 +8,71 @@
  *   TANDEM_SIZE          number of ranks in the job
  *   TANDEM_LOCAL_RANK    rank among the processes on this node
  *   TANDEM_LOCAL_SIZE    number of processes on this node
- *   TANDEM_SHM_FD        number of an inherited memfd (created by mpirun with size 0,
- *                        never named in /dev/shm). Every local rank ftruncate()s it to
- *                        the same computed size (idempotent) and maps it. The segment
- *                        dies with the last process holding it.
- *   TANDEM_CTL_FD        write end of a pipe/socket to mpirun. The library writes one
- *                        line per event: "I <pid>\n" when it gets its first user
- *                        (MPI_Init or MPI_Session_init), "F\n" when its last user
- *                        finalizes (MPI_Finalize or MPI_Session_finalize; a later
+ *   TANDEM_SHM_FD        number of an inherited memfd, never named in /dev/shm: created by
+ *                        mpirun as "tandem-shm:<jobid>", opened read-write, sealed against
+ *                        shrinking (F_SEAL_SHRINK | F_SEAL_SEAL), and starting with the
+ *                        launcher's stamp (tdm_boot_stamp_t below). The node segment follows
+ *                        the stamp: every local rank grows the memfd to the same computed size
+ *                        and maps it. The segment dies with the last process holding it.
+ *   TANDEM_CTL_FD        write end of a pipe to mpirun (its inode is in the rank's stamp
+ *                        slot). The library writes one line per event: "I <pid>\n" when it
+ *                        gets its first user (MPI_Init or MPI_Session_init), "F\n" when its
+ *                        last user finalizes (MPI_Finalize or MPI_Session_finalize; a later
  *                        MPI_Session_init sends "I" again), "A <code>\n" from MPI_Abort
  *                        (then exits with <code>). mpirun treats a rank exiting with
  *                        status 0 after an "I" not followed by "F" as an error.
  *   TANDEM_JOBID         unique string for the job (mpirun pid and start time)
  *   TANDEM_OVERSUBSCRIBED 1 when ranks outnumber the CPUs mpirun may use; the
  *                        library then yields and blocks instead of spinning.
+ *
+ * A process is the rank these variables name only if its descriptors prove it: the memfd
+ * is the job's (name, seals, read-write, stamp with this job id and size), the control
+ * descriptor is the pipe mpirun made for that rank (inode in the stamp), and no other
+ * process has taken the rank (the slot's claim). Anything else, above all a program a rank
+ * started with system() or execve while passing these variables on, with files of its own
+ * on those descriptor numbers, is a singleton: its descriptors are never resized, mapped
+ * or written. Once read, the variables are removed from the environment, so that the
+ * rank's own children do not inherit them; the descriptors are close-on-exec.
  * Without TANDEM_RANK the process is a singleton: rank 0 of 1, with a private memfd.
  */
 #ifndef TDM_BOOT_H
 #define TDM_BOOT_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+/* ---- the launcher's stamp at offset 0 of the memfd (written by mpirun) ---- */
+
+#define TDM_BOOT_STAMP_MAGIC 0x3130424f4a4d4454ull /* "TDMJOB01" */
+#define TDM_BOOT_STAMP_VERSION 1u
+#define TDM_BOOT_MEMFD_NAME "tandem-shm:" /* followed by the job id */
+
+typedef struct tdm_boot_stamp {
+    uint64_t magic;      /* TDM_BOOT_STAMP_MAGIC */
+    uint32_t version;    /* TDM_BOOT_STAMP_VERSION */
+    uint32_t size;       /* ranks in the job (TANDEM_SIZE) */
+    uint64_t seg_offset; /* where the node segment starts: a multiple of the page size, at
+                            least tdm_boot_stamp_bytes(size) */
+    char jobid[64];      /* TANDEM_JOBID, NUL-terminated */
+    unsigned char rsvd[40];
+} tdm_boot_stamp_t;
+
+/* One per rank, right after the stamp (slot r at sizeof(stamp) + r * sizeof(slot)). */
+typedef struct tdm_boot_slot {
+    uint64_t ctl_ino; /* inode of the rank's control pipe (mpirun writes it before the fork) */
+    int32_t claimed;  /* pid of the process that took the rank in MPI_Init, 0 before */
+    uint32_t rsvd;
+} tdm_boot_slot_t;
+
+_Static_assert(sizeof(tdm_boot_stamp_t) == 128, "stamp layout");
+_Static_assert(sizeof(tdm_boot_slot_t) == 16, "slot layout");
+
+/* Bytes of the stamp and its slots for a job of `size` ranks (not rounded to pages). */
+static inline size_t tdm_boot_stamp_bytes(int size) {
+    return sizeof(tdm_boot_stamp_t) + (size_t)size * sizeof(tdm_boot_slot_t);
+}
+
+/* ---- the library's side ---- */
 
 typedef struct tdm_boot_info {
     int rank;
@@ -35,6 +80,7 @@ typedef struct tdm_boot_info {
     int local_rank;
     int local_size;
     int shm_fd;         /* memfd holding the node segment, owned by the process */
+    size_t shm_offset;  /* where the segment starts in it (after the stamp; 0: singleton) */
     int ctl_fd;         /* -1 for a singleton */
     int oversubscribed; /* wait by yielding/blocking, never by spinning */
     char jobid[64];

@@ -53,7 +53,8 @@ void tdm_mpi_users_add(void) {
     if (first) {
         if (tdm_boot_init(&tdm_mpi.boot) != 0)
             tdm_mpi_abort_job(1, "cannot learn the job layout (see the message above)");
-        if (tdm_shm_init(tdm_mpi.boot.shm_fd, tdm_mpi.boot.rank, tdm_mpi.boot.size) != 0)
+        if (tdm_shm_init(tdm_mpi.boot.shm_fd, tdm_mpi.boot.shm_offset, tdm_mpi.boot.rank,
+                         tdm_mpi.boot.size) != 0)
             tdm_mpi_abort_job(1, "cannot set up the shared-memory segment (see above)");
     }
     if (tdm_dtype_init() != 0 || tdm_comm_init(tdm_mpi.boot.rank, tdm_mpi.boot.size) != 0)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,7 +62,7 @@ void tdm_shm_sleep(uint32_t seen, long timeout_us) {
     futex(&p->doorbell, FUTEX_WAIT, seen, &ts);
 }
 
-int tdm_shm_init(int fd, int rank, int nranks) {
+int tdm_shm_init(int fd, size_t offset, int rank, int nranks) {
     tdm_shm_t *s = &tdm_shm;
     /* params.def's ranges hold: a power of two of 4..1M cells of 256 B..16 MiB, a
      * multiple of a cache line (other values were refused) */
@@ -83,14 +84,18 @@ int tdm_shm_init(int fd, int rank, int nranks) {
         TDM_ALIGN_UP(off_pairs + (size_t)nranks * (size_t)nranks * sizeof(tdm_shm_pair_t), 4096);
     s->bytes = off_rings + (size_t)nranks * (size_t)nranks * s->ring_bytes;
 
-    /* every rank computes the same size; ftruncate to it is idempotent and pages are
-     * only allocated when touched, so unused rings (self, idle pairs) cost nothing */
-    if (ftruncate(fd, (off_t)s->bytes) != 0) {
-        tdm_error(SHM, "ftruncate of the shared segment (fd %d) to %zu bytes failed: %m", fd,
-                  s->bytes);
+    /* every rank computes the same size; growing to it is idempotent and pages are
+     * only allocated when touched, so unused rings (self, idle pairs) cost nothing. Never
+     * shrink: mpirun's memfd is sealed against it (its stamp comes first), and a rank with
+     * other tunables must not cut the others' mappings short (the layout check says why) */
+    struct stat st;
+    if (fstat(fd, &st) != 0 || ((size_t)st.st_size < offset + s->bytes &&
+                                ftruncate(fd, (off_t)(offset + s->bytes)) != 0)) {
+        tdm_error(SHM, "growing the shared segment (fd %d) to %zu bytes failed: %m", fd,
+                  offset + s->bytes);
         return -errno;
     }
-    s->base = mmap(NULL, s->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    s->base = mmap(NULL, s->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)offset);
     if (s->base == MAP_FAILED) {
         s->base = NULL;
         tdm_error(SHM, "mmap of %zu bytes of the shared segment failed: %m", s->bytes);

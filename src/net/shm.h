@@ -103,9 +103,9 @@ typedef struct tdm_shm {
 
 extern tdm_shm_t tdm_shm;
 
-/* Map the segment from fd (ftruncate to the size the tunables give), publish our
- * pid, and wait for every local rank to arrive. 0 or -errno (logged). */
-int tdm_shm_init(int fd, int rank, int nranks);
+/* Map the segment from fd at `offset` (grown to the size the tunables give, never
+ * shrunk), publish our pid, and wait for every local rank to arrive. 0 or -errno (logged). */
+int tdm_shm_init(int fd, size_t offset, int rank, int nranks);
 void tdm_shm_fini(void);
 
 /* Barrier over the local ranks; `progress` (may be NULL) runs while waiting. */

@@ -21,7 +21,8 @@
  *     lines:N      print N numbered lines "rank R line I" on stdout
  *     partial:TEXT print "TEXT" on stdout without a newline
  *     env          print the TANDEM_* contract variables
- *     fds          check the contract descriptors (memfd of the job, control pipe)
+ *     fds          check the contract descriptors (memfd of the job with its stamp, control
+ *                  pipe)
  *     affinity     print "rank R cpus LIST"
  *     spawn        start a child that sleeps (it stays in the rank's process group)
  *     spawnsid     start a child that calls setsid() and sleeps (escapes the group)
@@ -36,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+
+#include "boot/boot.h"
 
 static int rank = -1;
 static int ctl_fd = -1;
@@ -85,12 +88,31 @@ static void check_fds(void) {
     snprintf(path, sizeof(path), "/proc/self/fd/%ld", shm);
     ssize_t n = readlink(path, target, sizeof(target) - 1);
     target[n > 0 ? n : 0] = 0;
-    if (!strstr(target, "memfd:tandem-shm")) {
+    if (!strstr(target, "memfd:" TDM_BOOT_MEMFD_NAME)) {
         printf("rank %d: TANDEM_SHM_FD points at '%s', not a memfd\n", rank, target);
         exit(93);
     }
+    /* the stamp names this job and this rank's control pipe; the memfd cannot shrink */
+    tdm_boot_stamp_t stamp;
+    tdm_boot_slot_t slot;
+    struct stat cst;
+    const char *jobid = getenv("TANDEM_JOBID");
+    if (pread((int)shm, &stamp, sizeof(stamp), 0) != (ssize_t)sizeof(stamp) ||
+        stamp.magic != TDM_BOOT_STAMP_MAGIC || !jobid || strcmp(stamp.jobid, jobid) != 0 ||
+        (long)stamp.size != env_long("TANDEM_SIZE") ||
+        pread((int)shm, &slot, sizeof(slot),
+              (off_t)(sizeof(stamp) + (size_t)rank * sizeof(slot))) != (ssize_t)sizeof(slot) ||
+        fstat(ctl_fd, &cst) != 0 || slot.ctl_ino != (uint64_t)cst.st_ino) {
+        printf("rank %d: the segment's stamp does not name this job and control pipe\n", rank);
+        exit(97);
+    }
+    if (fcntl((int)shm, F_GET_SEALS) != (F_SEAL_SHRINK | F_SEAL_SEAL) ||
+        ftruncate((int)shm, 0) == 0) {
+        printf("rank %d: the segment is not sealed against shrinking\n", rank);
+        exit(98);
+    }
     /* every rank sizes it the same way; the mapping is shared by the job */
-    if (ftruncate((int)shm, 4096) != 0) {
+    if (ftruncate((int)shm, (off_t)stamp.seg_offset + 4096) != 0) {
         printf("rank %d: ftruncate of the segment failed: %s\n", rank, strerror(errno));
         exit(94);
     }
