@@ -366,6 +366,11 @@ static void ctl_line(rank_t *rk, const char *line) {
         rk->finalized = 0;
     } else if (line[0] == 'F' && line[1] == 0) {
         rk->finalized = 1;
+    } else if (line[0] == 'E' && (line[1] == ' ' || line[1] == 0)) {
+        /* a fatal error (MPI_Init failed, errors are fatal): the rank said why on stderr */
+        int code = atoi(line + 1);
+        fail(code & 0xff, "rank %d (pid %d) stopped at a fatal MPI error (its message is above)",
+             rk->rank, (int)rk->pid);
     } else if (line[0] == 'A' && (line[1] == ' ' || line[1] == 0)) {
         int code = atoi(line + 1);
         fail(code & 0xff, "rank %d (pid %d) called MPI_Abort with error code %d", rk->rank,

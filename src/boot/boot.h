@@ -19,8 +19,9 @@
  *                        gets its first user (MPI_Init or MPI_Session_init), "F\n" when its
  *                        last user finalizes (MPI_Finalize or MPI_Session_finalize; a later
  *                        MPI_Session_init sends "I" again), "A <code>\n" from MPI_Abort
- *                        (then exits with <code>). mpirun treats a rank exiting with
- *                        status 0 after an "I" not followed by "F" as an error.
+ *                        (then exits with <code>), "E <code>\n" before it exits with <code>
+ *                        after a fatal error. mpirun treats a rank exiting with status 0
+ *                        after an "I" not followed by "F" as an error.
  *   TANDEM_JOBID         unique string for the job (mpirun pid and start time)
  *   TANDEM_OVERSUBSCRIBED 1 when ranks outnumber the CPUs mpirun may use; the
  *                        library then yields and blocks instead of spinning.

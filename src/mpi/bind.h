@@ -65,8 +65,10 @@ int tdm_mpi_err_eh(int eh, int handle, const char *what, int errclass, const cha
 int tdm_mpi_unsupported(MPI_Comm comm, const char *fn);
 /* Internal result code -> MPI error class. */
 int tdm_mpi_class_of(tdm_rc_t rc);
-/* Take the job down: report to mpirun and exit with `code`. */
+/* Take the job down after a fatal error: log `why`, report to mpirun, exit with `code`. */
 _Noreturn void tdm_mpi_abort_job(int code, const char *why);
+/* The same for MPI_Abort (mpirun says the program called it). */
+_Noreturn void tdm_mpi_abort_call(int code, const char *why);
 
 /* ---- error handlers (errors.c) ---- */
 

@@ -191,13 +191,22 @@ int tdm_mpi_class_of(tdm_rc_t rc) {
     }
 }
 
-_Noreturn void tdm_mpi_abort_job(int code, const char *why) {
+/* `kind` tells mpirun why: "A" the program called MPI_Abort, "E" a fatal error. */
+static _Noreturn void end_job(const char *kind, int code, const char *why) {
     char line[32];
-    snprintf(line, sizeof(line), "A %d", code);
+    snprintf(line, sizeof(line), "%s %d", kind, code);
     if (why)
         tdm_log_emit(TDM_LOG_COMP_MPI, TDM_LOG_ERROR, "%s", why);
     tdm_boot_report(&tdm_mpi.boot, line);
     _exit(code ? code : 1);
+}
+
+_Noreturn void tdm_mpi_abort_job(int code, const char *why) {
+    end_job("E", code, why);
+}
+
+_Noreturn void tdm_mpi_abort_call(int code, const char *why) {
+    end_job("A", code, why);
 }
 
 /* Call handler `eh` of the object `handle` (named `what` in a fatal message). */

@@ -58,13 +58,20 @@ void tdm_mpi_users_add(void) {
             tdm_mpi_abort_job(1, "cannot set up the shared-memory segment (see above)");
     }
     if (tdm_dtype_init() != 0 || tdm_comm_init(tdm_mpi.boot.rank, tdm_mpi.boot.size) != 0)
-        tdm_mpi_abort_job(1, "out of memory during MPI initialisation");
+        tdm_mpi_abort_job(1, "out of memory setting up the predefined datatypes and "
+                             "communicators in MPI initialisation");
     if (first) {
         tdm_p2p_config_t cfg = {.rank = tdm_mpi.boot.rank,
                                 .size = tdm_mpi.boot.size,
                                 .oversubscribed = tdm_mpi.boot.oversubscribed};
-        if (tdm_p2p_init(&cfg) != 0)
-            tdm_mpi_abort_job(1, "out of memory during MPI initialisation");
+        const char *what = NULL;
+        if (tdm_p2p_init(&cfg, &what) != 0) {
+            char why[256];
+            snprintf(why, sizeof(why),
+                     "MPI initialisation: point-to-point communication cannot start: %s%s",
+                     what ? what : "(no cause given)", what ? " (see the message above)" : "");
+            tdm_mpi_abort_job(1, why);
+        }
         tdm_mpi.transport = 1;
     }
     char line[32];
@@ -184,7 +191,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode) {
     tdm_comm_t *c = tdm_mpi.users > 0 ? tdm_comm_get(comm) : NULL;
     snprintf(why, sizeof(why), "rank %d called MPI_Abort on %s with error code %d",
              tdm_mpi.boot.rank, c ? c->name : "an unknown communicator", errorcode);
-    tdm_mpi_abort_job(errorcode, why);
+    tdm_mpi_abort_call(errorcode, why);
 }
 TDM_WEAK(MPI_Abort)
 

@@ -12,6 +12,7 @@
 static bool *usable;
 static int nranks_cma;
 static bool warned;
+static bool gone_reported;
 static long fail_after; /* test hook: CMA calls that succeed before failures start */
 static long calls;
 
@@ -36,14 +37,27 @@ static void warn_once(int peer, int err) {
              peer, strerror(err));
 }
 
+/* ESRCH: the process is gone (or a zombie: no memory left to read). */
+static void peer_gone(int peer, int pid) {
+    if (gone_reported)
+        return;
+    gone_reported = true;
+    tdm_error(CMA,
+              "rank %d (pid %d) has exited during a transfer with this rank (No such "
+              "process); the transfer cannot complete",
+              peer, pid);
+}
+
 int tdm_cma_init(int rank, int n) {
     /* params.def lists the words in the order of tdm_cma_mode_t */
     int mode = tdm_param_choice_index(TDM_PARAM_CMA, TDM_PARAM_S(CMA));
     fail_after = TDM_PARAM_I(TEST_CMA_FAIL_AFTER);
     nranks_cma = n;
     usable = calloc((size_t)n, sizeof(bool));
-    if (!usable)
+    if (!usable) {
+        tdm_error(CMA, "out of memory for the CMA state of %d ranks", n);
         return -1;
+    }
     if (mode == TDM_CMA_OFF)
         return 0;
     for (int peer = 0; peer < n; peer++) {
@@ -61,14 +75,26 @@ int tdm_cma_init(int rank, int n) {
         }
         if (rc >= 0)
             err = EIO;
+        if (mode == TDM_CMA_ON && err == ESRCH) {
+            tdm_error(CMA, "TANDEM_CMA=on, but rank %d (pid %d) has exited during MPI_Init", peer,
+                      (int)p->pid);
+            return -1;
+        }
         if (mode == TDM_CMA_ON) {
-            tdm_error(CMA, "TANDEM_CMA=on but reading rank %d (pid %d) failed: %s", peer,
-                      (int)p->pid, strerror(err));
+            tdm_error(CMA,
+                      "TANDEM_CMA=on, but single-copy transfers (CMA) with rank %d (pid %d) are "
+                      "not permitted: process_vm_readv failed: %s. Allow ptrace between the "
+                      "job's processes (echo 0 > /proc/sys/kernel/yama/ptrace_scope, or run with "
+                      "CAP_SYS_PTRACE), or in a container allow process_vm_readv/writev in the "
+                      "seccomp profile; TANDEM_CMA=auto uses the two-copy pipeline instead",
+                      peer, (int)p->pid, strerror(err));
             return -1;
         }
         tdm_debug(CMA, "probe of rank %d (pid %d) failed: %s", peer, (int)p->pid, strerror(err));
         TDM_EVENT_RAISE(CMA_OFF, peer, err, 0);
-        warn_once(peer, err);
+        /* a peer that died while starting is not a permission problem: mpirun ends the job */
+        if (err != ESRCH)
+            warn_once(peer, err);
     }
     return 0;
 }
@@ -95,7 +121,11 @@ bool tdm_cma_usable(int peer) {
     return true;
 }
 
-void tdm_cma_disable(int peer, int err) {
+void tdm_cma_disable(int peer, int pid, int err) {
+    if (err == ESRCH) {
+        peer_gone(peer, pid);
+        return;
+    }
     if (peer >= 0 && peer < nranks_cma) {
         if (usable[peer])
             TDM_EVENT_RAISE(CMA_OFF, peer, err, 1);

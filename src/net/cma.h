@@ -17,13 +17,16 @@
 typedef enum { TDM_CMA_AUTO, TDM_CMA_ON, TDM_CMA_OFF } tdm_cma_mode_t;
 
 /* Probe every peer (after the segment is up). 0, or -1 if TANDEM_CMA=on and
- * CMA does not work (logged). */
+ * CMA does not work, or out of memory (logged). */
 int tdm_cma_init(int rank, int nranks);
 void tdm_cma_fini(void);
 /* May this process use CMA with `peer` (world rank)? */
 bool tdm_cma_usable(int peer);
-/* Stop using CMA with `peer` after a failure mid-job (warns once per job). */
-void tdm_cma_disable(int peer, int err);
+/* A CMA call with `peer` (process `pid`) failed with `err` mid-job: stop using CMA with
+ * it (warns once per job). ESRCH is no permission problem but the peer's end: nothing is
+ * disabled and this process says once that the peer has exited; the transfer cannot
+ * complete and the job is ending (mpirun reports how the peer ended). */
+void tdm_cma_disable(int peer, int pid, int err);
 
 /* One system call: read (write=false) or write the remote iovecs of `pid` from
  * or into the local ones. Returns bytes moved (possibly fewer than asked), or

@@ -26,7 +26,7 @@ _Static_assert(sizeof(tdm_pkt_cts_cma_t) <= TDM_CTRL_MAX, "cts fits a queued con
 _Static_assert(sizeof(tdm_pkt_rtr_t) <= TDM_CTRL_MAX, "rtr fits a queued control packet");
 _Static_assert(sizeof(tdm_pkt_pull_t) <= TDM_CTRL_MAX, "pull fits a queued control packet");
 
-int tdm_p2p_init(const tdm_p2p_config_t *cfg) {
+int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p) {
     tdm_p2p_state_t *p = &tdm_p2p;
     p->rank = cfg->rank;
     p->size = cfg->size;
@@ -62,14 +62,23 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg) {
     if (!p->txq || !p->rx || !p->rtrq || !p->tx_count || !p->rx_count || !p->txlog ||
         !p->rndv_out) {
         tdm_error(P2P, "out of memory for %d peers", p->size);
+        *what_p = "out of memory for the per-peer queues";
         return -1;
     }
     for (int i = 0; i < p->size; i++) {
         tdm_list_init(&p->txq[i]);
         tdm_list_init(&p->rtrq[i]);
     }
-    if (tdm_p2p_select_init() != 0 || tdm_cma_init(p->rank, p->size) != 0)
+    if (tdm_p2p_select_init() != 0) {
+        *what_p = "the rendezvous protocol settings are invalid";
         return -1;
+    }
+    if (tdm_cma_init(p->rank, p->size) != 0) {
+        *what_p = !strcmp(TDM_PARAM_S(CMA), "on")
+                      ? "TANDEM_CMA=on, but single-copy transfers (CMA) are not available"
+                      : "out of memory for the CMA state";
+        return -1;
+    }
     if (TDM_PARAM_I(PROTO_INFO) && p->rank == 0)
         tdm_p2p_select_print(stderr);
     return 0;

@@ -37,7 +37,8 @@ typedef struct tdm_p2p_config {
     int oversubscribed;
 } tdm_p2p_config_t;
 
-int tdm_p2p_init(const tdm_p2p_config_t *cfg);
+/* 0, or -1 with *what_p naming what could not be set up (the cause is logged). */
+int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p);
 /* Finish every pending transmission, then synchronise with every other process
  * while still serving their packets; nothing in flight is lost (MPI_Finalize). */
 void tdm_p2p_barrier(void);

@@ -13,10 +13,13 @@
  * When a CMA call fails mid-transfer the pair stops using CMA (one warning per
  * job) and the rest of that part moves as DATA cells through the ring instead:
  * the sender streams its own remainder; a receiver asks the sender with PULL.
+ * Except when the call failed because the peer has exited (ESRCH): then the
+ * request stays as it is, since nothing can complete it, and the job is ending.
  */
 #include "../p2p_impl.h"
 #include "../../net/cma.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,7 +103,9 @@ static void stream_start(tdm_req_t *s, uint64_t off, uint64_t end, bool own) {
 /* A CMA call failed: move the rest of my part as DATA cells. */
 static void fallback(tdm_req_t *req, int err) {
     tdm_rndv_t *st = tdm_rndv(req);
-    tdm_cma_disable(req->peer_world, err);
+    tdm_cma_disable(req->peer_world, st->pid, err);
+    if (err == ESRCH)
+        return; /* the peer has exited: there is nobody to move the rest; the job is ending */
     tdm_p2p_stats.cma_fallbacks++;
     tdm_info(P2P, "cma with rank %d failed at byte %llu of [%llu, %llu); the rest moves as data",
              req->peer_world, (unsigned long long)st->cur, (unsigned long long)st->cur,
@@ -302,7 +307,7 @@ static void pulled_by_data(tdm_req_t *r) {
  * RGET of the library's own whose read failed, so fallback() has the sender
  * stream the message into it as DATA cells; the message stays buffered, and
  * the send still completes before any receive is posted. */
-static void pull_by_data(int peer, uint32_t sreq, tdm_unexp_t *ue, int err) {
+static void pull_by_data(int peer, int pid, uint32_t sreq, tdm_unexp_t *ue, int err) {
     tdm_req_t *r = tdm_req_alloc(TDM_REQ_RECV);
     if (!r) {
         tdm_error(P2P, "out of memory for the receive of a %zu-byte message from rank %d", ue->size,
@@ -322,6 +327,7 @@ static void pull_by_data(int peer, uint32_t sreq, tdm_unexp_t *ue, int err) {
     tdm_rndv_t *st = tdm_rndv(r);
     memset(st, 0, sizeof(*st));
     st->total = st->hi = ue->size;
+    st->pid = pid;
     st->fin_out = 1; /* RGET: the sender waits for our FIN */
     ue->received = 0;
     fallback(r, err);
@@ -340,7 +346,7 @@ void tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t s
         tdm_layout_clear(&remote);
     }
     if (rc < 0) {
-        pull_by_data(peer, sreq, ue, -rc);
+        pull_by_data(peer, pid, sreq, ue, -rc);
         return;
     }
     tdm_p2p_stats.bytes_read += ue->size;

@@ -162,7 +162,7 @@ bool tdm_rtr_push(tdm_req_t *s) {
         int rc = tdm_layout_cma_copy(s->peer_world, st->pid, true, &local, &st->remote,
                                      (size_t)st->cur, (size_t)n);
         if (rc < 0) {
-            tdm_cma_disable(s->peer_world, -rc);
+            tdm_cma_disable(s->peer_world, st->pid, -rc);
             tdm_p2p_stats.cma_fallbacks++;
             st->via_data = 1; /* the rest goes as DATA after the RTR_FIN */
         } else {

@@ -43,9 +43,11 @@ class Result:
         self.problems = []
 
 
-def run(ctx, argv, stdin=None, env=None, timeout=30.0, ready=None, send=None, tty=False):
+def run(ctx, argv, stdin=None, env=None, timeout=30.0, ready=None, send=None, tty=False,
+        steps=None):
     """Run mpirun with argv. ready=(regex, count): wait for count matching stdout lines,
-    then send signal `send` to mpirun. Returns a Result (problems: leftovers, shm)."""
+    then send signal `send` to mpirun. steps=[(stream, regex, count, signal), ...] does the
+    same in turn, `stream` "out" or "err". Returns a Result (problems: leftovers, shm)."""
     import uuid
     res = Result()
     marker_val = uuid.uuid4().hex
@@ -96,14 +98,15 @@ def run(ctx, argv, stdin=None, env=None, timeout=30.0, ready=None, send=None, tt
     deadline = start + timeout
     signal_at = None
     if ready is not None:
-        pattern, count = ready
+        steps = [("out", ready[0], ready[1], send)]
+    for stream, pattern, count, sig in steps or []:
         while time.monotonic() < deadline and proc.poll() is None:
-            if sum(1 for x in list(bufs["out"]) if re.search(pattern, x)) >= count:
+            if sum(1 for x in list(bufs[stream]) if re.search(pattern, x)) >= count:
                 break
             time.sleep(0.02)
         if proc.poll() is None:
             signal_at = time.monotonic()
-            proc.send_signal(send)
+            proc.send_signal(sig)
     try:
         proc.wait(timeout=max(0.1, deadline - time.monotonic()))
         res.rc = proc.returncode
@@ -130,8 +133,8 @@ def run(ctx, argv, stdin=None, env=None, timeout=30.0, ready=None, send=None, tt
     return res
 
 
-def expect(res, rc=None, nonzero=False, out=(), err=(), not_out=(), max_s=None, min_s=None,
-           max_after_signal=None):
+def expect(res, rc=None, nonzero=False, out=(), err=(), not_out=(), not_err=(), max_s=None,
+           min_s=None, max_after_signal=None):
     p = list(res.problems)
     if rc is not None and res.rc != rc:
         p.append(f"expected exit status {rc}, got {describe_status(res.rc)}")
@@ -146,6 +149,9 @@ def expect(res, rc=None, nonzero=False, out=(), err=(), not_out=(), max_s=None, 
     for pat in err:
         if not re.search(pat, res.err, re.M):
             p.append(f"stderr has no match for /{pat}/")
+    for pat in not_err:
+        if re.search(pat, res.err, re.M):
+            p.append(f"stderr matches /{pat}/ but must not")
     if max_s is not None and res.elapsed > max_s:
         p.append(f"took {res.elapsed:.2f} s, more than {max_s:g} s")
     if min_s is not None and res.elapsed < min_s:
@@ -159,7 +165,7 @@ def expect(res, rc=None, nonzero=False, out=(), err=(), not_out=(), max_s=None, 
     if p:
         p.append(f"exit: {describe_status(res.rc)} after {res.elapsed:.2f} s")
         p.append("stdout: " + (res.out[-1500:].replace("\n", "\n        ") or "(none)"))
-        p.append("stderr: " + (res.err[-1500:].replace("\n", "\n        ") or "(none)"))
+        p.append("stderr: " + (res.err[-3000:].replace("\n", "\n        ") or "(none)"))
     return p
 
 
@@ -223,6 +229,16 @@ def check_abort(ctx):
                   max_s=0.2 + slack(ctx))
 
 
+def check_fatal(ctx):
+    # a fatal error is not a call of MPI_Abort: mpirun must not say it was
+    r = run(ctx, ["-n", "2"] + prog_args(ctx, ["1=init,sleep:200,fatal:4", "*=init,hang"],
+                                         ["fatal"]))
+    return expect(r, rc=4 if ctx.kind == "fake" else 1,
+                  err=[r"^mpirun: rank 1 \(pid \d+\) stopped at a fatal MPI error \(its message "
+                       r"is above\); ending the job$"],
+                  not_err=[r"MPI_Abort"], max_s=0.2 + slack(ctx))
+
+
 def check_no_finalize(ctx):
     r = run(ctx, ["-n", "2"] + prog_args(ctx, ["1=init,sleep:200,exit:0", "*=init,hang"],
                                          ["nofinalize"]))
@@ -241,6 +257,47 @@ def check_timeout(ctx):
     r = run(ctx, ["-n", "2", "--timeout", "2"] + prog_args(ctx, ["*=init,hang"], ["hang"]))
     return expect(r, rc=124, err=[r"^mpirun: job timed out after 2 s; killing 2 ranks$"],
                   min_s=1.9, max_s=2.0 + slack(ctx))
+
+
+def check_peer_vanished(ctx):
+    # rank 1 exits with a rendezvous message in flight, under a shell that outlives it so
+    # that mpirun does not end the job: rank 0's read finds it gone, which is no permission
+    # problem and must not be reported as one. RGET: the receiver reads, whatever the
+    # protocol choice would be (a sender-side copy would leave it waiting for a FIN)
+    env = dict(os.environ, TANDEM_RNDV_PROTOCOL="rget")
+    r = run(ctx, ["-n", "2", "sh", "-c", '"$0" vanish; exec sleep 100', ctx.prog], env=env,
+            steps=[("err", r"has exited|not permitted", 1, signal.SIGTERM)])
+    return expect(r, rc=128 + 15,
+                  err=[r"^tandem\[0:\d+\] cma error: rank 1 \(pid \d+\) has exited during a "
+                       r"transfer with this rank \(No such process\); the transfer cannot "
+                       r"complete$"],
+                  not_err=[r"not permitted", r"ptrace", r"pipeline"])
+
+
+def check_cma_denied(ctx):
+    # process_vm_readv/writev refused (a seccomp profile): TANDEM_CMA=on fails MPI_Init
+    # saying so (not "out of memory"); auto falls back to the pipeline with one warning
+    p = []
+    env = dict(os.environ, TANDEM_CMA="on")
+    r = run(ctx, ["-n", "2", ctx.prog, "nocma"], env=env)
+    if r.rc == 77 or "seccomp filters are not available" in r.out:
+        return []
+    p += expect(r, nonzero=True,
+                err=[r"cma error: TANDEM_CMA=on, but single-copy transfers \(CMA\) with rank "
+                     r"[01] \(pid \d+\) are not permitted: process_vm_readv failed: Operation "
+                     r"not permitted",
+                     r"mpi error: MPI initialisation: point-to-point communication cannot start: "
+                     r"TANDEM_CMA=on, but single-copy transfers \(CMA\) are not available",
+                     r"^mpirun: rank [01] \(pid \d+\) stopped at a fatal MPI error"],
+                not_err=[r"out of memory", r"MPI_Abort"])
+    env = dict(os.environ, TANDEM_CMA="auto")
+    r = run(ctx, ["-n", "2", ctx.prog, "nocma"], env=env)
+    p += expect(r, rc=0, out=[r"^nocma ok from rank 0$", r"^nocma ok from rank 1$"],
+                err=[r"cma warn: single-copy transfers \(CMA\) with rank [01] are not "
+                     r"permitted: Operation not permitted"])
+    if len(re.findall(r"cma warn", r.err)) != 1:
+        p.append("expected one CMA warning for the job")
+    return p
 
 
 def check_timeout_env(ctx):
@@ -428,17 +485,20 @@ def check_many_ranks(ctx):
     return p
 
 
-# name, function, runs with the MPI program too
+# name, function, runs with the MPI program too ("only": with the MPI program alone)
 CHECKS = [
     ("contract", check_contract, False),
     ("hello", check_hello, True),
     ("exit-code", check_exit_code, True),
     ("signal", check_signal, True),
     ("abort", check_abort, True),
+    ("fatal", check_fatal, True),
     ("no-finalize", check_no_finalize, True),
     ("sigkill-escalation", check_sigkill_escalation, False),
     ("timeout", check_timeout, True),
     ("timeout-env", check_timeout_env, False),
+    ("peer-vanished", check_peer_vanished, "only"),
+    ("cma-denied", check_cma_denied, "only"),
     ("sigterm", check_sigterm, True),
     ("sigint", check_sigint, False),
     ("sigterm-ignored", check_sigterm_ignored, False),
@@ -474,7 +534,8 @@ def main():
     ctx.prog = os.path.abspath(a.fake or a.mpi)
     passed = failed = 0
     for name, fn, with_mpi in CHECKS:
-        if a.k not in name or (ctx.kind == "mpi" and not with_mpi):
+        if a.k not in name or (ctx.kind == "mpi" and not with_mpi) or \
+                (ctx.kind == "fake" and with_mpi == "only"):
             continue
         t0 = time.monotonic()
         try:

@@ -9,6 +9,7 @@
  *     init         write "I <pid>" on TANDEM_CTL_FD (what MPI_Init does)
  *     fin          write "F" (what MPI_Finalize does)
  *     abort:N      write "A N" and exit N (what MPI_Abort does)
+ *     fatal:N      write "E N" and exit N (what a fatal MPI error does)
  *     exit:N       exit with status N
  *     kill:S       raise signal S
  *     sleep:MS     sleep MS milliseconds
@@ -162,6 +163,12 @@ static void step(const char *s) {
     } else if (!strncmp(s, "abort:", 6)) {
         char buf[32];
         snprintf(buf, sizeof(buf), "A %d", atoi(arg));
+        fflush(NULL);
+        ctl(buf);
+        exit(atoi(arg));
+    } else if (!strncmp(s, "fatal:", 6)) {
+        char buf[32];
+        snprintf(buf, sizeof(buf), "E %d", atoi(arg));
         fflush(NULL);
         ctl(buf);
         exit(atoi(arg));

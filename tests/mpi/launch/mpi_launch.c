@@ -8,15 +8,30 @@
  *   exit N       every rank finalizes; rank 1 then exits with N, the others sleep
  *   kill         rank 1 is killed by SIGKILL while rank 0 waits for its message
  *   abort N      rank 1 calls MPI_Abort(MPI_COMM_WORLD, N) while rank 0 waits
+ *   fatal        rank 1 sends to rank -5 (errors are fatal) while rank 0 waits
  *   nofinalize   rank 1 returns from main without MPI_Finalize while rank 0 waits
  *   hang         every rank waits for a message that never comes
  *   trap         prints "ready from rank R", then waits; SIGTERM/SIGINT make it print
  *                "rank R got signal S" and exit 128+S
  *   stdin        every rank reads its standard input and prints how much it got
+ *   vanish       once rank 0 is through MPI_Init (it says so), rank 1 sends its pid, starts
+ *                an 8 MiB Isend to rank 0 and kills itself; rank 0 waits until that process
+ *                is gone, then receives the message
+ *                (run rank 1 under a shell that outlives it, so mpirun does not notice)
+ *   nocma        a seccomp filter makes process_vm_readv/writev fail with EPERM before
+ *                MPI_Init; then an 8 MiB exchange between ranks 0 and 1 (checked), and
+ *                "nocma ok from rank R" (exit 77 if seccomp filters are not available)
  */
 #include <mpi.h>
 
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +67,87 @@ static void wait_forever(void) {
     MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 4242, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
+/* process_vm_readv/writev fail with EPERM, as under a container's seccomp profile. */
+static int deny_cma(void) {
+#if defined(__x86_64__)
+    const unsigned arch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+    const unsigned arch = AUDIT_ARCH_AARCH64;
+#else
+    return -1;
+#endif
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 2, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_writev, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+    };
+    struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+        return -1;
+    return 0;
+}
+
+static void vanish(void) {
+    int pid = (int)getpid();
+    size_t big = 8u << 20;
+    char *buf = calloc(big, 1);
+    if (rank == 1) {
+        MPI_Request rq;
+        /* rank 0 has probed this process for CMA in MPI_Init: its read is the first to fail */
+        MPI_Recv(&pid, 1, MPI_INT, 0, 89, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        pid = (int)getpid();
+        MPI_Send(&pid, 1, MPI_INT, 0, 90, MPI_COMM_WORLD);
+        MPI_Isend(buf, (int)big, MPI_BYTE, 0, 91, MPI_COMM_WORLD, &rq);
+        raise(SIGKILL);
+    }
+    if (rank == 0) {
+        MPI_Send(&pid, 1, MPI_INT, 1, 89, MPI_COMM_WORLD);
+        MPI_Recv(&pid, 1, MPI_INT, 1, 90, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        /* gone, or a zombie its shell has not reaped: no memory left to read either way */
+        for (;;) {
+            char path[64], st[512];
+            snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+            FILE *f = fopen(path, "r");
+            size_t n = f ? fread(st, 1, sizeof(st) - 1, f) : 0;
+            if (f)
+                fclose(f);
+            st[n] = 0;
+            char *p = strrchr(st, ')');
+            if (!f || (p && p[1] == ' ' && p[2] == 'Z'))
+                break;
+            usleep(1000);
+        }
+        MPI_Recv(buf, (int)big, MPI_BYTE, 1, 91, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("rank 0 received a message from a rank that had exited\n");
+    }
+    wait_forever();
+}
+
+static void nocma(int size) {
+    size_t big = 8u << 20;
+    unsigned char *out = malloc(big), *in = calloc(big, 1);
+    int peer = rank ^ 1;
+    for (size_t i = 0; i < big; i++)
+        out[i] = (unsigned char)(i * 7 + (size_t)rank);
+    if (peer < size) {
+        MPI_Sendrecv(out, (int)big, MPI_BYTE, peer, 5, in, (int)big, MPI_BYTE, peer, 5,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (size_t i = 0; i < big; i++) {
+            if (in[i] != (unsigned char)(i * 7 + (size_t)peer)) {
+                printf("rank %d: byte %zu from rank %d is wrong\n", rank, i, peer);
+                return;
+            }
+        }
+    }
+    printf("nocma ok from rank %d\n", rank);
+}
+
 int main(int argc, char **argv) {
     int size;
     const char *mode = argc > 1 ? argv[1] : "hello";
@@ -60,6 +156,10 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "trap")) {
         signal(SIGTERM, on_signal);
         signal(SIGINT, on_signal);
+    }
+    if (!strcmp(mode, "nocma") && deny_cma() != 0) {
+        printf("seccomp filters are not available: %s\n", strerror(errno));
+        return 77;
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -84,6 +184,11 @@ int main(int argc, char **argv) {
         sync_all(size);
         if (rank == 1)
             MPI_Abort(MPI_COMM_WORLD, arg);
+        wait_forever();
+    } else if (!strcmp(mode, "fatal")) {
+        sync_all(size);
+        if (rank == 1)
+            MPI_Send(&size, 1, MPI_INT, -5, 0, MPI_COMM_WORLD);
         wait_forever();
     } else if (!strcmp(mode, "nofinalize")) {
         sync_all(size);
@@ -115,6 +220,10 @@ int main(int argc, char **argv) {
         }
         printf("rank %d read %zu bytes: '%s'\n", rank, total, first);
         fflush(stdout);
+    } else if (!strcmp(mode, "vanish")) {
+        vanish();
+    } else if (!strcmp(mode, "nocma")) {
+        nocma(size);
     } else {
         fprintf(stderr, "mpi_launch: unknown mode '%s'\n", mode);
         MPI_Abort(MPI_COMM_WORLD, 99);
