@@ -41,6 +41,10 @@
 /* Between SIGTERM and SIGKILL when a job is ended: long enough for a rank to flush its
  * output, short enough that the whole job is gone well within a second. */
 #define GRACE_MS 400
+/* On --timeout, how long ranks that were asked for their pending operations (SIGUSR1) may
+ * take to print them before the job is ended; each says "D" when done, so this is only
+ * waited out when a rank cannot answer. */
+#define DUMP_WAIT_MS 2000
 /* How long ranks may stay unreaped after SIGKILL (uninterruptible sleep) before mpirun
  * gives up waiting for them. */
 #define KILL_WAIT_MS 5000
@@ -70,7 +74,8 @@ typedef struct rank {
     size_t ctl_len;
     char ctl_buf[128];
     int inited, finalized;
-    relay_t out[2]; /* --tag-output only */
+    int dump_asked, dumped; /* SIGUSR1 sent on --timeout; "D" came back */
+    relay_t out[2];         /* --tag-output only */
 } rank_t;
 
 typedef struct opts {
@@ -87,6 +92,8 @@ static struct job {
     rank_t *ranks;
     int running;
     int ending;          /* teardown started */
+    int dumping;         /* timed out: waiting for the ranks' pending operations first */
+    int64_t dump_until;  /* when to stop waiting for them */
     int killed;          /* SIGKILL sent */
     int64_t kill_at_ms;  /* when to send SIGKILL */
     int64_t deadline_ms; /* --timeout; 0 for none */
@@ -151,8 +158,9 @@ static void usage(FILE *f) {
             "The environment is passed to every rank. Standard input goes to rank 0 only.\n"
             "If a rank is killed, exits with a non-zero status, exits without calling\n"
             "MPI_Finalize or calls MPI_Abort, the whole job is ended within a second and\n"
-            "mpirun exits with that rank's status (128+S for signal S). SIGINT and SIGTERM\n"
-            "are forwarded to every rank.\n",
+            "mpirun exits with that rank's status (128+S for signal S). SIGINT, SIGTERM,\n"
+            "SIGUSR1 and SIGUSR2 are forwarded to every rank. On SIGUSR1 each rank prints\n"
+            "its pending MPI operations; --timeout asks for that before it ends the job.\n",
             TANDEM_VERSION);
 }
 
@@ -332,6 +340,7 @@ static void kill_job(void) {
     if (job.killed)
         return;
     job.ending = 1;
+    job.dumping = 0;
     job.killed = 1;
     job.killed_at_ms = now_ms();
     signal_groups(SIGKILL);
@@ -340,6 +349,30 @@ static void kill_job(void) {
         close(job.stdin_dst);
         job.stdin_dst = -1;
     }
+}
+
+/* --timeout: ask every rank that runs MPI (it said "I") to print what it waits for; ranks
+ * that never initialised MPI would only die of the signal. Returns how many were asked. */
+static int ask_dumps(void) {
+    int asked = 0;
+    for (int r = 0; r < job.opt.np; r++) {
+        rank_t *rk = &job.ranks[r];
+        /* the rank alone, not its group: its own children have nothing to print */
+        if (rk->running && rk->inited && kill(rk->pid, SIGUSR1) == 0) {
+            rk->dump_asked = 1;
+            asked++;
+        }
+    }
+    return asked;
+}
+
+static int dumps_done(void) {
+    for (int r = 0; r < job.opt.np; r++) {
+        rank_t *rk = &job.ranks[r];
+        if (rk->running && rk->dump_asked && !rk->dumped)
+            return 0;
+    }
+    return 1;
 }
 
 static void fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -371,6 +404,8 @@ static void ctl_line(rank_t *rk, const char *line) {
         int code = atoi(line + 1);
         fail(code & 0xff, "rank %d (pid %d) stopped at a fatal MPI error (its message is above)",
              rk->rank, (int)rk->pid);
+    } else if (line[0] == 'D' && line[1] == 0) {
+        rk->dumped = 1;
     } else if (line[0] == 'A' && (line[1] == ' ' || line[1] == 0)) {
         int code = atoi(line + 1);
         fail(code & 0xff, "rank %d (pid %d) called MPI_Abort with error code %d", rk->rank,
@@ -899,7 +934,11 @@ static void handle_signal(int sig) {
         break;
     case SIGUSR1:
     case SIGUSR2:
-        signal_groups(sig);
+        /* to the ranks themselves: SIGUSR1 makes a rank print its pending operations, and
+         * would kill a helper program it runs */
+        for (int r = 0; r < job.opt.np; r++)
+            if (job.ranks[r].running)
+                kill(job.ranks[r].pid, sig);
         break;
     case SIGTSTP:
         /* ^Z reaches only mpirun's group: stop the ranks with it */
@@ -942,9 +981,21 @@ static void run_loop(void) {
         if (!job.ending && job.deadline_ms && now >= job.deadline_ms) {
             msg("job timed out after %g s; killing %d ranks", job.opt.timeout_s, job.running);
             set_status(STATUS_TIMEOUT);
+            /* first each rank prints its pending operations: a hang says what it waits for */
+            job.ending = 1;
+            job.dumping = ask_dumps() > 0;
+            job.dump_until = now + DUMP_WAIT_MS;
+            if (!job.dumping) {
+                job.ending = 0;
+                end_job();
+            }
+        }
+        if (job.dumping && (dumps_done() || now >= job.dump_until)) {
+            job.dumping = 0;
+            job.ending = 0;
             end_job();
         }
-        if (job.ending && !job.killed && now >= job.kill_at_ms)
+        if (job.ending && !job.dumping && !job.killed && now >= job.kill_at_ms)
             kill_job();
         if (job.running == 0)
             break;
@@ -979,7 +1030,9 @@ static void run_loop(void) {
             pfd[nfd++] = (struct pollfd){.fd = job.stdin_dst, .events = POLLOUT};
         }
         int64_t next = 0;
-        if (job.ending && !job.killed)
+        if (job.dumping)
+            next = job.dump_until;
+        else if (job.ending && !job.killed)
             next = job.kill_at_ms;
         else if (job.killed)
             next = job.killed_at_ms + KILL_WAIT_MS + 1;

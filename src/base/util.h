@@ -3,6 +3,7 @@
 #ifndef TDM_UTIL_H
 #define TDM_UTIL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,7 +18,10 @@
 #define TDM_CONTAINER_OF(_ptr, _type, _member) ((_type *)((char *)(_ptr)-offsetof(_type, _member)))
 #define TDM_HIDDEN __attribute__((visibility("hidden")))
 
-/* Intrusive doubly linked list (circular, with a sentinel head). */
+/* Intrusive doubly linked list (circular, with a sentinel head). The compiler keeps the
+ * order of the stores (signal fences, no instruction): a signal handler that interrupts
+ * an insertion or a removal and walks a list forward by `next` finds it whole (the
+ * pending-operations dump, p2p/dump.c). */
 typedef struct tdm_list {
     struct tdm_list *prev, *next;
 } tdm_list_t;
@@ -31,11 +35,13 @@ static inline int tdm_list_empty(const tdm_list_t *h) {
 static inline void tdm_list_push_back(tdm_list_t *h, tdm_list_t *e) {
     e->prev = h->prev;
     e->next = h;
+    atomic_signal_fence(memory_order_seq_cst); /* e whole (and its entry) before it is linked */
     h->prev->next = e;
     h->prev = e;
 }
 static inline void tdm_list_remove(tdm_list_t *e) {
     e->prev->next = e->next;
+    atomic_signal_fence(memory_order_seq_cst); /* unlinked for forward walks first */
     e->next->prev = e->prev;
     e->prev = e->next = e;
 }

@@ -199,6 +199,7 @@ void tdm_boot_report(const tdm_boot_info_t *info, const char *line) {
     char buf[64];
     if (info->ctl_fd < 0)
         return;
+    /* no stdio: the pending-operations dump reports from a signal handler */
     size_t n = strlen(line);
     if (n > sizeof(buf) - 1)
         n = sizeof(buf) - 1;

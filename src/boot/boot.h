@@ -20,8 +20,9 @@
  *                        last user finalizes (MPI_Finalize or MPI_Session_finalize; a later
  *                        MPI_Session_init sends "I" again), "A <code>\n" from MPI_Abort
  *                        (then exits with <code>), "E <code>\n" before it exits with <code>
- *                        after a fatal error. mpirun treats a rank exiting with status 0
- *                        after an "I" not followed by "F" as an error.
+ *                        after a fatal error, "D\n" when it has printed its pending operations
+ *                        after SIGUSR1 (p2p/dump.c). mpirun treats a rank exiting with
+ *                        status 0 after an "I" not followed by "F" as an error.
  *   TANDEM_JOBID         unique string for the job (mpirun pid and start time)
  *   TANDEM_OVERSUBSCRIBED 1 when ranks outnumber the CPUs mpirun may use; the
  *                        library then yields and blocks instead of spinning.
@@ -89,7 +90,8 @@ typedef struct tdm_boot_info {
 
 /* Fill *info_p from the environment; 0 on success, -errno on failure (logged). */
 int tdm_boot_init(tdm_boot_info_t *info_p);
-/* Report an event line to the launcher ("F", "A 3", ...); no-op for a singleton. */
+/* Report an event line to the launcher ("F", "A 3", ...); no-op for a singleton.
+ * Async-signal-safe (one write). */
 void tdm_boot_report(const tdm_boot_info_t *info, const char *line);
 
 /* ---- process sets (pset.c) ----

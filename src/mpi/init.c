@@ -34,6 +34,36 @@ static void show_binding(void) {
             (int)getpid(), host, list);
 }
 
+/* For the pending-operations dump (p2p/dump.c), from a signal handler: field reads only. */
+static void dump_comm(void *comm, uint32_t ctx, int world, tdm_p2p_dump_comm_t *out_p) {
+    tdm_comm_t *c = comm, *cw = tdm_comm_world, *cs = tdm_comm_self;
+    if (!c) {
+        /* an unexpected message names a context only: the predefined ones are known
+         * (while a user of the library has them set up) */
+        if (cw && ctx / 2 == cw->ctx / 2)
+            c = cw;
+        else if (cs && ctx / 2 == cs->ctx / 2)
+            c = cs;
+        else
+            return;
+    }
+    out_p->name = c->name;
+    out_p->ctx = c->ctx;
+    if (world < 0)
+        return;
+    for (int r = 0, n = tdm_comm_peer_size(c); r < n; r++) {
+        if (tdm_comm_peer_world(c, r) == world) {
+            out_p->peer = r;
+            return;
+        }
+    }
+}
+
+/* mpirun waits for this line after the SIGUSR1 of a timeout (one write: signal-safe) */
+static void dump_done(void) {
+    tdm_boot_report(&tdm_mpi.boot, "D");
+}
+
 /*
  * The library's users are the World Model (MPI_Init to MPI_Finalize) and each
  * open session; they come and go in any order. The first user of the process
@@ -72,6 +102,7 @@ void tdm_mpi_users_add(void) {
                      what ? what : "(no cause given)", what ? " (see the message above)" : "");
             tdm_mpi_abort_job(1, why);
         }
+        tdm_p2p_dump_init(&(tdm_p2p_dump_hooks_t){.comm = dump_comm, .done = dump_done});
         tdm_mpi.transport = 1;
     }
     char line[32];

@@ -423,6 +423,8 @@ int tdm_p2p_progress(void) {
     }
     if (TDM_UNLIKELY(!tdm_list_empty(&tdm_p2p.copyq)))
         events += tdm_rndv_copy_progress();
+    if (TDM_UNLIKELY(tdm_p2p_dump_pending) && !events)
+        tdm_p2p_dump_deferred();
     return events;
 }
 
@@ -493,8 +495,10 @@ static bool cpu_shared(int cpu) {
 }
 
 void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
+    tdm_p2p.waiting++;
     if (tdm_p2p.oversubscribed) {
         wait_shared(done, arg);
+        tdm_p2p.waiting--;
         return;
     }
     /* The core is ours: poll, and after WAIT_SPIN_US with nothing to do block until
@@ -537,6 +541,7 @@ void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
         tdm_p2p_stats.wait_blocks++;
         woke = true;
     }
+    tdm_p2p.waiting--;
 }
 
 static bool req_done(void *arg) {
@@ -559,8 +564,10 @@ static void progress_cb(void) {
 
 void tdm_p2p_barrier(void) {
     /* everything queued must reach the rings before we say we are done */
+    tdm_p2p.finalizing = 1;
     tdm_p2p_wait_until(tx_idle, NULL);
     tdm_shm_barrier(progress_cb);
+    tdm_p2p.finalizing = 0;
 }
 
 /* A context no communicator ever has (ids are even and below 2^32 - 2): what

@@ -108,4 +108,28 @@ void tdm_p2p_complete(tdm_req_t *req);
 /* Drop a completed request: its datatype reference and its slot. */
 void tdm_p2p_release(tdm_req_t *req);
 
+/* ---- the pending-operations dump (dump.c): SIGUSR1, sent by mpirun on --timeout ---- */
+
+/* What the layer above knows of a communicator, filled from a signal handler (its hook
+ * may only read fields). */
+typedef struct tdm_p2p_dump_comm {
+    const char *name; /* the communicator's name (NUL-terminated within 128 bytes) */
+    uint32_t ctx;     /* its point-to-point context id (ctx + 1: its collectives') */
+    int peer;         /* its rank of the world rank asked about, or -1 */
+} tdm_p2p_dump_comm_t;
+
+typedef struct tdm_p2p_dump_hooks {
+    /* Describe `comm` (a request's), or the communicator of context `ctx` when comm is
+     * NULL (leave name NULL if unknown); find world rank `world` in it (-1: do not). */
+    void (*comm)(void *comm, uint32_t ctx, int world, tdm_p2p_dump_comm_t *out_p);
+    /* Called after each dump, from the handler too (mpirun waits for it on a timeout). */
+    void (*done)(void);
+} tdm_p2p_dump_hooks_t;
+
+/* Install the SIGUSR1 handler, unless the program has one (after tdm_p2p_init, on the
+ * thread that initialises MPI). It stays for the life of the process, as the engine. */
+void tdm_p2p_dump_init(const tdm_p2p_dump_hooks_t *hooks);
+/* Print every pending operation and unexpected message to fd. Async-signal-safe. */
+void tdm_p2p_dump(int fd);
+
 #endif

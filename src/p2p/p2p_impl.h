@@ -10,6 +10,8 @@
 #include "../base/pvar.h"
 #include "../net/shm.h"
 
+#include <signal.h>
+
 /* A message that arrived before its receive was posted (or was taken by
  * MPI_Mprobe). Eager messages carry their data here; an RTS carries none. */
 /* Bytes of an unexpected eager message kept inside its entry. */
@@ -71,6 +73,8 @@ typedef struct tdm_p2p_state {
     uint32_t *rndv_out;     /* per peer: my rendezvous sends to it not yet complete (select.c
                                reads it: an exchange, when the peer sends me one meanwhile) */
     tdm_list_t *rtrq;       /* per peer: RTR announcements received, oldest first */
+    int waiting;            /* inside tdm_p2p_wait_until (what the dump says of the rank) */
+    int finalizing;         /* inside tdm_p2p_barrier (MPI_Finalize) */
 } tdm_p2p_state_t;
 
 extern tdm_p2p_state_t tdm_p2p;
@@ -128,6 +132,10 @@ void tdm_p2p_recv_copy(tdm_req_t *r, size_t off, const void *data, size_t len);
 /* engine.c: the last byte of an unexpected message is in (ue->received ==
  * ue->size): a receive that claimed it while it was arriving completes. */
 void tdm_p2p_unexp_arrived(tdm_unexp_t *ue);
+
+/* dump.c: a dump asked for on another thread than the MPI one (printed when idle) */
+extern volatile sig_atomic_t tdm_p2p_dump_pending;
+void tdm_p2p_dump_deferred(void);
 
 /* engine.c */
 void tdm_p2p_handle_packet(int peer, const void *body);

@@ -2,24 +2,23 @@
 #include "req.h"
 #include "../base/log.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-static tdm_req_t **chunks;
-static size_t nchunks;
+/* A fixed table of chunk pointers (32 KiB), never reallocated, so that the pending-operations
+ * dump (dump.c) can walk it from a signal handler at any point. */
+#define TDM_REQ_MAX_CHUNKS ((TDM_REQ_INDEX_MASK + 1) / TDM_REQ_CHUNK)
+static tdm_req_t *chunks[TDM_REQ_MAX_CHUNKS];
+static volatile size_t nchunks;
 static tdm_req_t *free_list; /* linked through tx.link.next */
 static size_t in_use;
 
 static int grow(void) {
-    size_t max_chunks = (TDM_REQ_INDEX_MASK + 1) / TDM_REQ_CHUNK;
-    if (nchunks == max_chunks) {
+    if (nchunks == TDM_REQ_MAX_CHUNKS) {
         tdm_error(P2P, "more than %u requests outstanding at once", TDM_REQ_INDEX_MASK);
         return -1;
     }
-    tdm_req_t **nc = realloc(chunks, (nchunks + 1) * sizeof(*nc));
-    if (!nc)
-        return -1;
-    chunks = nc;
     tdm_req_t *c = calloc(TDM_REQ_CHUNK, sizeof(tdm_req_t));
     if (!c)
         return -1;
@@ -33,6 +32,7 @@ static int grow(void) {
         c[i].tx.link.next = (tdm_list_t *)free_list;
         free_list = &c[i];
     }
+    atomic_signal_fence(memory_order_seq_cst); /* the chunk is whole before it is counted */
     nchunks++;
     return 0;
 }
@@ -45,6 +45,7 @@ tdm_req_t *tdm_req_alloc(tdm_req_kind_t kind) {
     uint32_t id = r->id;
     memset(r, 0, offsetof(tdm_req_t, proto_state));
     r->id = id;
+    atomic_signal_fence(memory_order_seq_cst); /* cleared before it shows as in use */
     r->kind = (uint8_t)kind;
     tdm_list_init(&r->tx.link);
     tdm_list_init(&r->link);
@@ -68,9 +69,12 @@ void tdm_req_set_comm(tdm_req_t *r, void *comm) {
 }
 
 void tdm_req_free(tdm_req_t *r) {
-    if (r->comm && comm_release)
-        comm_release(r->comm);
+    /* unlinked before its reference goes: the dump never follows a freed communicator */
+    void *comm = r->comm;
     r->comm = NULL;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (comm && comm_release)
+        comm_release(comm);
     /* a new generation makes ids of the old use stale */
     uint32_t gen = (r->id >> TDM_REQ_INDEX_BITS) + 1;
     r->id = (r->id & TDM_REQ_INDEX_MASK) | (gen << TDM_REQ_INDEX_BITS);
@@ -88,6 +92,11 @@ tdm_req_t *tdm_req_by_index(uint32_t index) {
         return NULL;
     tdm_req_t *r = &chunks[c][index % TDM_REQ_CHUNK];
     return r->kind == TDM_REQ_FREE ? NULL : r;
+}
+
+tdm_req_t *tdm_req_slot(uint32_t index) {
+    size_t c = index / TDM_REQ_CHUNK;
+    return c < nchunks ? &chunks[c][index % TDM_REQ_CHUNK] : NULL;
 }
 
 tdm_req_t *tdm_req_lookup(uint32_t id) {
@@ -111,11 +120,13 @@ bool tdm_req_busy_on(const void *comm) {
 }
 
 void tdm_req_pool_fini(void) {
-    for (size_t i = 0; i < nchunks; i++)
-        free(chunks[i]);
-    free(chunks);
-    chunks = NULL;
+    size_t n = nchunks;
     nchunks = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    for (size_t i = 0; i < n; i++) {
+        free(chunks[i]);
+        chunks[i] = NULL;
+    }
     free_list = NULL;
     in_use = 0;
 }

@@ -121,6 +121,9 @@ static inline uint32_t tdm_req_index(const tdm_req_t *req) {
     return req->id & TDM_REQ_INDEX_MASK;
 }
 tdm_req_t *tdm_req_by_index(uint32_t index);
+/* The slot of an index whatever its state (kind TDM_REQ_FREE included), or NULL past the
+ * last chunk: for walking every request (dump.c); safe in a signal handler. */
+tdm_req_t *tdm_req_slot(uint32_t index);
 void tdm_req_pool_fini(void);
 /* Requests currently allocated (for leak checks at finalize). */
 size_t tdm_req_in_use(void);

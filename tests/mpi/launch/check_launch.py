@@ -259,6 +259,67 @@ def check_timeout(ctx):
                   min_s=1.9, max_s=2.0 + slack(ctx))
 
 
+# what each rank of `mpi_launch pending` must print about its operations (rank 2 and up:
+# a receive from any source); `where` is rank 0's state
+def _pending_lines(np_, where0):
+    pid = r"tandem\[{}:\d+\] "
+    lines = [pid.format(0) + r"pending operations of rank 0, " + where0,
+             pid.format(0) + r"pending: Irecv from rank 1 tag 77 on MPI_COMM_WORLD, 4-byte "
+                             r"buffer: posted, no matching message has come$",
+             pid.format(0) + r"pending: Isend to rank 1 tag 78 on MPI_COMM_WORLD, 1048576 bytes: "
+                             r"rendezvous, RTS sent; waiting for rank 1 to post a matching "
+                             r"receive \(CTS\)$",
+             pid.format(0) + r"end of pending operations: 2 pending, 0 unexpected",
+             pid.format(1) + r"pending operations of rank 1, waiting in an MPI call:$",
+             pid.format(1) + r"pending: Irecv from rank 0 tag 79 on MPI_COMM_WORLD, 4-byte "
+                             r"buffer: posted, no matching message has come$",
+             pid.format(1) + r"unexpected: message from rank 0 tag 78 on MPI_COMM_WORLD, "
+                             r"1048576 bytes: rendezvous \(RTS\); the sender waits for a "
+                             r"matching receive$",
+             pid.format(1) + r"end of pending operations: 1 pending, 1 unexpected"]
+    for k in range(2, np_):
+        lines.append(pid.format(k) + r"pending: Recv from any source tag 4242 on MPI_COMM_WORLD")
+    return lines
+
+
+def check_timeout_dump(ctx):
+    # a hung job: on --timeout every rank says what it waits for before it is killed
+    r = run(ctx, ["-n", "3", "--timeout", "3", ctx.prog, "pending", "wait"])
+    return expect(r, rc=124, err=[r"^mpirun: job timed out after 3 s; killing 3 ranks$"] +
+                  _pending_lines(3, r"waiting in an MPI call:$"),
+                  min_s=2.9, max_s=3.0 + slack(ctx))
+
+
+def _check_sigusr1(ctx, how, where0):
+    # SIGUSR1 to mpirun reaches every rank, which prints and goes on; SIGTERM ends the job
+    r = run(ctx, ["-n", "3", ctx.prog, "pending", how],
+            steps=[("out", r"^ready from rank", 3, signal.SIGUSR1),
+                   ("err", r"end of pending operations", 3, signal.SIGTERM)])
+    return expect(r, rc=128 + 15, err=_pending_lines(3, where0), max_after_signal=1.5)
+
+
+def check_sigusr1_compute(ctx):
+    # rank 0 computes outside MPI: the handler itself prints
+    return _check_sigusr1(ctx, "compute", r"not waiting in MPI \(computing, or between calls\):$")
+
+
+def check_sigusr1_thread(ctx):
+    # rank 0's main thread blocks SIGUSR1: another thread takes it and the MPI thread prints
+    return _check_sigusr1(ctx, "thread", r"waiting in an MPI call:$")
+
+
+def check_dump_answer(ctx):
+    # ranks answer "D" once they have printed: mpirun ends the job without waiting out the
+    # 2 s it allows for the dumps; a rank that does not answer is waited for that long
+    p = []
+    r = run(ctx, ["-n", "2", "--timeout", "1", ctx.prog, "*=init,dumper,print:ready,hang"])
+    p += expect(r, rc=124, out=[r"^rank 0 dumped$", r"^rank 1 dumped$"], min_s=0.9,
+                max_s=1.0 + slack(ctx))
+    r = run(ctx, ["-n", "2", "--timeout", "1", ctx.prog, "*=init,ignusr1,print:ready,hang"])
+    p += expect(r, rc=124, min_s=2.9, max_s=3.0 + slack(ctx))
+    return p
+
+
 def check_peer_vanished(ctx):
     # rank 1 exits with a rendezvous message in flight, under a shell that outlives it so
     # that mpirun does not end the job: rank 0's read finds it gone, which is no permission
@@ -497,6 +558,10 @@ CHECKS = [
     ("sigkill-escalation", check_sigkill_escalation, False),
     ("timeout", check_timeout, True),
     ("timeout-env", check_timeout_env, False),
+    ("dump-answer", check_dump_answer, False),
+    ("timeout-dump", check_timeout_dump, "only"),
+    ("sigusr1-compute", check_sigusr1_compute, "only"),
+    ("sigusr1-thread", check_sigusr1_thread, "only"),
     ("peer-vanished", check_peer_vanished, "only"),
     ("cma-denied", check_cma_denied, "only"),
     ("sigterm", check_sigterm, True),

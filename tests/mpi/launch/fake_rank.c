@@ -15,6 +15,9 @@
  *     sleep:MS     sleep MS milliseconds
  *     hang         sleep until killed
  *     ignterm      ignore SIGTERM (so only SIGKILL ends the rank)
+ *     dumper       on SIGUSR1 print "rank R dumped" and write "D" (what the library's
+ *                  pending-operations dump does)
+ *     ignusr1      ignore SIGUSR1 (a rank that cannot answer mpirun's request for a dump)
  *     trap         on SIGINT/SIGTERM print "rank R got signal S" and exit 128+S
  *     cat          copy standard input to standard output until end of file
  *     print:TEXT   print "TEXT from rank R" on stdout
@@ -65,6 +68,15 @@ static void on_signal(int sig) {
         /* nothing to do */
     }
     _exit(128 + sig);
+}
+
+static void on_usr1(int sig) {
+    char buf[64];
+    int n = snprintf(buf, sizeof(buf), "rank %d dumped\n", rank);
+    (void)sig;
+    if (write(1, buf, (size_t)n) < 0 || write(ctl_fd, "D\n", 2) < 0) {
+        /* nothing to do */
+    }
 }
 
 static void sleep_ms(long ms) {
@@ -184,6 +196,10 @@ static void step(const char *s) {
         fflush(NULL);
         for (;;)
             pause();
+    } else if (!strcmp(s, "dumper")) {
+        signal(SIGUSR1, on_usr1);
+    } else if (!strcmp(s, "ignusr1")) {
+        signal(SIGUSR1, SIG_IGN);
     } else if (!strcmp(s, "ignterm")) {
         signal(SIGTERM, SIG_IGN);
     } else if (!strcmp(s, "trap")) {

@@ -14,6 +14,13 @@
  *   trap         prints "ready from rank R", then waits; SIGTERM/SIGINT make it print
  *                "rank R got signal S" and exit 128+S
  *   stdin        every rank reads its standard input and prints how much it got
+ *   pending HOW  rank 0 posts an Irecv from rank 1 (tag 77) that nothing matches and an
+ *                Isend of 1 MiB to rank 1 (tag 78, rendezvous) that rank 1 never receives;
+ *                rank 1 posts an Irecv from rank 0 (tag 79) that nothing matches, once
+ *                rank 0's RTS is in (a message tag 80 follows it on the same ring). Then
+ *                every rank prints "ready from rank R" and: HOW=wait waits for its
+ *                requests; compute: rank 0 computes outside MPI forever; thread: rank 0
+ *                waits while its main thread blocks SIGUSR1 and a second thread does not
  *   vanish       once rank 0 is through MPI_Init (it says so), rank 1 sends its pid, starts
  *                an 8 MiB Isend to rank 0 and kills itself; rank 0 waits until that process
  *                is gone, then receives the message
@@ -28,6 +35,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/prctl.h>
@@ -91,6 +99,51 @@ static int deny_cma(void) {
         prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
         return -1;
     return 0;
+}
+
+static void *idle_thread(void *arg) {
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void pending(int size, const char *how) {
+    int x = 0, y = 0;
+    size_t big = 1u << 20;
+    char *buf = calloc(big, 1);
+    MPI_Request rq[2];
+    if (rank == 0) {
+        MPI_Irecv(&x, 1, MPI_INT, 1, 77, MPI_COMM_WORLD, &rq[0]);
+        MPI_Isend(buf, (int)big, MPI_BYTE, 1, 78, MPI_COMM_WORLD, &rq[1]);
+        MPI_Send(&y, 1, MPI_INT, 1, 80, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        /* the ring is in order: the RTS of tag 78 has been taken in before this */
+        MPI_Recv(&y, 1, MPI_INT, 0, 80, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Irecv(&x, 1, MPI_INT, 0, 79, MPI_COMM_WORLD, &rq[0]);
+    }
+    if (rank == 0 && !strcmp(how, "thread")) {
+        sigset_t usr1;
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        pthread_t t;
+        pthread_create(&t, NULL, idle_thread, NULL); /* inherits an open mask */
+        pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+    }
+    printf("ready from rank %d\n", rank);
+    fflush(stdout);
+    if (rank == 0 && !strcmp(how, "compute")) {
+        volatile unsigned long spin = 0;
+        for (;;)
+            spin++;
+    }
+    if (rank == 0)
+        MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+    else if (rank == 1)
+        MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+    else
+        wait_forever();
+    (void)size;
 }
 
 static void vanish(void) {
@@ -220,6 +273,8 @@ int main(int argc, char **argv) {
         }
         printf("rank %d read %zu bytes: '%s'\n", rank, total, first);
         fflush(stdout);
+    } else if (!strcmp(mode, "pending")) {
+        pending(size, argc > 2 ? argv[2] : "wait");
     } else if (!strcmp(mode, "vanish")) {
         vanish();
     } else if (!strcmp(mode, "nocma")) {
