@@ -16,7 +16,7 @@
 /* Is the memfd `fd` the segment of the job the variables name? NULL when it is, else why
  * not. Nothing here writes, resizes or maps the descriptor. */
 static const char *check_segment(int fd, const tdm_boot_info_t *info, tdm_boot_stamp_t *stamp_p,
-                                 char *why, size_t len) {
+                                 bool *foreign_p, char *why, size_t len) {
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0) {
         snprintf(why, len, "descriptor %d (TANDEM_SHM_FD) is not open", fd);
@@ -26,6 +26,13 @@ static const char *check_segment(int fd, const tdm_boot_info_t *info, tdm_boot_s
         snprintf(why, len, "descriptor %d (TANDEM_SHM_FD) is not open for reading and writing", fd);
         return why;
     }
+    char path[64], target[256], want[sizeof(target)];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(path, target, sizeof(target) - 1);
+    target[n >= 0 ? n : 0] = 0;
+    /* a Tandem segment this library cannot prove: most likely from the mpirun of another
+     * Tandem version, which must not go unnoticed (cleared when the checks pass) */
+    *foreign_p = !strncmp(target, "/memfd:tandem-shm", 17);
     struct stat st;
     /* only a memfd (or another tmpfs file) has seals; mpirun's is sealed against shrinking */
     int seals = fcntl(fd, F_GET_SEALS);
@@ -33,18 +40,12 @@ static const char *check_segment(int fd, const tdm_boot_info_t *info, tdm_boot_s
         snprintf(why, len, "descriptor %d (TANDEM_SHM_FD) is not a memfd sealed by mpirun", fd);
         return why;
     }
-    char path[64], target[256], want[sizeof(target)];
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(path, target, sizeof(target) - 1);
     /* without /proc the seals and the stamp decide alone */
-    if (n >= 0) {
-        target[n] = 0;
-        snprintf(want, sizeof(want), "/memfd:" TDM_BOOT_MEMFD_NAME "%s (deleted)", info->jobid);
-        if (strcmp(target, want) != 0) {
-            snprintf(why, len, "descriptor %d (TANDEM_SHM_FD) is %.120s, not this job's memfd", fd,
-                     target);
-            return why;
-        }
+    snprintf(want, sizeof(want), "/memfd:" TDM_BOOT_MEMFD_NAME "%s (deleted)", info->jobid);
+    if (n >= 0 && strcmp(target, want) != 0) {
+        snprintf(why, len, "descriptor %d (TANDEM_SHM_FD) is %.120s, not this job's memfd", fd,
+                 target);
+        return why;
     }
     tdm_boot_stamp_t stamp;
     if ((size_t)st.st_size < tdm_boot_stamp_bytes(info->size) ||
@@ -64,6 +65,7 @@ static const char *check_segment(int fd, const tdm_boot_info_t *info, tdm_boot_s
         return why;
     }
     *stamp_p = stamp;
+    *foreign_p = false;
     return NULL;
 }
 
@@ -157,6 +159,7 @@ int tdm_boot_init(tdm_boot_info_t *info_p) {
     char why[256];
     const char *bad = NULL;
     tdm_boot_stamp_t stamp;
+    bool foreign = false;
     if (info.size < 1 || info.rank >= info.size || info.local_size != info.size ||
         info.local_rank != info.rank) {
         snprintf(why, sizeof(why),
@@ -170,7 +173,7 @@ int tdm_boot_init(tdm_boot_info_t *info_p) {
         bad = why;
     }
     if (!bad)
-        bad = check_segment(info.shm_fd, &info, &stamp, why, sizeof(why));
+        bad = check_segment(info.shm_fd, &info, &stamp, &foreign, why, sizeof(why));
     if (!bad)
         bad = check_ctl(info.shm_fd, info.ctl_fd, &info, why, sizeof(why));
     if (!bad)
@@ -178,7 +181,14 @@ int tdm_boot_init(tdm_boot_info_t *info_p) {
     if (bad) {
         /* a program started by a rank, with the rank's variables but not its descriptors:
          * whatever it has open on those numbers is its own */
-        tdm_info(BOOT, "TANDEM_RANK=%d is set, but %s: starting as a singleton", info.rank, bad);
+        if (foreign)
+            tdm_warn(BOOT,
+                     "TANDEM_RANK=%d is set, but %s: starting as a singleton (was this program "
+                     "started by the mpirun of another Tandem installation?)",
+                     info.rank, bad);
+        else
+            tdm_info(BOOT, "TANDEM_RANK=%d is set, but %s: starting as a singleton", info.rank,
+                     bad);
         info.oversubscribed = 0;
         if (make_singleton(&info) != 0)
             return -errno;

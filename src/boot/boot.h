@@ -33,8 +33,10 @@
  * process has taken the rank (the slot's claim). Anything else, above all a program a rank
  * started with system() or execve while passing these variables on, with files of its own
  * on those descriptor numbers, is a singleton: its descriptors are never resized, mapped
- * or written. Once read, the variables are removed from the environment, so that the
- * rank's own children do not inherit them; the descriptors are close-on-exec.
+ * or written. That is quiet, except for a Tandem memfd that fails the proof (the mpirun of
+ * another Tandem version): a warning, or the job would run as singletons unnoticed.
+ * Once read, the variables are removed from the environment, so that the rank's own
+ * children do not inherit them; the descriptors are close-on-exec.
  * Without TANDEM_RANK the process is a singleton: rank 0 of 1, with a private memfd.
  */
 #ifndef TDM_BOOT_H

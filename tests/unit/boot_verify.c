@@ -5,8 +5,10 @@
  * job, stamp, seals, the control pipe's inode in the rank's slot), spoils one thing, sets
  * the variables and calls tdm_boot_init in a child process (the tunables are read once per
  * process). A spoiled case must give a singleton and leave the file that sits on the
- * descriptor number exactly as it was; the genuine one gives the rank, the segment's offset
- * and the control pipe, both close-on-exec. Either way no launch variable is left in the
+ * descriptor number exactly as it was, and say nothing at the default log level (a helper's
+ * output is its own), except for the segment of an mpirun that makes no stamp (another
+ * Tandem version): that one warns. The genuine job gives the rank, the segment's offset and
+ * the control pipe, both close-on-exec. Either way no launch variable is left in the
  * environment.
  */
 #include "boot/boot.h"
@@ -115,6 +117,7 @@ static bool file_intact(const char *path) {
 typedef struct outcome {
     int rc, rank, size, ctl_fd, shm_cloexec, ctl_cloexec, vars_left;
     size_t shm_offset;
+    char said[256]; /* what tdm_boot_init wrote on stderr */
 } outcome_t;
 
 static const char *const vars[] = {"TANDEM_RANK",       "TANDEM_SIZE",          "TANDEM_LOCAL_RANK",
@@ -124,12 +127,13 @@ static const char *const vars[] = {"TANDEM_RANK",       "TANDEM_SIZE",          
 /* tdm_boot_init in a child with the variables naming `shm` and `ctl` (they must be
  * inheritable: the child is forked, not exec'd, so they are). */
 static outcome_t boot_child(int shm, int ctl, int size, const char *jobid) {
-    int p[2];
+    int p[2], e[2];
     outcome_t o = {.rc = -999};
-    if (pipe(p) != 0)
+    if (pipe(p) != 0 || pipe(e) != 0)
         exit(1);
     pid_t pid = fork();
     if (pid == 0) {
+        dup2(e[1], 2);
         char v[32];
         snprintf(v, sizeof(v), "%d", RANK);
         setenv("TANDEM_RANK", v, 1);
@@ -159,10 +163,14 @@ static outcome_t boot_child(int shm, int ctl, int size, const char *jobid) {
         _exit(0);
     }
     close(p[1]);
+    close(e[1]);
     if (read(p[0], &o, sizeof(o)) != (ssize_t)sizeof(o))
         o.rc = -998;
     close(p[0]);
     waitpid(pid, NULL, 0);
+    ssize_t n = read(e[0], o.said, sizeof(o.said) - 1);
+    o.said[n > 0 ? n : 0] = 0;
+    close(e[0]);
     return o;
 }
 
@@ -174,9 +182,9 @@ static void report(const char *name, bool ok, const outcome_t *o) {
     failed++;
     fprintf(stderr,
             "FAIL %s: rc %d, rank %d of %d, ctl_fd %d, offset %zu, cloexec %d/%d, %d launch "
-            "variables left\n",
+            "variables left, said '%s'\n",
             name, o->rc, o->rank, o->size, o->ctl_fd, o->shm_offset, o->shm_cloexec, o->ctl_cloexec,
-            o->vars_left);
+            o->vars_left, o->said);
 }
 
 static bool singleton(const outcome_t *o) {
@@ -184,11 +192,13 @@ static bool singleton(const outcome_t *o) {
            o->vars_left == 0;
 }
 
-/* A spoiled job: singleton, and both files on the descriptor numbers untouched. */
-static void expect_singleton(const char *name, int shm, int ctl, int size, const char *jobid,
-                             const char *shm_path, const char *ctl_path, int pipe_rd) {
+/* A spoiled job: singleton, and both files on the descriptor numbers untouched; `loud`:
+ * a Tandem segment that is not this job's, which warns (anything else is quiet). */
+static void expect_singleton(const char *name, bool loud, int shm, int ctl, int size,
+                             const char *jobid, const char *shm_path, const char *ctl_path,
+                             int pipe_rd) {
     outcome_t o = boot_child(shm, ctl, size, jobid);
-    bool ok = singleton(&o);
+    bool ok = singleton(&o) && (loud ? strstr(o.said, "boot warn") != NULL : !o.said[0]);
     if (shm_path && !file_intact(shm_path)) {
         fprintf(stderr, "FAIL %s: the file on TANDEM_SHM_FD changed\n", name);
         ok = false;
@@ -220,17 +230,18 @@ int main(void) {
                o.shm_offset == j.seg_offset && o.shm_cloexec && o.ctl_cloexec && o.vars_left == 0,
            &o);
     /* the same job again: the rank is taken (by the first child, gone or not) */
-    expect_singleton("rank already taken", j.shm, j.ctl[1], SIZE, JOBID, NULL, NULL, j.ctl[0]);
+    expect_singleton("rank already taken", false, j.shm, j.ctl[1], SIZE, JOBID, NULL, NULL,
+                     j.ctl[0]);
     close_job(&j);
 
     /* a data file of the process's own on the segment's number, read-write and write-only */
     j = make_job();
     int f = make_file(path, O_RDWR);
-    expect_singleton("regular file rw", f, j.ctl[1], SIZE, JOBID, path, NULL, j.ctl[0]);
+    expect_singleton("regular file rw", false, f, j.ctl[1], SIZE, JOBID, path, NULL, j.ctl[0]);
     close(f);
     unlink(path);
     f = make_file(path, O_WRONLY);
-    expect_singleton("regular file wo", f, j.ctl[1], SIZE, JOBID, path, NULL, j.ctl[0]);
+    expect_singleton("regular file wo", false, f, j.ctl[1], SIZE, JOBID, path, NULL, j.ctl[0]);
     close(f);
     unlink(path);
 
@@ -239,24 +250,24 @@ int main(void) {
     snprintf(proc, sizeof(proc), "/proc/self/fd/%d", j.shm);
     f = open(proc, O_RDONLY | O_CLOEXEC);
     if (f >= 0) {
-        expect_singleton("memfd read-only", f, j.ctl[1], SIZE, JOBID, NULL, NULL, j.ctl[0]);
+        expect_singleton("memfd read-only", false, f, j.ctl[1], SIZE, JOBID, NULL, NULL, j.ctl[0]);
         close(f);
     }
 
     /* memfds that are not the job's: unsealed, another name, another job id or size */
     int m = make_memfd(TDM_BOOT_MEMFD_NAME JOBID, false, JOBID, SIZE);
     stamp_ctl(m, RANK, j.ctl[1]);
-    expect_singleton("memfd not sealed", m, j.ctl[1], SIZE, JOBID, NULL, NULL, j.ctl[0]);
+    expect_singleton("memfd not sealed", true, m, j.ctl[1], SIZE, JOBID, NULL, NULL, j.ctl[0]);
     close(m);
     m = make_memfd(TDM_BOOT_MEMFD_NAME "1-1", true, JOBID, SIZE);
     stamp_ctl(m, RANK, j.ctl[1]);
-    expect_singleton("memfd of another name", m, j.ctl[1], SIZE, JOBID, NULL, NULL, j.ctl[0]);
+    expect_singleton("memfd of another name", true, m, j.ctl[1], SIZE, JOBID, NULL, NULL, j.ctl[0]);
     close(m);
     m = make_memfd(TDM_BOOT_MEMFD_NAME JOBID, true, "1-1", SIZE);
     stamp_ctl(m, RANK, j.ctl[1]);
-    expect_singleton("stamp of another job", m, j.ctl[1], SIZE, JOBID, NULL, NULL, j.ctl[0]);
+    expect_singleton("stamp of another job", true, m, j.ctl[1], SIZE, JOBID, NULL, NULL, j.ctl[0]);
     close(m);
-    expect_singleton("stamp of another size", j.shm, j.ctl[1], SIZE + 1, JOBID, NULL, NULL,
+    expect_singleton("stamp of another size", true, j.shm, j.ctl[1], SIZE + 1, JOBID, NULL, NULL,
                      j.ctl[0]);
     /* a file in /dev/shm (tmpfs: it has seals, but not mpirun's) with a copy of the stamp */
     snprintf(path2, sizeof(path2), "/dev/shm/tandem-boot-verify-%d", (int)getpid());
@@ -267,27 +278,49 @@ int main(void) {
         if (pread(j.shm, page, sizeof(page), 0) != (ssize_t)sizeof(page) ||
             pwrite(t, page, sizeof(page), 0) != (ssize_t)sizeof(page))
             exit(1);
-        expect_singleton("tmpfs file", t, j.ctl[1], SIZE, JOBID, NULL, NULL, j.ctl[0]);
+        expect_singleton("tmpfs file", false, t, j.ctl[1], SIZE, JOBID, NULL, NULL, j.ctl[0]);
         close(t);
     }
     /* not open at all */
-    expect_singleton("segment descriptor closed", 900, j.ctl[1], SIZE, JOBID, NULL, NULL, j.ctl[0]);
+    expect_singleton("segment descriptor closed", false, 900, j.ctl[1], SIZE, JOBID, NULL, NULL,
+                     j.ctl[0]);
 
     /* the job's memfd, but a control descriptor that is not the rank's pipe */
     f = make_file(path, O_WRONLY | O_APPEND);
-    expect_singleton("control is a file", j.shm, f, SIZE, JOBID, NULL, path, -1);
+    expect_singleton("control is a file", false, j.shm, f, SIZE, JOBID, NULL, path, -1);
     close(f);
     unlink(path);
     int other[2];
     if (pipe2(other, O_CLOEXEC) != 0)
         exit(1);
-    expect_singleton("control is another pipe", j.shm, other[1], SIZE, JOBID, NULL, NULL, other[0]);
-    expect_singleton("control descriptor closed", j.shm, 901, SIZE, JOBID, NULL, NULL, -1);
+    expect_singleton("control is another pipe", false, j.shm, other[1], SIZE, JOBID, NULL, NULL,
+                     other[0]);
+    expect_singleton("control descriptor closed", false, j.shm, 901, SIZE, JOBID, NULL, NULL, -1);
     close(other[0]);
     close(other[1]);
     /* after all that, the rank is still free for the process mpirun started */
     o = boot_child(j.shm, j.ctl[1], SIZE, JOBID);
     report("genuine after the refusals", o.rc == 0 && o.rank == RANK && o.ctl_fd == j.ctl[1], &o);
+    close_job(&j);
+
+    /* the segment of an mpirun that seals and stamps nothing (an older Tandem): a singleton
+     * that says so, since the job would otherwise run as so many singletons unnoticed */
+    j = make_job();
+    m = memfd_create("tandem-shm", MFD_CLOEXEC);
+    if (m < 0 || ftruncate(m, 0) != 0)
+        exit(1);
+    o = boot_child(m, j.ctl[1], SIZE, JOBID);
+    report("older mpirun's segment",
+           singleton(&o) && strstr(o.said, "boot warn") &&
+               strstr(o.said, "another Tandem installation"),
+           &o);
+    struct stat mst;
+    if (fstat(m, &mst) != 0 || mst.st_size != 0) {
+        fprintf(stderr, "FAIL older mpirun's segment: resized to %lld bytes\n",
+                (long long)mst.st_size);
+        failed++;
+    }
+    close(m);
     close_job(&j);
 
     /* no launch variables at all: a singleton, and none appear */
