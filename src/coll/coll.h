@@ -184,9 +184,10 @@ int tdm_coll_neighbor(const tdm_coll_nside_t *send, const tdm_coll_nside_t *recv
                       TDM_COLL_ARGS);
 
 /* The communicator's next collective tag (tags >= 0 on ctx + 1): the bound
- * one if tdm_coll_bind_tag set it, else the next of the blocking and
- * non-blocking collectives' sequence. -1 when out of memory. */
-int tdm_coll_next_tag(tdm_comm_t *comm);
+ * one if tdm_coll_bind_tag set it, else the next of the blocking or of the
+ * non-blocking collectives' sequence (the two never match each other).
+ * -1 when out of memory. */
+int tdm_coll_next_tag(tdm_comm_t *comm, bool blocking);
 /* Persistent collectives (sched.c says why): a tag of their own, taken by the
  * init call in init order on every rank (-1 when out of memory) ... */
 int tdm_coll_persist_tag(tdm_comm_t *comm);

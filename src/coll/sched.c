@@ -72,22 +72,30 @@ static int sched_free_count;
 
 /* ---- per-communicator state: the collective sequence numbers ---- */
 
-/* Blocking and non-blocking collectives take tags from `seq` in call order,
- * which is the same on every rank. A persistent collective is matched by the
- * order of its init call instead (MPI-4.1 6.13: once initialized, persistent
- * collectives may be started in any order, which may differ between ranks,
- * and never match blocking or non-blocking ones): init takes a tag of its own
- * from `pseq`, in the upper half of the tag space, and every start's schedule
- * uses it (`bound`). Successive starts of one request share the tag: a rank
- * starts round k + 1 only after its round k completed locally, so each pair's
- * messages of round k leave and are received before those of round k + 1. */
-#define COLL_TAG_MASK 0x3fffffffu
+/* Blocking collectives take tags from `seq` in call order, which is the same on
+ * every rank, and non-blocking ones from `nseq`, in a quarter of the tag space
+ * of their own: the two kinds never match each other (MPI-4.1 6.12), and a
+ * program that calls them in different orders on different ranks (mpi4py's
+ * agreement fallback, an Iallreduce on one rank issued before a Barrier that
+ * the others call first) keeps working, as it does on MPICH and Open MPI,
+ * whose non-blocking collectives have tags of their own too. A persistent
+ * collective is matched by the order of its init call instead (MPI-4.1 6.13:
+ * once initialized, persistent collectives may be started in any order, which
+ * may differ between ranks, and never match blocking or non-blocking ones):
+ * init takes a tag of its own from `pseq`, in the upper half of the tag space,
+ * and every start's schedule uses it (`bound`). Successive starts of one
+ * request share the tag: a rank starts round k + 1 only after its round k
+ * completed locally, so each pair's messages of round k leave and are received
+ * before those of round k + 1. */
+#define COLL_TAG_MASK 0x1fffffffu
+#define COLL_TAG_NONBLOCKING 0x20000000u
 #define COLL_TAG_PERSIST 0x40000000u
 
 typedef struct coll_state {
-    uint32_t seq;  /* next tag of a blocking or non-blocking collective */
+    uint32_t seq;  /* next blocking collective's tag */
+    uint32_t nseq; /* next non-blocking collective's tag (without COLL_TAG_NONBLOCKING) */
     uint32_t pseq; /* next persistent collective's tag (without COLL_TAG_PERSIST) */
-    int bound;     /* the tag the next schedule takes, or -1: take one from seq */
+    int bound;     /* the tag the next schedule takes, or -1: take one from seq or nseq */
 } coll_state_t;
 
 static void (*prev_destroy_hook)(tdm_comm_t *c);
@@ -114,7 +122,7 @@ static coll_state_t *coll_state(tdm_comm_t *comm) {
     return comm->coll;
 }
 
-int tdm_coll_next_tag(tdm_comm_t *comm) {
+int tdm_coll_next_tag(tdm_comm_t *comm, bool blocking) {
     coll_state_t *st = coll_state(comm);
     if (!st)
         return -1;
@@ -123,6 +131,8 @@ int tdm_coll_next_tag(tdm_comm_t *comm) {
         st->bound = -1;
         return tag;
     }
+    if (!blocking)
+        return (int)(COLL_TAG_NONBLOCKING | (st->nseq++ & COLL_TAG_MASK));
     return (int)(st->seq++ & COLL_TAG_MASK);
 }
 
@@ -195,7 +205,7 @@ tdm_sched_t *tdm_sched_new(tdm_comm_t *comm, bool blocking) {
     s->comm = comm;
     s->blocking = blocking;
     comm->pv.coll_ops++;
-    s->tag = tdm_coll_next_tag(comm);
+    s->tag = tdm_coll_next_tag(comm, blocking);
     if (s->tag < 0)
         s->error = TDM_ERR_NOMEM;
     tdm_comm_retain(comm);
