@@ -17,7 +17,7 @@
 
 #include "../base/fp16.h"
 #include "../base/log.h"
-#include "mpi.h"
+#include "../base/abi.h"
 
 #include <complex.h>
 #include <limits.h>
@@ -27,9 +27,6 @@
 _Static_assert(sizeof(long) == 8, "MPI_LONG reduced as a 64-bit integer");
 __extension__ typedef __int128 tdm_i128_t;
 __extension__ typedef unsigned __int128 tdm_u128_t;
-
-_Static_assert(sizeof(MPI_Aint) == 8 && sizeof(MPI_Offset) == 8 && sizeof(MPI_Count) == 8,
-               "address-sized integers reduced as 64-bit integers");
 
 /* How the elements of a basic type are reduced. */
 typedef enum {
@@ -71,105 +68,105 @@ typedef enum {
 
 static kind_t kind_of(int h) {
     switch (h) {
-    case MPI_CHAR:
-    case MPI_SIGNED_CHAR:
-    case MPI_INT8_T:
-    case MPI_INTEGER1:
+    case TDM_MPI_CHAR:
+    case TDM_MPI_SIGNED_CHAR:
+    case TDM_MPI_INT8_T:
+    case TDM_MPI_INTEGER1:
         return K_I8;
-    case MPI_UNSIGNED_CHAR:
-    case MPI_UINT8_T:
+    case TDM_MPI_UNSIGNED_CHAR:
+    case TDM_MPI_UINT8_T:
         return K_U8;
-    case MPI_SHORT:
-    case MPI_INT16_T:
-    case MPI_INTEGER2:
+    case TDM_MPI_SHORT:
+    case TDM_MPI_INT16_T:
+    case TDM_MPI_INTEGER2:
         return K_I16;
-    case MPI_UNSIGNED_SHORT:
-    case MPI_UINT16_T:
+    case TDM_MPI_UNSIGNED_SHORT:
+    case TDM_MPI_UINT16_T:
         return K_U16;
-    case MPI_INT:
-    case MPI_INT32_T:
-    case MPI_INTEGER:
-    case MPI_INTEGER4:
+    case TDM_MPI_INT:
+    case TDM_MPI_INT32_T:
+    case TDM_MPI_INTEGER:
+    case TDM_MPI_INTEGER4:
         return K_I32;
-    case MPI_UNSIGNED:
-    case MPI_UINT32_T:
+    case TDM_MPI_UNSIGNED:
+    case TDM_MPI_UINT32_T:
         return K_U32;
-    case MPI_LONG:
-    case MPI_LONG_LONG_INT:
-    case MPI_INT64_T:
-    case MPI_INTEGER8:
-    case MPI_AINT:
-    case MPI_OFFSET:
-    case MPI_COUNT:
+    case TDM_MPI_LONG:
+    case TDM_MPI_LONG_LONG_INT:
+    case TDM_MPI_INT64_T:
+    case TDM_MPI_INTEGER8:
+    case TDM_MPI_AINT:
+    case TDM_MPI_OFFSET:
+    case TDM_MPI_COUNT:
         return K_I64;
-    case MPI_UNSIGNED_LONG:
-    case MPI_UNSIGNED_LONG_LONG:
-    case MPI_UINT64_T:
+    case TDM_MPI_UNSIGNED_LONG:
+    case TDM_MPI_UNSIGNED_LONG_LONG:
+    case TDM_MPI_UINT64_T:
         return K_U64;
-    case MPI_INTEGER16:
+    case TDM_MPI_INTEGER16:
         return K_I128;
-    case MPIX_C_FLOAT16:
-    case MPI_REAL2:
+    case TDM_MPIX_C_FLOAT16:
+    case TDM_MPI_REAL2:
         return K_F16;
-    case MPIX_BFLOAT16:
+    case TDM_MPIX_BFLOAT16:
         return K_BF16;
-    case MPI_FLOAT:
-    case MPI_REAL:
-    case MPI_REAL4:
+    case TDM_MPI_FLOAT:
+    case TDM_MPI_REAL:
+    case TDM_MPI_REAL4:
         return K_F32;
-    case MPI_DOUBLE:
-    case MPI_DOUBLE_PRECISION:
-    case MPI_REAL8:
+    case TDM_MPI_DOUBLE:
+    case TDM_MPI_DOUBLE_PRECISION:
+    case TDM_MPI_REAL8:
         return K_F64;
-    case MPI_LONG_DOUBLE:
+    case TDM_MPI_LONG_DOUBLE:
         return K_LD;
-    case MPI_C_BOOL:
-    case MPI_CXX_BOOL:
+    case TDM_MPI_C_BOOL:
+    case TDM_MPI_CXX_BOOL:
         return K_BOOL;
-    case MPI_LOGICAL:
-    case MPI_LOGICAL4:
+    case TDM_MPI_LOGICAL:
+    case TDM_MPI_LOGICAL4:
         return K_FLOG;
-    case MPI_LOGICAL1:
+    case TDM_MPI_LOGICAL1:
         return K_FLOG1;
-    case MPI_LOGICAL2:
+    case TDM_MPI_LOGICAL2:
         return K_FLOG2;
-    case MPI_LOGICAL8:
+    case TDM_MPI_LOGICAL8:
         return K_FLOG8;
-    case MPI_LOGICAL16:
+    case TDM_MPI_LOGICAL16:
         return K_FLOG16;
-    case MPI_BYTE:
+    case TDM_MPI_BYTE:
         return K_BYTE;
-    case MPI_C_FLOAT_COMPLEX:
-    case MPI_COMPLEX:
-    case MPI_COMPLEX8:
-    case MPI_CXX_FLOAT_COMPLEX:
+    case TDM_MPI_C_FLOAT_COMPLEX:
+    case TDM_MPI_COMPLEX:
+    case TDM_MPI_COMPLEX8:
+    case TDM_MPI_CXX_FLOAT_COMPLEX:
         return K_CF;
-    case MPI_C_DOUBLE_COMPLEX:
-    case MPI_DOUBLE_COMPLEX:
-    case MPI_COMPLEX16:
-    case MPI_CXX_DOUBLE_COMPLEX:
+    case TDM_MPI_C_DOUBLE_COMPLEX:
+    case TDM_MPI_DOUBLE_COMPLEX:
+    case TDM_MPI_COMPLEX16:
+    case TDM_MPI_CXX_DOUBLE_COMPLEX:
         return K_CD;
-    case MPI_C_LONG_DOUBLE_COMPLEX:
-    case MPI_CXX_LONG_DOUBLE_COMPLEX:
+    case TDM_MPI_C_LONG_DOUBLE_COMPLEX:
+    case TDM_MPI_CXX_LONG_DOUBLE_COMPLEX:
         return K_CLD;
-    case MPI_COMPLEX4:
+    case TDM_MPI_COMPLEX4:
         return K_C16;
-    case MPI_FLOAT_INT:
+    case TDM_MPI_FLOAT_INT:
         return K_P_FI;
-    case MPI_DOUBLE_INT:
+    case TDM_MPI_DOUBLE_INT:
         return K_P_DI;
-    case MPI_LONG_INT:
+    case TDM_MPI_LONG_INT:
         return K_P_LI;
-    case MPI_2INT:
-    case MPI_2INTEGER:
+    case TDM_MPI_2INT:
+    case TDM_MPI_2INTEGER:
         return K_P_II;
-    case MPI_SHORT_INT:
+    case TDM_MPI_SHORT_INT:
         return K_P_SI;
-    case MPI_LONG_DOUBLE_INT:
+    case TDM_MPI_LONG_DOUBLE_INT:
         return K_P_LDI;
-    case MPI_2REAL:
+    case TDM_MPI_2REAL:
         return K_P_FF;
-    case MPI_2DOUBLE_PRECISION:
+    case TDM_MPI_2DOUBLE_PRECISION:
         return K_P_DD;
     default:
         return K_NONE;
@@ -526,7 +523,7 @@ bool tdm_op_valid_for(const tdm_op_t *op, const tdm_dtype_t *dt) {
 }
 
 typedef void(user_fn_t)(void *, void *, int *, int *);
-typedef void(user_fn_c_t)(void *, void *, MPI_Count *, int *);
+typedef void(user_fn_c_t)(void *, void *, tdm_mpi_count_t *, int *);
 
 void tdm_op_apply(const tdm_op_t *op, const void *in, void *inout, size_t count, tdm_dtype_t *dt) {
     if (count == 0 || dt->size == 0)
@@ -534,7 +531,7 @@ void tdm_op_apply(const tdm_op_t *op, const void *in, void *inout, size_t count,
     if (!op->predefined) {
         int h = dt->handle;
         if (op->large) {
-            MPI_Count len = (MPI_Count)count;
+            tdm_mpi_count_t len = (tdm_mpi_count_t)count;
             ((user_fn_c_t *)op->fn)((void *)in, inout, &len, &h);
             return;
         }

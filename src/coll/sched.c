@@ -10,10 +10,10 @@
 #include "sched.h"
 
 #include "../base/copy.h"
-#include "../p2p/proto.h"
+#include "../base/adapt.h"
 #include "../base/log.h"
 #include "../base/params.h"
-#include "mpi.h"
+#include "../base/abi.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -478,7 +478,7 @@ void tdm_sched_free(tdm_sched_t *s) {
 
 /* A local copy of a large contiguous block (the caller's own block in Gather,
  * Allgather, Alltoall, ...): memcpy or non-temporal stores (tdm_copy_large),
- * chosen at run time as exchanges choose their protocol (p2p/proto.h,
+ * chosen at run time as exchanges choose their protocol (base/adapt.h,
  * tdm_adapt_cell_t): this process times each copy per size class, takes the
  * faster way and looks at the other now and then. Which wins depends on the
  * host. On the first development host streaming won (copy.c: 2-rank Alltoall
@@ -520,15 +520,15 @@ static void copy_block(char *d, const char *src, size_t bytes) {
         return;
     }
     int mode = copy_mode();
-    tdm_adapt_cell_t *c = mode == COPY_AUTO ? &copy_cells[tdm_p2p_adapt_class(bytes)] : NULL;
-    bool stream = c ? tdm_p2p_adapt_choose(c, 1, 1) : mode == COPY_STREAM;
+    tdm_adapt_cell_t *c = mode == COPY_AUTO ? &copy_cells[tdm_adapt_class(bytes)] : NULL;
+    bool stream = c ? tdm_adapt_choose(c, 1, 1) : mode == COPY_STREAM;
     uint64_t t0 = c ? copy_now_ns() : 0;
     if (stream)
         tdm_copy_large(d, src, bytes);
     else
         tdm_copy(d, src, bytes);
     if (c)
-        tdm_p2p_adapt_record(c, stream, copy_now_ns() - t0, bytes);
+        tdm_adapt_record(c, stream, copy_now_ns() - t0, bytes);
     tdm_coll_copies[stream]++;
 }
 

@@ -8,14 +8,15 @@
 #include "handle.h"
 #include "info.h"
 #include "../base/log.h"
-#include "mpi.h"
+#include "../base/abi.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-_Static_assert(MPI_UNDEFINED == -32766, "group.c and comm.c use MPICH's MPI_UNDEFINED");
-_Static_assert(MPI_IDENT == 0 && MPI_CONGRUENT == 1 && MPI_SIMILAR == 2 && MPI_UNEQUAL == 3,
+_Static_assert(TDM_MPI_UNDEFINED == -32766, "group.c and comm.c use MPICH's MPI_UNDEFINED");
+_Static_assert(TDM_MPI_IDENT == 0 && TDM_MPI_CONGRUENT == 1 && TDM_MPI_SIMILAR == 2 &&
+                   TDM_MPI_UNEQUAL == 3,
                "tdm_comm_compare results");
 
 static tdm_comm_t world_obj, self_obj, boot_obj;
@@ -40,31 +41,31 @@ int tdm_comm_init(int world_rank, int world_size) {
     tdm_req_set_comm_hooks(req_comm_retain, req_comm_release);
     my_world_rank = world_rank;
     attrs_finalized = false;
-    world_obj = (tdm_comm_t){.handle = MPI_COMM_WORLD,
+    world_obj = (tdm_comm_t){.handle = TDM_MPI_COMM_WORLD,
                              .refs = 1,
                              .ctx = 0,
                              .rank = world_rank,
                              .size = world_size,
                              .map = tdm_rankmap_affine(world_size, 0, 1),
-                             .errhandler = MPI_ERRORS_ARE_FATAL,
+                             .errhandler = TDM_MPI_ERRORS_ARE_FATAL,
                              .builtin = 1};
     strcpy(world_obj.name, "MPI_COMM_WORLD");
-    self_obj = (tdm_comm_t){.handle = MPI_COMM_SELF,
+    self_obj = (tdm_comm_t){.handle = TDM_MPI_COMM_SELF,
                             .refs = 1,
                             .ctx = 2,
                             .rank = 0,
                             .size = 1,
                             .map = tdm_rankmap_affine(1, world_rank, 1),
-                            .errhandler = MPI_ERRORS_ARE_FATAL,
+                            .errhandler = TDM_MPI_ERRORS_ARE_FATAL,
                             .builtin = 1};
     strcpy(self_obj.name, "MPI_COMM_SELF");
-    boot_obj = (tdm_comm_t){.handle = MPI_COMM_NULL,
+    boot_obj = (tdm_comm_t){.handle = TDM_MPI_COMM_NULL,
                             .refs = 1,
                             .ctx = 4,
                             .rank = world_rank,
                             .size = world_size,
                             .map = tdm_rankmap_affine(world_size, 0, 1),
-                            .errhandler = MPI_ERRORS_RETURN,
+                            .errhandler = TDM_MPI_ERRORS_RETURN,
                             .builtin = 1};
     strcpy(boot_obj.name, "(creation of communicators from groups)");
     tdm_comm_world = &world_obj;
@@ -79,9 +80,9 @@ int tdm_comm_init(int world_rank, int world_size) {
 int tdm_comm_finalize_attrs(void) {
     if (attrs_finalized || !tdm_comm_world)
         return 0;
-    int rc = tdm_attr_delete_all(TDM_ATTR_COMM, &self_obj.attrs, MPI_COMM_SELF);
+    int rc = tdm_attr_delete_all(TDM_ATTR_COMM, &self_obj.attrs, TDM_MPI_COMM_SELF);
     if (rc == 0)
-        rc = tdm_attr_delete_all(TDM_ATTR_COMM, &world_obj.attrs, MPI_COMM_WORLD);
+        rc = tdm_attr_delete_all(TDM_ATTR_COMM, &world_obj.attrs, TDM_MPI_COMM_WORLD);
     attrs_finalized = true;
     return rc;
 }
@@ -102,7 +103,7 @@ static void destroy(tdm_comm_t *c) {
     }
     tdm_info_free(c->hints);
     /* attributes were deleted by tdm_comm_free; at finalize, drop without callbacks */
-    if (c->handle != MPI_COMM_NULL) /* an intercomm's hidden local comm has no handle */
+    if (c->handle != TDM_MPI_COMM_NULL) /* an intercomm's hidden local comm has no handle */
         tdm_htab_free(&comms, (int)((unsigned)c->handle & TDM_COMM_INDEX_MASK));
     tdm_attr_list_drop(&c->attrs);
     free(c);
@@ -139,9 +140,9 @@ bool tdm_comm_world_active(void) {
 }
 
 tdm_comm_t *tdm_comm_get(int handle) {
-    if (handle == MPI_COMM_WORLD)
+    if (handle == TDM_MPI_COMM_WORLD)
         return world_active ? tdm_comm_world : NULL;
-    if (handle == MPI_COMM_SELF)
+    if (handle == TDM_MPI_COMM_SELF)
         return world_active ? tdm_comm_self : NULL;
     if (((unsigned)handle & ~TDM_COMM_INDEX_MASK) != TDM_COMM_USER_BASE)
         return NULL;
@@ -433,7 +434,7 @@ int tdm_comm_split_color(tdm_comm_t *parent, uint64_t color, bool defined, int k
 }
 
 int tdm_comm_split(tdm_comm_t *parent, int color, int key, tdm_comm_t **new_p) {
-    return tdm_comm_split_color(parent, (uint64_t)(uint32_t)color, color != MPI_UNDEFINED, key,
+    return tdm_comm_split_color(parent, (uint64_t)(uint32_t)color, color != TDM_MPI_UNDEFINED, key,
                                 new_p);
 }
 
@@ -452,7 +453,7 @@ int tdm_comm_create(tdm_comm_t *parent, const tdm_group_t *g, tdm_comm_t **new_p
     uint32_t ctx;
     if (tdm_comm_ctxid_agree(&p, &ctx))
         return -1;
-    if (g->rank == MPI_UNDEFINED) {
+    if (g->rank == TDM_MPI_UNDEFINED) {
         tdm_comm_ctxid_release(ctx);
         *new_p = NULL;
         return 0;
@@ -518,19 +519,19 @@ int tdm_comm_disconnect(tdm_comm_t *c) {
 
 int tdm_comm_compare(const tdm_comm_t *a, const tdm_comm_t *b) {
     if (a == b)
-        return MPI_IDENT;
+        return TDM_MPI_IDENT;
     if (a->inter != b->inter)
-        return MPI_UNEQUAL;
+        return TDM_MPI_UNEQUAL;
     if (a->inter) { /* both groups compared (§6.4.1) */
         if (tdm_rankmap_equal(&a->map, &b->map) && tdm_rankmap_equal(&a->remote, &b->remote))
-            return MPI_CONGRUENT;
+            return TDM_MPI_CONGRUENT;
         if (tdm_rankmap_same_set(&a->map, &b->map) && tdm_rankmap_same_set(&a->remote, &b->remote))
-            return MPI_SIMILAR;
-        return MPI_UNEQUAL;
+            return TDM_MPI_SIMILAR;
+        return TDM_MPI_UNEQUAL;
     }
     if (tdm_rankmap_equal(&a->map, &b->map))
-        return MPI_CONGRUENT;
+        return TDM_MPI_CONGRUENT;
     if (tdm_rankmap_same_set(&a->map, &b->map))
-        return MPI_SIMILAR;
-    return MPI_UNEQUAL;
+        return TDM_MPI_SIMILAR;
+    return TDM_MPI_UNEQUAL;
 }

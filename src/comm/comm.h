@@ -192,6 +192,17 @@ typedef struct tdm_comm_topo_ops {
 } tdm_comm_topo_ops_t;
 extern const tdm_comm_topo_ops_t *tdm_comm_topo_ops;
 
+/* An argument error that a collective creation found, the same at every member;
+ * src/mpi reports it as the MPI error class of the same name. */
+typedef enum tdm_comm_bad {
+    TDM_COMM_BAD_NONE = 0,
+    TDM_COMM_BAD_ARG,
+    TDM_COMM_BAD_RANK,
+    TDM_COMM_BAD_GROUP,
+    TDM_COMM_BAD_COMM,
+    TDM_COMM_BAD_TAG,
+} tdm_comm_bad_t;
+
 /* ---- creation (all collective over the processes named; blocking) ----
  * Results: 0, -1 out of memory (logged), or a positive MPI error code returned
  * by an attribute copy callback (dup). A process that gets no communicator
@@ -248,16 +259,17 @@ int tdm_comm_free(tdm_comm_t *c);
 int tdm_comm_disconnect(tdm_comm_t *c);
 
 /* ---- intercommunicators (intercomm.c) ----
- * Same result convention as above; > 0 from tdm_comm_intercomm_create is an MPI
- * error class the local leader reported (passed in as leader_err there). */
+ * Same result convention as above; > 0 from tdm_comm_intercomm_create is the
+ * tdm_comm_bad_t the local leader reported (passed in as leader_err there). */
 
 /* MPI_Intercomm_create, collective over `local` (an intracomm). At the leader,
  * `peer`/`remote_leader`/`tag` name the exchange with the remote leader and
- * leader_err is 0 or the class of an argument error it found (the other local
- * ranks then return that class, and no exchange happens). A positive result
+ * leader_err is 0 or the kind of argument error it found (the other local
+ * ranks then return it, and no exchange happens). A positive result
  * comes with *why_p saying what went wrong (the leader's error; overlapping groups). */
 int tdm_comm_intercomm_create(tdm_comm_t *local, int leader, tdm_comm_t *peer, int remote_leader,
-                              int tag, int leader_err, const char **why_p, tdm_comm_t **new_p);
+                              int tag, tdm_comm_bad_t leader_err, const char **why_p,
+                              tdm_comm_t **new_p);
 /* MPI_Intercomm_merge: the intracomm over both groups, the group passing
  * high = false first (equal: the group whose rank 0 has the lower world rank). */
 int tdm_comm_intercomm_merge(tdm_comm_t *inter, bool high, tdm_comm_t **new_p);
@@ -277,7 +289,7 @@ int tdm_comm_inter_idup(tdm_comm_t *parent, tdm_comm_inter_dup_done_fn_t done, v
  * communicator with a tag hashed from `stringtag`, and first check that every
  * member passed the same string tag and group(s) (a hash collision or a
  * mismatched call then fails instead of mixing two creations). Results: 0, -1
- * (out of memory or a failed exchange, logged), or a positive MPI error class with
+ * (out of memory or a failed exchange, logged), or a positive tdm_comm_bad_t with
  * *why_p saying what disagreed. The caller must be a member; new comms take the
  * group's origin. */
 

@@ -13,7 +13,7 @@
 #include "../base/log.h"
 #include "../base/util.h"
 #include "../p2p/p2p.h"
-#include "mpi.h"
+#include "../base/abi.h"
 
 #include <string.h>
 
@@ -24,9 +24,9 @@ static int peer_rank(const tdm_comm_peers_t *p, int i) {
 int tdm_comm_peer_send(const tdm_comm_peers_t *p, int i, const void *buf, size_t len, int tag) {
     tdm_comm_t *c = p->parent;
     tdm_req_t *r = NULL;
-    tdm_rc_t rc =
-        tdm_p2p_isend(buf, len, tdm_dtype_get(MPI_BYTE), tdm_comm_world_rank(c, peer_rank(p, i)),
-                      c->rank, tag, c->ctx + 1, TDM_MODE_STD | TDM_MODE_BLOCKING, c, false, &r);
+    tdm_rc_t rc = tdm_p2p_isend(buf, len, tdm_dtype_get(TDM_MPI_BYTE),
+                                tdm_comm_world_rank(c, peer_rank(p, i)), c->rank, tag, c->ctx + 1,
+                                TDM_MODE_STD | TDM_MODE_BLOCKING, c, false, &r);
     if (rc != TDM_OK) {
         tdm_error(COMM, "internal send of %zu bytes to rank %d failed (%d)", len, peer_rank(p, i),
                   (int)rc);
@@ -43,8 +43,8 @@ int tdm_comm_peer_recv(const tdm_comm_peers_t *p, int i, void *buf, size_t len, 
     tdm_comm_t *c = p->parent;
     tdm_status_t st;
     int src = peer_rank(p, i);
-    tdm_rc_t rc = tdm_p2p_recv(buf, len, tdm_dtype_get(MPI_BYTE), src, tdm_comm_world_rank(c, src),
-                               tag, c->ctx + 1, c, &st);
+    tdm_rc_t rc = tdm_p2p_recv(buf, len, tdm_dtype_get(TDM_MPI_BYTE), src,
+                               tdm_comm_world_rank(c, src), tag, c->ctx + 1, c, &st);
     if (rc != TDM_OK || st.error != TDM_OK) {
         tdm_error(COMM, "internal receive of up to %zu bytes from rank %d failed (%d/%d)", len, src,
                   (int)rc, st.error);

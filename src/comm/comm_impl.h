@@ -58,7 +58,7 @@ uint64_t tdm_comm_rankmap_digest(const tdm_rankmap_t *m);
 
 /* What a creation check found different; the largest found wins. */
 enum { TDM_VERIFY_GROUP = 1, TDM_VERIFY_LEADER = 2, TDM_VERIFY_TAG = 3 };
-/* The MPI error class of a verdict, and *why_p the words for it. */
-int tdm_comm_verify_class(int verdict, const char **why_p);
+/* The argument error of a verdict, and *why_p the words for it. */
+tdm_comm_bad_t tdm_comm_verify_class(int verdict, const char **why_p);
 
 #endif

@@ -41,7 +41,7 @@
 #include "../base/log.h"
 #include "../p2p/p2p.h"
 #include "../p2p/part.h"
-#include "mpi.h"
+#include "../base/abi.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -246,7 +246,7 @@ struct agree {
 };
 
 static tdm_dtype_t *bytes_type(void) {
-    return tdm_dtype_get(MPI_BYTE);
+    return tdm_dtype_get(TDM_MPI_BYTE);
 }
 
 static int peer_rank(const agree_t *a, int i) {

@@ -21,7 +21,7 @@
 #include "comm.h"
 #include "../base/log.h"
 #include "comm_impl.h"
-#include "mpi.h"
+#include "../base/abi.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -107,17 +107,17 @@ static int key_cmp(const void *mine, const void *theirs) {
     return a->group != b->group ? TDM_VERIFY_GROUP : 0;
 }
 
-int tdm_comm_verify_class(int verdict, const char **why_p) {
+tdm_comm_bad_t tdm_comm_verify_class(int verdict, const char **why_p) {
     switch (verdict) {
     case TDM_VERIFY_TAG:
         *why_p = "the members passed different string tags";
-        return MPI_ERR_ARG;
+        return TDM_COMM_BAD_ARG;
     case TDM_VERIFY_LEADER:
         *why_p = "the members passed different leaders";
-        return MPI_ERR_RANK;
+        return TDM_COMM_BAD_RANK;
     default:
         *why_p = "the members passed different groups";
-        return MPI_ERR_GROUP;
+        return TDM_COMM_BAD_GROUP;
     }
 }
 

@@ -24,7 +24,7 @@
 #include "../base/log.h"
 #include "../p2p/p2p.h"
 #include "comm_impl.h"
-#include "mpi.h"
+#include "../base/abi.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +34,7 @@ typedef tdm_comm_bridge_t bridge_t;
 /* Leaders only: send olen bytes to the other leader and receive exactly ilen. */
 static int bridge_xchg(const bridge_t *b, const void *out, size_t olen, void *in, size_t ilen) {
     tdm_comm_t *c = b->via;
-    tdm_dtype_t *byte = tdm_dtype_get(MPI_BYTE);
+    tdm_dtype_t *byte = tdm_dtype_get(TDM_MPI_BYTE);
     int world = tdm_comm_peer_world(c, b->peer);
     tdm_req_t *r = NULL;
     tdm_rc_t rc =
@@ -106,14 +106,14 @@ static tdm_comm_t *hidden_new(const tdm_rankmap_t *map, int rank, uint32_t ctx) 
         tdm_comm_ctxid_release(ctx);
         return NULL;
     }
-    c->handle = MPI_COMM_NULL; /* destroy() knows it is in no handle table */
+    c->handle = TDM_MPI_COMM_NULL; /* destroy() knows it is in no handle table */
     c->refs = 1;
     c->ctx = ctx;
     c->rank = rank;
     c->map = tdm_rankmap_share(map);
     c->size = c->map.n;
     c->world = c->map.arr ? c->map.arr->r : NULL;
-    c->errhandler = MPI_ERRORS_RETURN;
+    c->errhandler = TDM_MPI_ERRORS_RETURN;
     strcpy(c->name, "(local group of an intercommunicator)");
     return c;
 }
@@ -145,7 +145,8 @@ static int inter_new(tdm_comm_t *parent, tdm_rankmap_t map, int rank, tdm_rankma
 }
 
 int tdm_comm_intercomm_create(tdm_comm_t *local, int leader, tdm_comm_t *peer, int remote_leader,
-                              int tag, int leader_err, const char **why_p, tdm_comm_t **new_p) {
+                              int tag, tdm_comm_bad_t leader_err, const char **why_p,
+                              tdm_comm_t **new_p) {
     int n = local->size;
     int *prank = malloc((size_t)n * sizeof(int));
     if (!prank) {
@@ -198,7 +199,7 @@ int tdm_comm_intercomm_create(tdm_comm_t *local, int leader, tdm_comm_t *peer, i
     for (int i = 0; i < m; i++) {
         if (tdm_rankmap_find(&local->map, rworld[i]) >= 0) {
             tdm_warn(COMM, "intercomm create: world rank %d is in both groups", rworld[i]);
-            rc = MPI_ERR_COMM;
+            rc = TDM_COMM_BAD_COMM;
             *why_p = "the local and remote groups overlap";
             goto out;
         }
@@ -460,7 +461,7 @@ int tdm_comm_inter_split_color(tdm_comm_t *c, uint64_t color, bool defined, int 
 }
 
 int tdm_comm_inter_split(tdm_comm_t *c, int color, int key, tdm_comm_t **new_p) {
-    return tdm_comm_inter_split_color(c, (uint64_t)(uint32_t)color, color != MPI_UNDEFINED, key,
+    return tdm_comm_inter_split_color(c, (uint64_t)(uint32_t)color, color != TDM_MPI_UNDEFINED, key,
                                       new_p);
 }
 
@@ -536,7 +537,7 @@ int tdm_comm_inter_from_groups(const tdm_group_t *lg, int lleader, const tdm_gro
     if (tdm_comm_bcast(&p, &verdict, sizeof(verdict)))
         goto out;
     if (verdict != 0) {
-        rc = verdict > 0 ? tdm_comm_verify_class(verdict, why_p) : -1;
+        rc = verdict > 0 ? (int)tdm_comm_verify_class(verdict, why_p) : -1;
         goto out;
     }
     uint32_t ctx, lctx;

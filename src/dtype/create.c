@@ -7,7 +7,7 @@
  */
 #include "dtype_impl.h"
 #include "../base/util.h"
-#include "mpi.h"
+#include "../base/abi.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -29,7 +29,7 @@ static void bounds_add(bounds_t *b, const tdm_dtype_t *t, ptrdiff_t dmin, ptrdif
     const tdm_dtype_ext_t *x = tdm_dtype_ext(t);
     ptrdiff_t rep = (ptrdiff_t)(n - 1) * tdm_dtype_extent(t);
     ptrdiff_t lo = dmin + TDM_MIN(rep, 0), hi = dmax + TDM_MAX(rep, 0);
-    if (t->handle != MPI_UB) {
+    if (t->handle != TDM_MPI_UB) {
         ptrdiff_t v = lo + t->lb;
         if (x->lb_marked) {
             b->mlb = b->any_mlb ? TDM_MIN(b->mlb, v) : v;
@@ -39,7 +39,7 @@ static void bounds_add(bounds_t *b, const tdm_dtype_t *t, ptrdiff_t dmin, ptrdif
             b->any_lb = true;
         }
     }
-    if (t->handle != MPI_LB) {
+    if (t->handle != TDM_MPI_LB) {
         ptrdiff_t v = hi + t->ub;
         if (x->ub_marked) {
             b->mub = b->any_mub ? TDM_MAX(b->mub, v) : v;
@@ -448,18 +448,18 @@ int tdm_dtype_create_darray(int size, int rank, int ndims, const size_t *gsizes,
     for (int k = 0; k < ndims; k++) {
         int i = order_c ? ndims - 1 - k : k;
         size_t darg;
-        if (distribs[i] == MPI_DISTRIBUTE_NONE)
+        if (distribs[i] == TDM_MPI_DISTRIBUTE_NONE)
             darg = gsizes[i];
-        else if (dargs[i] != MPI_DISTRIBUTE_DFLT_DARG)
+        else if (dargs[i] != TDM_MPI_DISTRIBUTE_DFLT_DARG)
             darg = (size_t)dargs[i];
-        else if (distribs[i] == MPI_DISTRIBUTE_BLOCK)
+        else if (distribs[i] == TDM_MPI_DISTRIBUTE_BLOCK)
             darg = (gsizes[i] + (size_t)psizes[i] - 1) / (size_t)psizes[i];
         else
             darg = 1;
         if (darg == 0)
             darg = 1;
-        int p = distribs[i] == MPI_DISTRIBUTE_NONE ? 1 : psizes[i];
-        int c = distribs[i] == MPI_DISTRIBUTE_NONE ? 0 : coords[i];
+        int p = distribs[i] == TDM_MPI_DISTRIBUTE_NONE ? 1 : psizes[i];
+        int c = distribs[i] == TDM_MPI_DISTRIBUTE_NONE ? 0 : coords[i];
         tdm_dtype_t *n;
         int rc = darray_dim(gsizes[i], darg, c, p, t, &n);
         tdm_dtype_release(t);

@@ -7,7 +7,7 @@
 #include "dtype_impl.h"
 #include "../base/log.h"
 #include "../base/util.h"
-#include "mpi.h"
+#include "../base/abi.h"
 
 #include <errno.h>
 #include <stdalign.h>
@@ -57,98 +57,100 @@ static size_t nuser, cap_user;
  * external32 converts it, and its alignment. The pairs of MINLOC/MAXLOC are two
  * elements each (MPI_2INT too, as in MPICH). */
 static const tdm_basic_info_t basics[] = {
-    B(MPI_CHAR, "MPI_CHAR", 1, 1, TDM_CV_COPY, 1),
-    B(MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", 1, 1, TDM_CV_COPY, 1),
-    B(MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, 1, TDM_CV_COPY, 1),
-    B(MPI_BYTE, "MPI_BYTE", 1, 1, TDM_CV_COPY, 1),
-    B(MPI_WCHAR, "MPI_WCHAR", sizeof(wchar_t), 2, TDM_CV_UINT, alignof(wchar_t)),
-    B(MPI_SHORT, "MPI_SHORT", sizeof(short), 2, TDM_CV_SINT, alignof(short)),
-    B(MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", sizeof(short), 2, TDM_CV_UINT, alignof(short)),
-    B(MPI_INT, "MPI_INT", sizeof(int), 4, TDM_CV_SINT, alignof(int)),
-    B(MPI_UNSIGNED, "MPI_UNSIGNED", sizeof(int), 4, TDM_CV_UINT, alignof(int)),
-    B(MPI_LONG, "MPI_LONG", sizeof(long), 4, TDM_CV_SINT, alignof(long)),
-    B(MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", sizeof(long), 4, TDM_CV_UINT, alignof(long)),
-    B(MPI_FLOAT, "MPI_FLOAT", sizeof(float), 4, TDM_CV_SWAP, alignof(float)),
-    B(MPI_DOUBLE, "MPI_DOUBLE", sizeof(double), 8, TDM_CV_SWAP, alignof(double)),
-    B(MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", sizeof(long double), 16, TDM_CV_LDBL,
+    B(TDM_MPI_CHAR, "MPI_CHAR", 1, 1, TDM_CV_COPY, 1),
+    B(TDM_MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", 1, 1, TDM_CV_COPY, 1),
+    B(TDM_MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, 1, TDM_CV_COPY, 1),
+    B(TDM_MPI_BYTE, "MPI_BYTE", 1, 1, TDM_CV_COPY, 1),
+    B(TDM_MPI_WCHAR, "MPI_WCHAR", sizeof(wchar_t), 2, TDM_CV_UINT, alignof(wchar_t)),
+    B(TDM_MPI_SHORT, "MPI_SHORT", sizeof(short), 2, TDM_CV_SINT, alignof(short)),
+    B(TDM_MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", sizeof(short), 2, TDM_CV_UINT, alignof(short)),
+    B(TDM_MPI_INT, "MPI_INT", sizeof(int), 4, TDM_CV_SINT, alignof(int)),
+    B(TDM_MPI_UNSIGNED, "MPI_UNSIGNED", sizeof(int), 4, TDM_CV_UINT, alignof(int)),
+    B(TDM_MPI_LONG, "MPI_LONG", sizeof(long), 4, TDM_CV_SINT, alignof(long)),
+    B(TDM_MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", sizeof(long), 4, TDM_CV_UINT, alignof(long)),
+    B(TDM_MPI_FLOAT, "MPI_FLOAT", sizeof(float), 4, TDM_CV_SWAP, alignof(float)),
+    B(TDM_MPI_DOUBLE, "MPI_DOUBLE", sizeof(double), 8, TDM_CV_SWAP, alignof(double)),
+    B(TDM_MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", sizeof(long double), 16, TDM_CV_LDBL,
       alignof(long double)),
-    B(MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT", sizeof(long long), 8, TDM_CV_SINT,
+    B(TDM_MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT", sizeof(long long), 8, TDM_CV_SINT,
       alignof(long long)),
-    B(MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", sizeof(long long), 8, TDM_CV_UINT,
+    B(TDM_MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", sizeof(long long), 8, TDM_CV_UINT,
       alignof(long long)),
-    B(MPI_PACKED, "MPI_PACKED", 1, 1, TDM_CV_COPY, 1),
-    B(MPI_LB, "MPI_LB", 0, 0, TDM_CV_NONE, 1),
-    B(MPI_UB, "MPI_UB", 0, 0, TDM_CV_NONE, 1),
-    P(MPI_2INT, "MPI_2INT", 2 * sizeof(int), 8, alignof(int), MPI_INT, MPI_INT),
-    B(MPI_INT8_T, "MPI_INT8_T", 1, 1, TDM_CV_COPY, 1),
-    B(MPI_INT16_T, "MPI_INT16_T", 2, 2, TDM_CV_SINT, 2),
-    B(MPI_INT32_T, "MPI_INT32_T", 4, 4, TDM_CV_SINT, 4),
-    B(MPI_INT64_T, "MPI_INT64_T", 8, 8, TDM_CV_SINT, alignof(int64_t)),
-    B(MPI_UINT8_T, "MPI_UINT8_T", 1, 1, TDM_CV_COPY, 1),
-    B(MPI_UINT16_T, "MPI_UINT16_T", 2, 2, TDM_CV_UINT, 2),
-    B(MPI_UINT32_T, "MPI_UINT32_T", 4, 4, TDM_CV_UINT, 4),
-    B(MPI_UINT64_T, "MPI_UINT64_T", 8, 8, TDM_CV_UINT, alignof(uint64_t)),
-    B(MPI_C_BOOL, "MPI_C_BOOL", sizeof(_Bool), 1, TDM_CV_COPY, alignof(_Bool)),
-    B(MPI_C_FLOAT_COMPLEX, "MPI_C_COMPLEX", 2 * sizeof(float), 8, TDM_CV_CSWAP, alignof(float)),
-    B(MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", 2 * sizeof(double), 16, TDM_CV_CSWAP,
+    B(TDM_MPI_PACKED, "MPI_PACKED", 1, 1, TDM_CV_COPY, 1),
+    B(TDM_MPI_LB, "MPI_LB", 0, 0, TDM_CV_NONE, 1),
+    B(TDM_MPI_UB, "MPI_UB", 0, 0, TDM_CV_NONE, 1),
+    P(TDM_MPI_2INT, "MPI_2INT", 2 * sizeof(int), 8, alignof(int), TDM_MPI_INT, TDM_MPI_INT),
+    B(TDM_MPI_INT8_T, "MPI_INT8_T", 1, 1, TDM_CV_COPY, 1),
+    B(TDM_MPI_INT16_T, "MPI_INT16_T", 2, 2, TDM_CV_SINT, 2),
+    B(TDM_MPI_INT32_T, "MPI_INT32_T", 4, 4, TDM_CV_SINT, 4),
+    B(TDM_MPI_INT64_T, "MPI_INT64_T", 8, 8, TDM_CV_SINT, alignof(int64_t)),
+    B(TDM_MPI_UINT8_T, "MPI_UINT8_T", 1, 1, TDM_CV_COPY, 1),
+    B(TDM_MPI_UINT16_T, "MPI_UINT16_T", 2, 2, TDM_CV_UINT, 2),
+    B(TDM_MPI_UINT32_T, "MPI_UINT32_T", 4, 4, TDM_CV_UINT, 4),
+    B(TDM_MPI_UINT64_T, "MPI_UINT64_T", 8, 8, TDM_CV_UINT, alignof(uint64_t)),
+    B(TDM_MPI_C_BOOL, "MPI_C_BOOL", sizeof(_Bool), 1, TDM_CV_COPY, alignof(_Bool)),
+    B(TDM_MPI_C_FLOAT_COMPLEX, "MPI_C_COMPLEX", 2 * sizeof(float), 8, TDM_CV_CSWAP, alignof(float)),
+    B(TDM_MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", 2 * sizeof(double), 16, TDM_CV_CSWAP,
       alignof(double)),
-    B(MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", 2 * sizeof(long double), 32,
+    B(TDM_MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", 2 * sizeof(long double), 32,
       TDM_CV_CLDBL, alignof(long double)),
-    B(MPI_AINT, "MPI_AINT", sizeof(MPI_Aint), 8, TDM_CV_SINT, alignof(MPI_Aint)),
-    B(MPI_OFFSET, "MPI_OFFSET", sizeof(MPI_Offset), 8, TDM_CV_SINT, alignof(MPI_Offset)),
-    B(MPI_COUNT, "MPI_COUNT", sizeof(MPI_Count), 8, TDM_CV_SINT, alignof(MPI_Count)),
-    B(MPI_CXX_BOOL, "MPI_CXX_BOOL", sizeof(_Bool), 1, TDM_CV_COPY, alignof(_Bool)),
-    B(MPI_CXX_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX", 2 * sizeof(float), 8, TDM_CV_CSWAP,
+    B(TDM_MPI_AINT, "MPI_AINT", sizeof(tdm_mpi_aint_t), 8, TDM_CV_SINT, alignof(tdm_mpi_aint_t)),
+    B(TDM_MPI_OFFSET, "MPI_OFFSET", sizeof(tdm_mpi_offset_t), 8, TDM_CV_SINT,
+      alignof(tdm_mpi_offset_t)),
+    B(TDM_MPI_COUNT, "MPI_COUNT", sizeof(tdm_mpi_count_t), 8, TDM_CV_SINT,
+      alignof(tdm_mpi_count_t)),
+    B(TDM_MPI_CXX_BOOL, "MPI_CXX_BOOL", sizeof(_Bool), 1, TDM_CV_COPY, alignof(_Bool)),
+    B(TDM_MPI_CXX_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX", 2 * sizeof(float), 8, TDM_CV_CSWAP,
       alignof(float)),
-    B(MPI_CXX_DOUBLE_COMPLEX, "MPI_CXX_DOUBLE_COMPLEX", 2 * sizeof(double), 16, TDM_CV_CSWAP,
+    B(TDM_MPI_CXX_DOUBLE_COMPLEX, "MPI_CXX_DOUBLE_COMPLEX", 2 * sizeof(double), 16, TDM_CV_CSWAP,
       alignof(double)),
-    B(MPI_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", 2 * sizeof(long double), 32,
+    B(TDM_MPI_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", 2 * sizeof(long double), 32,
       TDM_CV_CLDBL, alignof(long double)),
     /* Fortran types, with the sizes the MPICH ABI encodes in their handles */
-    B(MPI_CHARACTER, "MPI_CHARACTER", 1, 1, TDM_CV_COPY, 1),
-    B(MPI_INTEGER, "MPI_INTEGER", 4, 4, TDM_CV_SINT, 4),
-    B(MPI_REAL, "MPI_REAL", 4, 4, TDM_CV_SWAP, 4),
-    B(MPI_LOGICAL, "MPI_LOGICAL", 4, 4, TDM_CV_SINT, 4),
-    B(MPI_COMPLEX, "MPI_COMPLEX", 8, 8, TDM_CV_CSWAP, 4),
-    B(MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", 8, 8, TDM_CV_SWAP, 8),
-    P(MPI_2INTEGER, "MPI_2INTEGER", 8, 8, 4, MPI_INTEGER, MPI_INTEGER),
-    P(MPI_2REAL, "MPI_2REAL", 8, 8, 4, MPI_REAL, MPI_REAL),
-    B(MPI_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX", 16, 16, TDM_CV_CSWAP, 8),
-    P(MPI_2DOUBLE_PRECISION, "MPI_2DOUBLE_PRECISION", 16, 16, 8, MPI_DOUBLE_PRECISION,
-      MPI_DOUBLE_PRECISION),
-    B(MPI_INTEGER1, "MPI_INTEGER1", 1, 1, TDM_CV_COPY, 1),
-    B(MPI_INTEGER2, "MPI_INTEGER2", 2, 2, TDM_CV_SINT, 2),
-    B(MPI_INTEGER4, "MPI_INTEGER4", 4, 4, TDM_CV_SINT, 4),
-    B(MPI_INTEGER8, "MPI_INTEGER8", 8, 8, TDM_CV_SINT, 8),
-    B(MPI_REAL4, "MPI_REAL4", 4, 4, TDM_CV_SWAP, 4),
-    B(MPI_REAL8, "MPI_REAL8", 8, 8, TDM_CV_SWAP, 8),
-    B(MPI_REAL16, "MPI_REAL16", 16, 16, TDM_CV_SWAP, 16), /* binary128 */
-    B(MPI_COMPLEX8, "MPI_COMPLEX8", 8, 8, TDM_CV_CSWAP, 4),
-    B(MPI_COMPLEX16, "MPI_COMPLEX16", 16, 16, TDM_CV_CSWAP, 8),
-    B(MPI_COMPLEX32, "MPI_COMPLEX32", 32, 32, TDM_CV_CSWAP, 16),
-    B(MPI_INTEGER16, "MPI_INTEGER16", 16, 16, TDM_CV_SWAP, 16),
-    B(MPI_REAL2, "MPI_REAL2", 2, 2, TDM_CV_SWAP, 2), /* binary16 */
-    B(MPI_COMPLEX4, "MPI_COMPLEX4", 4, 4, TDM_CV_CSWAP, 2),
-    B(MPI_LOGICAL1, "MPI_LOGICAL1", 1, 1, TDM_CV_COPY, 1),
-    B(MPI_LOGICAL2, "MPI_LOGICAL2", 2, 2, TDM_CV_SWAP, 2),
-    B(MPI_LOGICAL4, "MPI_LOGICAL4", 4, 4, TDM_CV_SWAP, 4),
-    B(MPI_LOGICAL8, "MPI_LOGICAL8", 8, 8, TDM_CV_SWAP, 8),
-    B(MPI_LOGICAL16, "MPI_LOGICAL16", 16, 16, TDM_CV_SWAP, 16),
+    B(TDM_MPI_CHARACTER, "MPI_CHARACTER", 1, 1, TDM_CV_COPY, 1),
+    B(TDM_MPI_INTEGER, "MPI_INTEGER", 4, 4, TDM_CV_SINT, 4),
+    B(TDM_MPI_REAL, "MPI_REAL", 4, 4, TDM_CV_SWAP, 4),
+    B(TDM_MPI_LOGICAL, "MPI_LOGICAL", 4, 4, TDM_CV_SINT, 4),
+    B(TDM_MPI_COMPLEX, "MPI_COMPLEX", 8, 8, TDM_CV_CSWAP, 4),
+    B(TDM_MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", 8, 8, TDM_CV_SWAP, 8),
+    P(TDM_MPI_2INTEGER, "MPI_2INTEGER", 8, 8, 4, TDM_MPI_INTEGER, TDM_MPI_INTEGER),
+    P(TDM_MPI_2REAL, "MPI_2REAL", 8, 8, 4, TDM_MPI_REAL, TDM_MPI_REAL),
+    B(TDM_MPI_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX", 16, 16, TDM_CV_CSWAP, 8),
+    P(TDM_MPI_2DOUBLE_PRECISION, "MPI_2DOUBLE_PRECISION", 16, 16, 8, TDM_MPI_DOUBLE_PRECISION,
+      TDM_MPI_DOUBLE_PRECISION),
+    B(TDM_MPI_INTEGER1, "MPI_INTEGER1", 1, 1, TDM_CV_COPY, 1),
+    B(TDM_MPI_INTEGER2, "MPI_INTEGER2", 2, 2, TDM_CV_SINT, 2),
+    B(TDM_MPI_INTEGER4, "MPI_INTEGER4", 4, 4, TDM_CV_SINT, 4),
+    B(TDM_MPI_INTEGER8, "MPI_INTEGER8", 8, 8, TDM_CV_SINT, 8),
+    B(TDM_MPI_REAL4, "MPI_REAL4", 4, 4, TDM_CV_SWAP, 4),
+    B(TDM_MPI_REAL8, "MPI_REAL8", 8, 8, TDM_CV_SWAP, 8),
+    B(TDM_MPI_REAL16, "MPI_REAL16", 16, 16, TDM_CV_SWAP, 16), /* binary128 */
+    B(TDM_MPI_COMPLEX8, "MPI_COMPLEX8", 8, 8, TDM_CV_CSWAP, 4),
+    B(TDM_MPI_COMPLEX16, "MPI_COMPLEX16", 16, 16, TDM_CV_CSWAP, 8),
+    B(TDM_MPI_COMPLEX32, "MPI_COMPLEX32", 32, 32, TDM_CV_CSWAP, 16),
+    B(TDM_MPI_INTEGER16, "MPI_INTEGER16", 16, 16, TDM_CV_SWAP, 16),
+    B(TDM_MPI_REAL2, "MPI_REAL2", 2, 2, TDM_CV_SWAP, 2), /* binary16 */
+    B(TDM_MPI_COMPLEX4, "MPI_COMPLEX4", 4, 4, TDM_CV_CSWAP, 2),
+    B(TDM_MPI_LOGICAL1, "MPI_LOGICAL1", 1, 1, TDM_CV_COPY, 1),
+    B(TDM_MPI_LOGICAL2, "MPI_LOGICAL2", 2, 2, TDM_CV_SWAP, 2),
+    B(TDM_MPI_LOGICAL4, "MPI_LOGICAL4", 4, 4, TDM_CV_SWAP, 4),
+    B(TDM_MPI_LOGICAL8, "MPI_LOGICAL8", 8, 8, TDM_CV_SWAP, 8),
+    B(TDM_MPI_LOGICAL16, "MPI_LOGICAL16", 16, 16, TDM_CV_SWAP, 16),
     /* 2-byte floating types of the MPICH ABI (MPI defines no external32 for them:
      * big-endian, as for every other IEEE type) */
-    B(MPIX_C_FLOAT16, "MPIX_C_FLOAT16", 2, 2, TDM_CV_SWAP, 2),
-    B(MPIX_BFLOAT16, "MPIX_BFLOAT16", 2, 2, TDM_CV_SWAP, 2),
+    B(TDM_MPIX_C_FLOAT16, "MPIX_C_FLOAT16", 2, 2, TDM_CV_SWAP, 2),
+    B(TDM_MPIX_BFLOAT16, "MPIX_BFLOAT16", 2, 2, TDM_CV_SWAP, 2),
     /* value+int pairs for MINLOC/MAXLOC: layout as the C struct {T v; int i;} */
-    P(MPI_FLOAT_INT, "MPI_FLOAT_INT", sizeof(float) + sizeof(int), 8, PAIR_ALIGN(float), MPI_FLOAT,
-      MPI_INT),
-    P(MPI_DOUBLE_INT, "MPI_DOUBLE_INT", sizeof(double) + sizeof(int), 12, PAIR_ALIGN(double),
-      MPI_DOUBLE, MPI_INT),
-    P(MPI_LONG_INT, "MPI_LONG_INT", sizeof(long) + sizeof(int), 8, PAIR_ALIGN(long), MPI_LONG,
-      MPI_INT),
-    P(MPI_SHORT_INT, "MPI_SHORT_INT", sizeof(short) + sizeof(int), 6, PAIR_ALIGN(short), MPI_SHORT,
-      MPI_INT),
-    P(MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", sizeof(long double) + sizeof(int), 20,
-      PAIR_ALIGN(long double), MPI_LONG_DOUBLE, MPI_INT),
+    P(TDM_MPI_FLOAT_INT, "MPI_FLOAT_INT", sizeof(float) + sizeof(int), 8, PAIR_ALIGN(float),
+      TDM_MPI_FLOAT, TDM_MPI_INT),
+    P(TDM_MPI_DOUBLE_INT, "MPI_DOUBLE_INT", sizeof(double) + sizeof(int), 12, PAIR_ALIGN(double),
+      TDM_MPI_DOUBLE, TDM_MPI_INT),
+    P(TDM_MPI_LONG_INT, "MPI_LONG_INT", sizeof(long) + sizeof(int), 8, PAIR_ALIGN(long),
+      TDM_MPI_LONG, TDM_MPI_INT),
+    P(TDM_MPI_SHORT_INT, "MPI_SHORT_INT", sizeof(short) + sizeof(int), 6, PAIR_ALIGN(short),
+      TDM_MPI_SHORT, TDM_MPI_INT),
+    P(TDM_MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", sizeof(long double) + sizeof(int), 20,
+      PAIR_ALIGN(long double), TDM_MPI_LONG_DOUBLE, TDM_MPI_INT),
 };
 
 /* Where the int of each C pair type lies and how far apart items are. */
@@ -167,11 +169,11 @@ static void pair_layout(int handle, size_t *int_off, size_t *extent) {
         });                                                                                        \
         return;
     switch (handle) {
-        PAIR_CASE(MPI_FLOAT_INT, float)
-        PAIR_CASE(MPI_DOUBLE_INT, double)
-        PAIR_CASE(MPI_LONG_INT, long)
-        PAIR_CASE(MPI_SHORT_INT, short)
-        PAIR_CASE(MPI_LONG_DOUBLE_INT, long double)
+        PAIR_CASE(TDM_MPI_FLOAT_INT, float)
+        PAIR_CASE(TDM_MPI_DOUBLE_INT, double)
+        PAIR_CASE(TDM_MPI_LONG_INT, long)
+        PAIR_CASE(TDM_MPI_SHORT_INT, short)
+        PAIR_CASE(TDM_MPI_LONG_DOUBLE_INT, long double)
     default:
         *int_off = 0;
         *extent = 0;
@@ -218,8 +220,8 @@ static int init_predefined(const tdm_basic_info_t *bi) {
     x->ext32_size = bi->ext32;
     x->align = bi->align;
     strcpy(x->name, bi->name);
-    x->lb_marked = bi->handle == MPI_LB;
-    x->ub_marked = bi->handle == MPI_UB;
+    x->lb_marked = bi->handle == TDM_MPI_LB;
+    x->ub_marked = bi->handle == TDM_MPI_UB;
 
     tdm_seg_t segs[2] = {{0, bi->size}, {0, 0}};
     size_t n = bi->size ? 1 : 0;
@@ -268,7 +270,7 @@ int tdm_dtype_init(void) {
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < sizeof(basics) / sizeof(basics[0]); i++) {
             const tdm_basic_info_t *bi = &basics[i];
-            if (bi->handle == MPI_DATATYPE_NULL || (pass == 0) != (bi->comp[0] == 0))
+            if (bi->handle == TDM_MPI_DATATYPE_NULL || (pass == 0) != (bi->comp[0] == 0))
                 continue;
             int rc = init_predefined(bi);
             if (rc)
@@ -297,7 +299,7 @@ void tdm_dtype_fini(void) {
 }
 
 tdm_dtype_t *tdm_dtype_byte(void) {
-    return tdm_dtype_get(MPI_BYTE);
+    return tdm_dtype_get(TDM_MPI_BYTE);
 }
 
 tdm_dtype_t *tdm_dtype_get(int handle) {

@@ -6,7 +6,7 @@
  */
 #include "dtype_impl.h"
 #include "../base/util.h"
-#include "mpi.h"
+#include "../base/abi.h"
 
 #include <errno.h>
 #include <float.h>

@@ -283,3 +283,15 @@ MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
     return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
 }
 TDM_WEAK(MPI_Aint_diff)
+
+/* ---- the ABI values the layers below use under Tandem names (base/abi.def) ---- */
+#define TDM_ABI(_name, _value)                                                                     \
+    _Static_assert((int)(_name) == TDM_##_name, "base/abi.def: " #_name " differs from mpi.h");
+#include "../base/abi.def"
+#undef TDM_ABI
+_Static_assert(_Generic((MPI_Aint)0, tdm_mpi_aint_t : 1, default : 0) &&
+                   _Generic((MPI_Offset)0, tdm_mpi_offset_t : 1, default : 0) &&
+                   _Generic((MPI_Count)0, tdm_mpi_count_t : 1, default : 0),
+               "base/abi.h: the address and count types differ from mpi.h");
+_Static_assert(sizeof(MPI_Aint) == 8 && sizeof(MPI_Offset) == 8 && sizeof(MPI_Count) == 8,
+               "coll/op.c reduces MPI_AINT, MPI_OFFSET and MPI_COUNT as 64-bit integers");

@@ -8,6 +8,7 @@
 #define TDM_MPI_BIND_H
 
 #include "mpi.h"
+#include "../base/abi.h"
 #include "../base/log.h"
 #include "../base/util.h"
 #include "../boot/boot.h"
@@ -46,6 +47,24 @@ void tdm_mpi_users_drop(void);
 const char *tdm_mpi_state_why(void);
 
 /* ---- errors (errors.c) ---- */
+
+/* The MPI error class of an argument error that src/comm found in a creation. */
+static inline int tdm_mpi_comm_bad_class(int bad) {
+    switch (bad) {
+    case TDM_COMM_BAD_ARG:
+        return MPI_ERR_ARG;
+    case TDM_COMM_BAD_RANK:
+        return MPI_ERR_RANK;
+    case TDM_COMM_BAD_GROUP:
+        return MPI_ERR_GROUP;
+    case TDM_COMM_BAD_COMM:
+        return MPI_ERR_COMM;
+    case TDM_COMM_BAD_TAG:
+        return MPI_ERR_TAG;
+    default:
+        return MPI_ERR_OTHER;
+    }
+}
 
 /* Report an error of class `errclass` detected in `fn` through the error handler
  * of `comm` (NULL: MPI_COMM_WORLD's while the World Model is initialised, else the

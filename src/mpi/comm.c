@@ -478,29 +478,29 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     /* peer_comm, remote_leader and tag matter at the local leader only; an
      * error there is reported after the other local ranks have been told (they
      * return the same class), so that none of them waits forever */
-    int leader_err = MPI_SUCCESS;
+    tdm_comm_bad_t leader_err = TDM_COMM_BAD_NONE;
     char why[192] = "";
     if (c->rank == local_leader) {
         peer = tdm_comm_get(peer_comm);
         if (!peer) {
-            leader_err = MPI_ERR_COMM;
+            leader_err = TDM_COMM_BAD_COMM;
             snprintf(why, sizeof(why), "invalid peer_comm (handle %#x)", (unsigned)peer_comm);
         } else if (peer->session != c->session) {
-            leader_err = MPI_ERR_COMM;
+            leader_err = TDM_COMM_BAD_COMM;
             snprintf(why, sizeof(why),
                      "peer_comm and local_comm were derived from different sessions (or one "
                      "from the World Model)");
         } else if (remote_leader < 0 || remote_leader >= tdm_comm_peer_size(peer)) {
-            leader_err = MPI_ERR_RANK;
+            leader_err = TDM_COMM_BAD_RANK;
             snprintf(why, sizeof(why), "invalid remote_leader %d (peer_comm of size %d)",
                      remote_leader, tdm_comm_peer_size(peer));
         } else if (!peer->inter && remote_leader == peer->rank) {
-            leader_err = MPI_ERR_RANK;
+            leader_err = TDM_COMM_BAD_RANK;
             snprintf(why, sizeof(why),
                      "remote_leader %d is the local leader itself (rank %d of peer_comm)",
                      remote_leader, peer->rank);
         } else if (tag < 0 || tag > TDM_TAG_UB) {
-            leader_err = MPI_ERR_TAG;
+            leader_err = TDM_COMM_BAD_TAG;
             snprintf(why, sizeof(why), "invalid tag %d (valid: 0..%d)", tag, TDM_TAG_UB);
         }
     }
@@ -509,8 +509,9 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
                                        &nc);
     if (rc > 0) {
         if (leader_err)
-            return tdm_mpi_err(c, leader_err, fn, "%s", why);
-        return tdm_mpi_err(c, rc, fn, "%s (local_leader %d)", what, local_leader);
+            return tdm_mpi_err(c, tdm_mpi_comm_bad_class(leader_err), fn, "%s", why);
+        return tdm_mpi_err(c, tdm_mpi_comm_bad_class(rc), fn, "%s (local_leader %d)", what,
+                           local_leader);
     }
     if (rc)
         return create_error(c, rc, fn);

@@ -4,7 +4,6 @@
 #include "../base/params.h"
 #include "../coll/select.h"
 #include "../mpit/mpit.h"
-#include "../net/shm.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -83,9 +82,6 @@ void tdm_mpi_users_add(void) {
     if (first) {
         if (tdm_boot_init(&tdm_mpi.boot) != 0)
             tdm_mpi_abort_job(1, "cannot learn the job layout (see the message above)");
-        if (tdm_shm_init(tdm_mpi.boot.shm_fd, tdm_mpi.boot.shm_offset, tdm_mpi.boot.rank,
-                         tdm_mpi.boot.size) != 0)
-            tdm_mpi_abort_job(1, "cannot set up the shared-memory segment (see above)");
     }
     if (tdm_dtype_init() != 0 || tdm_comm_init(tdm_mpi.boot.rank, tdm_mpi.boot.size) != 0)
         tdm_mpi_abort_job(1, "out of memory setting up the predefined datatypes and "
@@ -93,7 +89,9 @@ void tdm_mpi_users_add(void) {
     if (first) {
         tdm_p2p_config_t cfg = {.rank = tdm_mpi.boot.rank,
                                 .size = tdm_mpi.boot.size,
-                                .oversubscribed = tdm_mpi.boot.oversubscribed};
+                                .oversubscribed = tdm_mpi.boot.oversubscribed,
+                                .shm_fd = tdm_mpi.boot.shm_fd,
+                                .shm_offset = tdm_mpi.boot.shm_offset};
         const char *what = NULL;
         if (tdm_p2p_init(&cfg, &what) != 0) {
             char why[256];

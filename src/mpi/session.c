@@ -358,8 +358,8 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     tdm_comm_t *c;
     int rc = tdm_comm_from_group(g, stringtag, &why, &c);
     if (rc > 0)
-        return NEW_ERR(errhandler, fn, rc, "%s (stringtag \"%s\", group of %d)", why, stringtag,
-                       g->map.n);
+        return NEW_ERR(errhandler, fn, tdm_mpi_comm_bad_class(rc),
+                       "%s (stringtag \"%s\", group of %d)", why, stringtag, g->map.n);
     if (rc)
         return NEW_ERR(errhandler, fn, MPI_ERR_OTHER,
                        "cannot create the communicator (out of memory or a failed exchange with "
@@ -409,7 +409,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     tdm_comm_t *c;
     int rc = tdm_comm_inter_from_groups(lg, local_leader, rg, remote_leader, stringtag, &why, &c);
     if (rc > 0)
-        return NEW_ERR(errhandler, fn, rc,
+        return NEW_ERR(errhandler, fn, tdm_mpi_comm_bad_class(rc),
                        "%s (stringtag \"%s\", local_leader %d, remote_leader %d)", why, stringtag,
                        local_leader, remote_leader);
     if (rc)

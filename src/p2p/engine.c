@@ -28,6 +28,10 @@ _Static_assert(sizeof(tdm_pkt_pull_t) <= TDM_CTRL_MAX, "pull fits a queued contr
 
 int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p) {
     tdm_p2p_state_t *p = &tdm_p2p;
+    if (tdm_shm_init(cfg->shm_fd, cfg->shm_offset, cfg->rank, cfg->size) != 0) {
+        *what_p = "cannot set up the shared-memory segment";
+        return -1;
+    }
     p->rank = cfg->rank;
     p->size = cfg->size;
     p->oversubscribed = cfg->oversubscribed;

@@ -35,9 +35,12 @@ typedef struct tdm_unexp tdm_unexp_t;
 typedef struct tdm_p2p_config {
     int rank, size;
     int oversubscribed;
+    int shm_fd;        /* the node segment's memfd (src/boot) */
+    size_t shm_offset; /* where the segment starts in it */
 } tdm_p2p_config_t;
 
-/* 0, or -1 with *what_p naming what could not be set up (the cause is logged). */
+/* Set up the transports (the node's shared segment, CMA) and the engine over them.
+ * 0, or -1 with *what_p naming what could not be set up (the cause is logged). */
 int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p);
 /* Finish every pending transmission, then synchronise with every other process
  * while still serving their packets; nothing in flight is lost (MPI_Finalize). */

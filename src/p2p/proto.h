@@ -15,6 +15,7 @@
 #define TDM_P2P_PROTO_H
 
 #include "layout.h"
+#include "../base/adapt.h"
 #include "req.h"
 #include "wire.h"
 
@@ -139,49 +140,6 @@ bool tdm_p2p_select_announce(tdm_rtr_history_t *h);
  * the pair's shared slot; the higher rank follows. The first exchanges after a
  * change of way are not timed: the peer may still be on the old way, and the
  * pipeline runs cold until it has cycled its ring once. */
-#define TDM_ADAPT_CLASSES 10 /* 16 KiB (and below), 32 KiB, ..., 8 MiB and up */
-#define TDM_ADAPT_SAMPLES 2  /* timed exchanges in a look at the way not taken */
-typedef struct tdm_adapt_cell {
-    float cost[2][3];  /* [0] RGET, [1] pipeline: ns per KiB of the last three timed receives
-                          each way (0: none); the estimate is their median */
-    uint8_t next[2];   /* where each way's next sample goes */
-    uint8_t way;       /* the way of the last decision */
-    uint16_t left;     /* decisions left in the current look */
-    uint16_t skip;     /* completions not to time (the way just changed) */
-    uint8_t look_best; /* the better way when the last look began */
-    uint8_t judge;     /* a look ended: the next decision sets `cap` */
-    uint16_t cap;      /* longest period now: 64 after a look changed the way, doubling
-                          after each look that did not */
-    uint32_t n;        /* decisions since the last look at the way not taken */
-    uint16_t lag;      /* completions of the way looked at after the look ended */
-    uint16_t last_lag; /* ... after the last look: part of what a look costs */
-    uint8_t begun;     /* a decision was taken (the first ones, cold, are not timed) */
-    uint8_t by_min;    /* the estimate is the least sample, not the median (eager range: a
-                          latency, which noise only lengthens; with the median, two slow eager
-                          samples in three sent 12 KiB ping-pong by rendezvous for 30-70% of
-                          the messages with the CPUs near, 1.9-2.1 us against 1.3-1.7) */
-} tdm_adapt_cell_t;
-/* The estimate of one way: the median of its samples, or their minimum with
- * by_min (0: none). */
-float tdm_p2p_adapt_cost(const tdm_adapt_cell_t *c, int way);
-/* Exchanges not timed after changing to the pipeline: 1 + those that take to
- * cycle the ring (`ring_bytes`) with messages of `size` (for RGET: 1). */
-unsigned tdm_p2p_adapt_warm(uint64_t ring_bytes, uint64_t size);
-/* Decisions between two looks at the way not taken: what a look costs (its
- * length times the excess cost of that way) times 100, so looks take about 1%
- * of the time; at least 16, at most 4096, and at most `cap` (at least 64, and
- * at least 16 looks, the last look's lag included: a look is at most a
- * seventeenth of the decisions): a choice that a look has just turned round is
- * checked again soon. `warm0`,
- * `warm1`: completions not timed after changing to way 0 or way 1 (at least 1;
- * the pipeline's: tdm_p2p_adapt_warm(...)). */
-unsigned tdm_p2p_adapt_period(const tdm_adapt_cell_t *c, unsigned warm0, unsigned warm1);
-/* true: way 1 (the pipeline). Counts the decision. */
-bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm0, unsigned warm1);
-/* A receive that went the chosen way took `ns` for `bytes`. */
-void tdm_p2p_adapt_record(tdm_adapt_cell_t *c, bool pipeline, uint64_t ns, uint64_t bytes);
-/* Size class of a message (index into a peer's cells). */
-unsigned tdm_p2p_adapt_class(uint64_t size);
 /* An adaptive receive completed (rndv_cma.c): record its time, from match to
  * the completion of the receive and of my rendezvous send to the peer,
  * whichever is later: an exchange is over only when both are. Timing the

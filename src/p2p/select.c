@@ -369,136 +369,18 @@ bool tdm_p2p_select_announce(tdm_rtr_history_t *h) {
     return true;
 }
 
-unsigned tdm_p2p_adapt_class(uint64_t size) {
-    unsigned lg = size ? 63u - (unsigned)__builtin_clzll(size) : 0;
-    return lg <= 14 ? 0 : TDM_MIN(lg - 14, TDM_ADAPT_CLASSES - 1u);
-}
-
-float tdm_p2p_adapt_cost(const tdm_adapt_cell_t *c, int way) {
-    const float *v = c->cost[way];
-    float a = v[0], b = v[1], d = v[2];
-    if (b == 0)
-        return a;  /* one sample (or none) */
-    if (c->by_min) /* latencies: noise only adds */
-        return d == 0 ? TDM_MIN(a, b) : TDM_MIN(TDM_MIN(a, b), d);
-    if (d == 0)
-        return TDM_MAX(a, b); /* two: the worse, until a third can outvote it */
-    return TDM_MAX(TDM_MIN(a, b), TDM_MIN(TDM_MAX(a, b), d));
-}
-
-unsigned tdm_p2p_adapt_warm(uint64_t ring_bytes, uint64_t size) {
-    if (size == 0)
-        return 1;
-    return 1 + (unsigned)TDM_MIN((ring_bytes + size - 1) / size, (uint64_t)1000);
-}
-
-/* Completions not timed after changing to `way`. */
-static unsigned warm_of(int way, unsigned warm0, unsigned warm1) {
-    return TDM_MAX(1u, way ? warm1 : warm0);
-}
-
-unsigned tdm_p2p_adapt_period(const tdm_adapt_cell_t *c, unsigned warm0, unsigned warm1) {
-    float r = tdm_p2p_adapt_cost(c, 0), p = tdm_p2p_adapt_cost(c, 1);
-    int other = p < r ? 0 : 1; /* the way a look would take */
-    float lo = TDM_MIN(r, p), hi = TDM_MAX(r, p);
-    unsigned look = warm_of(other, warm0, warm1) + TDM_ADAPT_SAMPLES + c->last_lag;
-    float period = (float)look * 100.0f * (hi - lo) / (lo > 0 ? lo : 1);
-    /* a look at most a seventeenth of the decisions, however soon it is due:
-     * the eager range's looks last two ring cycles (42-66 messages of 8-16
-     * KiB), and a sender with a window of sends out takes the way looked at
-     * for all of them (`last_lag`); with 64 between looks half the messages
-     * went the slower way */
-    float cap = TDM_MAX(c->cap < 64 ? 64.0f : (float)c->cap, 16.0f * (float)look);
-    period = TDM_MIN(period, cap);
-    return period < 16 ? 16 : period > 4096 ? 4096 : (unsigned)period;
-}
-
-/* The first use of a cell: way 0 runs cold too (fresh ring pages fault, a
- * first CMA read pins its pages), so its first warm0 completions are not
- * timed either: a cold eager 12 KiB message took 13-19 us against 0.8-1.8
- * warm, and sent the next 64-528 by rendezvous, the slower way with the CPUs
- * near (bcast 12 KiB 2.1 -> 2.6-3.3 us). */
-static void adapt_begin(tdm_adapt_cell_t *c, unsigned warm0, unsigned warm1) {
-    if (c->begun)
-        return;
-    c->begun = 1;
-    c->skip = (uint16_t)warm_of(0, warm0, warm1);
-}
-
-bool tdm_p2p_adapt_choose(tdm_adapt_cell_t *c, unsigned warm0, unsigned warm1) {
-    uint8_t way;
-    float r = tdm_p2p_adapt_cost(c, 0), p = tdm_p2p_adapt_cost(c, 1);
-    adapt_begin(c, warm0, warm1);
-    if (c->left) {
-        c->left--;
-        way = c->way;
-    } else if (r == 0) {
-        way = 0; /* a first sample of each way, RGET first */
-    } else if (p == 0) {
-        way = 1;
-    } else {
-        uint8_t best = p < r;
-        way = best;
-        if (c->judge) { /* the first decision after a look, with its times */
-            c->judge = 0;
-            c->cap =
-                best == c->look_best ? (uint16_t)TDM_MIN(TDM_MAX(c->cap, 64u) * 2u, 4096u) : 64;
-        } else if (best != c->way) {
-            c->cap = 64; /* the times turned the choice round: the host moved us */
-            c->n = 0;
-        }
-        if (++c->n >= tdm_p2p_adapt_period(c, warm0, warm1)) {
-            /* the host may have moved us: look again, from fresh samples */
-            c->n = 0;
-            c->look_best = best;
-            c->judge = 1;
-            c->last_lag = c->lag;
-            c->lag = 0;
-            way = !best;
-            c->cost[way][0] = c->cost[way][1] = c->cost[way][2] = 0;
-            c->next[way] = 0;
-            c->left = (uint16_t)(warm_of(way, warm0, warm1) + TDM_ADAPT_SAMPLES - 1);
-        }
-    }
-    if (way != c->way) {
-        c->way = way;
-        c->skip = (uint16_t)warm_of(way, warm0, warm1);
-    }
-    return way != 0;
-}
-
 /* A decision of an adaptive cell (kind TDM_ADAPT_*, for `peer` and size class
  * k), counted: a look at the way not taken begins when `judge` is set, and a
  * change of way raises tandem_adapt_changed. */
 static bool adapt_choose_counted(tdm_adapt_cell_t *c, int kind, int peer, unsigned k,
                                  unsigned warm0, unsigned warm1) {
     uint8_t way0 = c->way, judge0 = c->judge;
-    bool way = tdm_p2p_adapt_choose(c, warm0, warm1);
+    bool way = tdm_adapt_choose(c, warm0, warm1);
     if (c->judge && !judge0)
         tdm_p2p_stats.adapt_looks[kind][k]++;
     if (c->way != way0)
         TDM_EVENT_RAISE(ADAPT_CHANGED, peer, kind, k, c->way, c->judge);
     return way;
-}
-
-void tdm_p2p_adapt_record(tdm_adapt_cell_t *c, bool pipeline, uint64_t ns, uint64_t bytes) {
-    bool stale = (pipeline ? 1 : 0) != c->way; /* the way changed before this completed */
-    /* after a look, one of the way looked at: the look lasted that much longer
-     * (a sender with a window of sends out took that way for all of them) */
-    if (stale && c->way == c->look_best && c->lag < UINT16_MAX)
-        c->lag++;
-    if (c->skip) {
-        c->skip--;
-        return;
-    }
-    if (bytes == 0 || stale)
-        return;
-    float x = (float)ns * 1024.0f / (float)bytes;
-    if (x < 1e-3f)
-        x = 1e-3f; /* 0 means no sample */
-    int way = pipeline ? 1 : 0;
-    c->cost[way][c->next[way]] = x;
-    c->next[way] = (uint8_t)((c->next[way] + 1) % 3);
 }
 
 static uint64_t now_ns(void) {
@@ -515,7 +397,7 @@ static tdm_adapt_cell_t *cell_of(tdm_adapt_cell_t ***tab, int peer, uint64_t siz
     }
     if (!(*tab)[peer])
         (*tab)[peer] = calloc(TDM_ADAPT_CLASSES, sizeof(tdm_adapt_cell_t));
-    return (*tab)[peer] ? &(*tab)[peer][tdm_p2p_adapt_class(size)] : NULL;
+    return (*tab)[peer] ? &(*tab)[peer][tdm_adapt_class(size)] : NULL;
 }
 
 static tdm_adapt_cell_t *adapt_cell(int peer, uint64_t size) {
@@ -567,7 +449,7 @@ uint32_t tdm_p2p_eager_adaptive(int peer, size_t bytes, const tdm_dtype_t *dt, b
     _Atomic uint32_t *word = paired ? &tdm_shm_pair(peer, tdm_p2p.rank)->eager_rndv
                                     : &tdm_shm_pair(tdm_p2p.rank, peer)->eager_rndv;
     uint32_t bits = atomic_load_explicit(word, memory_order_relaxed);
-    unsigned k = tdm_p2p_adapt_class(bytes);
+    unsigned k = tdm_adapt_class(bytes);
     *rndv = eager_adaptive_rndv || ((bits >> k) & 1u);
     tdm_p2p_stats.adapt[TDM_ADAPT_EAGER][*rndv][k]++;
     return stamp;
@@ -610,9 +492,9 @@ void tdm_p2p_eager_adapt_done(tdm_req_t *r, bool rndv) {
     size_t cells = (bytes + sizeof(tdm_pkt_eager_t) + body - 1) / body;
     unsigned warm_eager = (unsigned)TDM_MIN(2u * tdm_shm.ncells / cells, 65535u);
     /* this message's cost, then the way for the sender's next ones */
-    adapt_begin(c, warm_eager, 1);
-    tdm_p2p_adapt_record(c, rndv, dt, bytes);
-    unsigned k = tdm_p2p_adapt_class(bytes);
+    tdm_adapt_begin(c, warm_eager, 1);
+    tdm_adapt_record(c, rndv, dt, bytes);
+    unsigned k = tdm_adapt_class(bytes);
     bool want = adapt_choose_counted(c, TDM_ADAPT_EAGER, r->peer_world, k, warm_eager, 1);
     _Atomic uint32_t *word = &tdm_shm_pair(r->peer_world, tdm_p2p.rank)->eager_rndv;
     uint32_t bits = atomic_load_explicit(word, memory_order_relaxed);
@@ -644,7 +526,7 @@ void tdm_p2p_adapt_done(tdm_req_t *r) {
             return;
         }
     }
-    tdm_p2p_adapt_record(c, pipeline, now_ns() - st->t0, st->total);
+    tdm_adapt_record(c, pipeline, now_ns() - st->t0, st->total);
 }
 
 void tdm_p2p_adapt_sends_done(int peer) {
@@ -652,7 +534,7 @@ void tdm_p2p_adapt_sends_done(int peer) {
         return;
     adapt_pending_t *p = &adapt_pend[peer];
     p->on = 0;
-    tdm_p2p_adapt_record(p->c, p->pipeline, now_ns() - p->t0, p->bytes);
+    tdm_adapt_record(p->c, p->pipeline, now_ns() - p->t0, p->bytes);
 }
 
 void tdm_p2p_select_fini(void) {
@@ -675,10 +557,10 @@ void tdm_p2p_select_fini(void) {
  * pipeline; the receive's completion records its time in `c`
  * (tdm_p2p_adapt_done). */
 static bool adapt_timed(tdm_rndv_t *st, tdm_adapt_cell_t *c, int peer, uint64_t size, bool oneway) {
-    bool pipeline = adapt_choose_counted(c, oneway ? TDM_ADAPT_ONEWAY : TDM_ADAPT_XCHG, peer,
-                                         tdm_p2p_adapt_class(size), 1,
-                                         tdm_p2p_adapt_warm(tdm_shm.ring_bytes, size));
-    st->adapt = (uint8_t)(tdm_p2p_adapt_class(size) + 1);
+    bool pipeline =
+        adapt_choose_counted(c, oneway ? TDM_ADAPT_ONEWAY : TDM_ADAPT_XCHG, peer,
+                             tdm_adapt_class(size), 1, tdm_adapt_warm(tdm_shm.ring_bytes, size));
+    st->adapt = (uint8_t)(tdm_adapt_class(size) + 1);
     st->adapt_oneway = oneway;
     st->t0 = now_ns();
     return pipeline;
@@ -724,7 +606,7 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
         in.size > exchange_pipeline_max && in.size > exchange_adaptive_min &&
         in.size <= exchange_adaptive_max && adaptive && !in.sender_stalled) {
         int me = tdm_p2p.rank, peer = r->peer_world;
-        unsigned k = tdm_p2p_adapt_class(in.size);
+        unsigned k = tdm_adapt_class(in.size);
         _Atomic uint32_t *word = &tdm_shm_pair(TDM_MIN(me, peer), TDM_MAX(me, peer))->xchg_pipeline;
         uint32_t bits = atomic_load_explicit(word, memory_order_relaxed);
         tdm_adapt_cell_t *c = me < peer ? adapt_cell(peer, in.size) : NULL;
@@ -750,7 +632,7 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
         if (pipeline)
             p = TDM_PROTO_PIPELINE;
         if (c)
-            tdm_p2p_stats.adapt[TDM_ADAPT_ONEWAY][pipeline][tdm_p2p_adapt_class(in.size)]++;
+            tdm_p2p_stats.adapt[TDM_ADAPT_ONEWAY][pipeline][tdm_adapt_class(in.size)]++;
     }
     r->stage = TDM_RSTAGE_RNDV;
     r->proto = (uint8_t)p;

@@ -12,7 +12,7 @@
 
 #include "../base/log.h"
 #include "../coll/coll.h"
-#include "mpi.h"
+#include "../base/abi.h"
 
 #include <stdlib.h>
 
@@ -22,7 +22,7 @@ int tdm_topo_dist_exchange(tdm_comm_t *c, int n, const int *sources, const int *
                            const int *dests, const int *weights, bool weighted,
                            tdm_topo_t **topo_p) {
     int p = c->size, rc = TDM_ERR_NOMEM;
-    tdm_dtype_t *int_t = tdm_dtype_get(MPI_INT);
+    tdm_dtype_t *int_t = tdm_dtype_get(TDM_MPI_INT);
     long long nedges = 0;
     for (int i = 0; i < n; i++)
         nedges += degrees[i];

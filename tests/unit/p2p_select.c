@@ -162,7 +162,7 @@ static void check_announce_throttle(void) {
 
 /* one timed receive of 1 KiB taking `ns_per_kib` */
 static void feed(tdm_adapt_cell_t *c, bool pipeline, uint64_t ns_per_kib) {
-    tdm_p2p_adapt_record(c, pipeline, ns_per_kib, 1024);
+    tdm_adapt_record(c, pipeline, ns_per_kib, 1024);
 }
 
 /* Decisions until the next one that differs from `way`, taking them (at most `max`). */
@@ -171,7 +171,7 @@ static int run_of(tdm_adapt_cell_t *c, bool way, unsigned warm0, unsigned warm1,
     int n = 0;
     while (n < max) {
         tdm_adapt_cell_t save = *c;
-        if (tdm_p2p_adapt_choose(c, warm0, warm1) != way) {
+        if (tdm_adapt_choose(c, warm0, warm1) != way) {
             *c = save;
             break;
         }
@@ -182,43 +182,43 @@ static int run_of(tdm_adapt_cell_t *c, bool way, unsigned warm0, unsigned warm1,
 }
 
 static void check_adapt(void) {
-    CHECK(tdm_p2p_adapt_class(16384) == 0);
-    CHECK(tdm_p2p_adapt_class(16385) == 0);
-    CHECK(tdm_p2p_adapt_class(32768) == 1);
-    CHECK(tdm_p2p_adapt_class(65536 + 1) == 2);
-    CHECK(tdm_p2p_adapt_class(1 << 20) == 6);
-    CHECK(tdm_p2p_adapt_class(64u << 20) == TDM_ADAPT_CLASSES - 1);
+    CHECK(tdm_adapt_class(16384) == 0);
+    CHECK(tdm_adapt_class(16385) == 0);
+    CHECK(tdm_adapt_class(32768) == 1);
+    CHECK(tdm_adapt_class(65536 + 1) == 2);
+    CHECK(tdm_adapt_class(1 << 20) == 6);
+    CHECK(tdm_adapt_class(64u << 20) == TDM_ADAPT_CLASSES - 1);
     /* the pipeline runs cold until its ring has cycled once: 512 KiB ring */
-    CHECK(tdm_p2p_adapt_warm(512 << 10, 65536) == 9);
-    CHECK(tdm_p2p_adapt_warm(512 << 10, 1 << 20) == 2);
-    CHECK(tdm_p2p_adapt_warm(512 << 10, 100000) == 7);
+    CHECK(tdm_adapt_warm(512 << 10, 65536) == 9);
+    CHECK(tdm_adapt_warm(512 << 10, 1 << 20) == 2);
+    CHECK(tdm_adapt_warm(512 << 10, 100000) == 7);
 
     const unsigned warm = 9;
     tdm_adapt_cell_t c = {0};
     /* the first use of a cell runs cold: its first receive is not timed */
-    CHECK(!tdm_p2p_adapt_choose(&c, 1, warm));
+    CHECK(!tdm_adapt_choose(&c, 1, warm));
     feed(&c, false, 900);
-    CHECK(tdm_p2p_adapt_cost(&c, 0) == 0);
+    CHECK(tdm_adapt_cost(&c, 0) == 0);
     /* a first sample of RGET, then of the pipeline: the pipeline's first
      * `warm` receives are not timed, and it is kept until it has a time */
-    CHECK(!tdm_p2p_adapt_choose(&c, 1, warm));
+    CHECK(!tdm_adapt_choose(&c, 1, warm));
     feed(&c, false, 100);
-    CHECK(tdm_p2p_adapt_cost(&c, 0) == 100);
+    CHECK(tdm_adapt_cost(&c, 0) == 100);
     for (unsigned i = 0; i < warm + 3; i++) {
-        CHECK(tdm_p2p_adapt_choose(&c, 1, warm));
+        CHECK(tdm_adapt_choose(&c, 1, warm));
         if (i < warm + 1)
             feed(&c, true, i < warm ? 900 : 50); /* cold ones are ignored */
     }
-    CHECK(tdm_p2p_adapt_cost(&c, 1) == 50);
+    CHECK(tdm_adapt_cost(&c, 1) == 50);
     /* the pipeline is cheaper; RGET is looked at again after at most 64
      * decisions (cost-based: a look of 3 times 100% excess times 100 = 300,
      * capped at 64 until looks confirm the choice) */
-    CHECK(tdm_p2p_adapt_period(&c, 1, warm) == 64);
+    CHECK(tdm_adapt_period(&c, 1, warm) == 64);
     int n = run_of(&c, true, 1, warm, 1000, 50);
     CHECK(n >= 60 && n <= 64);
     /* the look: one untimed RGET receive, then TDM_ADAPT_SAMPLES timed ones */
     CHECK(run_of(&c, false, 1, warm, 100, 100) == 1 + TDM_ADAPT_SAMPLES);
-    CHECK(tdm_p2p_adapt_cost(&c, 0) == 100);
+    CHECK(tdm_adapt_cost(&c, 0) == 100);
     /* the look confirmed the pipeline: the next period doubles */
     n = run_of(&c, true, 1, warm, 1000, 50);
     CHECK(n >= 120 && n <= 128 + (int)warm);
@@ -228,81 +228,81 @@ static void check_adapt(void) {
     CHECK(run_of(&c, false, 1, warm, 100, 100) == 1 + TDM_ADAPT_SAMPLES);
     /* back on the pipeline: its first `warm` receives are not timed */
     for (unsigned i = 0; i < warm; i++) {
-        CHECK(tdm_p2p_adapt_choose(&c, 1, warm));
+        CHECK(tdm_adapt_choose(&c, 1, warm));
         feed(&c, true, 999);
     }
-    CHECK(tdm_p2p_adapt_cost(&c, 1) == 50);
+    CHECK(tdm_adapt_cost(&c, 1) == 50);
     /* the host moves the processes apart: the pipeline's times triple; two
      * slow receives outvote the one fast one left, and RGET takes over */
     for (int i = 0; i < 2; i++) {
-        CHECK(tdm_p2p_adapt_choose(&c, 1, warm));
+        CHECK(tdm_adapt_choose(&c, 1, warm));
         feed(&c, true, 300);
     }
-    CHECK(tdm_p2p_adapt_cost(&c, 1) == 300);
-    CHECK(!tdm_p2p_adapt_choose(&c, 1, warm));
+    CHECK(tdm_adapt_cost(&c, 1) == 300);
+    CHECK(!tdm_adapt_choose(&c, 1, warm));
     feed(&c, false, 999); /* the first after a change is not timed */
-    CHECK(tdm_p2p_adapt_cost(&c, 0) == 100);
+    CHECK(tdm_adapt_cost(&c, 0) == 100);
     /* looks at the pipeline now cost 2x per exchange and last warm + 2: a long
      * period by cost, capped again (the host moved), but at 16 looks' length
      * rather than 64: a look is at most a seventeenth of the decisions */
     const int look = (int)warm + TDM_ADAPT_SAMPLES;
-    CHECK(tdm_p2p_adapt_period(&c, 1, warm) == (unsigned)(16 * look));
+    CHECK(tdm_adapt_period(&c, 1, warm) == (unsigned)(16 * look));
     n = run_of(&c, false, 1, warm, 1000, 100);
     CHECK(n >= 16 * look - 4 && n <= 16 * look);
     /* a look at the pipeline lasts warm + TDM_ADAPT_SAMPLES; the host has put
      * the processes back: its fresh times win */
     CHECK(run_of(&c, true, 1, warm, (int)warm + TDM_ADAPT_SAMPLES + 10, 40) ==
           (int)warm + TDM_ADAPT_SAMPLES + 10);
-    CHECK(tdm_p2p_adapt_cost(&c, 1) == 40);
-    CHECK(tdm_p2p_adapt_cost(&c, 0) == 100);
+    CHECK(tdm_adapt_cost(&c, 1) == 40);
+    CHECK(tdm_adapt_cost(&c, 0) == 100);
 
     /* one outlier of the way taken does not turn the choice */
     tdm_adapt_cell_t d = {.cost = {{100, 100, 100}, {50, 50, 50}}, .way = 1};
     feed(&d, true, 1000);
-    CHECK(tdm_p2p_adapt_cost(&d, 1) == 50);
-    CHECK(tdm_p2p_adapt_choose(&d, 1, warm));
+    CHECK(tdm_adapt_cost(&d, 1) == 50);
+    CHECK(tdm_adapt_choose(&d, 1, warm));
     /* a time for a way no longer current is left out */
     d.way = 0;
     feed(&d, true, 1000);
     feed(&d, true, 1000);
-    CHECK(tdm_p2p_adapt_cost(&d, 1) == 50);
+    CHECK(tdm_adapt_cost(&d, 1) == 50);
     /* close costs: looked at every 16 decisions */
     tdm_adapt_cell_t e = {.cost = {{100, 100, 100}, {95, 95, 95}}, .cap = 4096};
-    CHECK(tdm_p2p_adapt_period(&e, 1, warm) == 16);
+    CHECK(tdm_adapt_period(&e, 1, warm) == 16);
     /* far apart and confirmed: 3 decisions x 900% x 100; at most 4096 */
     e.cost[1][0] = e.cost[1][1] = e.cost[1][2] = 10;
-    CHECK(tdm_p2p_adapt_period(&e, 1, warm) == 2700);
+    CHECK(tdm_adapt_period(&e, 1, warm) == 2700);
     e.cost[1][0] = e.cost[1][1] = e.cost[1][2] = 5;
-    CHECK(tdm_p2p_adapt_period(&e, 1, warm) == 4096);
+    CHECK(tdm_adapt_period(&e, 1, warm) == 4096);
     /* way 0 with a warm-up of its own (the eager range: its first messages after
      * rendezvous ones write cells that are no longer the sender's): after a
      * change to way 0, the first warm0 completions are not timed */
     tdm_adapt_cell_t w = {.cost = {{0, 0, 0}, {50, 50, 50}}, .way = 1, .begun = 1};
     CHECK(run_of(&w, false, 10, 1, 100, 100) == 11);
-    CHECK(tdm_p2p_adapt_cost(&w, 0) == 100);
-    CHECK(tdm_p2p_adapt_choose(&w, 10, 1));
+    CHECK(tdm_adapt_cost(&w, 0) == 100);
+    CHECK(tdm_adapt_choose(&w, 10, 1));
     /* a fresh cell leaves its first warm0 completions of way 0 untimed (the
      * eager range's first messages fault in the ring's pages) */
     tdm_adapt_cell_t f = {0};
     for (int i = 0; i < 10; i++) {
-        CHECK(!tdm_p2p_adapt_choose(&f, 10, 1));
+        CHECK(!tdm_adapt_choose(&f, 10, 1));
         feed(&f, false, 999);
     }
-    CHECK(tdm_p2p_adapt_cost(&f, 0) == 0);
-    CHECK(!tdm_p2p_adapt_choose(&f, 10, 1));
+    CHECK(tdm_adapt_cost(&f, 0) == 0);
+    CHECK(!tdm_adapt_choose(&f, 10, 1));
     feed(&f, false, 100);
-    CHECK(tdm_p2p_adapt_cost(&f, 0) == 100);
+    CHECK(tdm_adapt_cost(&f, 0) == 100);
     /* completions of the way looked at that come after the look ended (a
      * window of sends went that way) count in the next look's length */
     tdm_adapt_cell_t g = {
         .cost = {{100, 100, 100}, {50, 50, 50}}, .way = 1, .begun = 1, .look_best = 1};
-    CHECK(tdm_p2p_adapt_period(&g, 1, 1) == 64);
+    CHECK(tdm_adapt_period(&g, 1, 1) == 64);
     for (int i = 0; i < 30; i++)
         feed(&g, false, 100);
-    CHECK(tdm_p2p_adapt_cost(&g, 0) == 100);
-    g.n = tdm_p2p_adapt_period(&g, 1, 1) - 1;
-    CHECK(!tdm_p2p_adapt_choose(&g, 1, 1)); /* the look begins */
-    CHECK(tdm_p2p_adapt_period(&g, 1, 1) == 16 * (1 + TDM_ADAPT_SAMPLES + 30));
+    CHECK(tdm_adapt_cost(&g, 0) == 100);
+    g.n = tdm_adapt_period(&g, 1, 1) - 1;
+    CHECK(!tdm_adapt_choose(&g, 1, 1)); /* the look begins */
+    CHECK(tdm_adapt_period(&g, 1, 1) == 16 * (1 + TDM_ADAPT_SAMPLES + 30));
     /* a message is timed from its send, or from the previous completion from
      * its sender if later (a stream: the gap between completions) */
     CHECK(tdm_p2p_adapt_start(1000, 0) == 1000);
@@ -320,8 +320,8 @@ static void check_adapt(void) {
     CHECK(tdm_p2p_range_paired(2, 7, 0x100u, 0xffffff00u)); /* the clock wrapped */
     /* and a look at way 0 lasts warm0 + TDM_ADAPT_SAMPLES decisions */
     tdm_adapt_cell_t l = {.cost = {{100, 100, 100}, {50, 50, 50}}, .way = 1};
-    l.n = tdm_p2p_adapt_period(&l, 10, 1) - 1;
-    CHECK(!tdm_p2p_adapt_choose(&l, 10, 1));
+    l.n = tdm_adapt_period(&l, 10, 1) - 1;
+    CHECK(!tdm_adapt_choose(&l, 10, 1));
     CHECK(run_of(&l, false, 10, 1, 100, 100) == 10 + TDM_ADAPT_SAMPLES - 1);
 }
 
