@@ -3,7 +3,8 @@
 # use, or another layer's private header. Run by src/CMakeLists.txt before the
 # layers compile:
 #   cmake -DSRC=<src> -DRULES="layer:dep,dep ..." -DSTAMP=<file> -P check_layers.cmake
-# Private headers: *_impl.h anywhere, p2p/proto.h and everything under p2p/proto/.
+# Private headers: *_impl.h anywhere, p2p/proto.h, select.h, adapt.h, stats.h and
+# everything under p2p/proto/.
 cmake_minimum_required(VERSION 3.20)
 separate_arguments(_rules UNIX_COMMAND "${RULES}")
 set(_layers "")
@@ -51,7 +52,7 @@ foreach(_f IN LISTS _files)
     endif()
     if(NOT _tlayer IN_LIST _allow_${_layer})
       list(APPEND _errors "${_rel}: includes ${_trel}, but ${_layer} may not use ${_tlayer}")
-    elseif(_trel MATCHES "_impl\\.h$" OR _trel STREQUAL "p2p/proto.h" OR _trel MATCHES "^p2p/proto/")
+    elseif(_trel MATCHES "_impl\\.h$" OR _trel MATCHES "^p2p/(proto|select|adapt|stats)\\.h$" OR _trel MATCHES "^p2p/proto/")
       list(APPEND _errors "${_rel}: includes ${_trel}, private to src/${_tlayer}")
     endif()
   endforeach()

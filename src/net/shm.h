@@ -60,18 +60,17 @@ typedef struct tdm_shm_proc {
 } tdm_shm_proc_t;
 
 /* Per ordered pair (producer -> consumer), one cache line. */
+#define TDM_SHM_PAIR_UPPER 2
 typedef struct tdm_shm_pair {
     _Atomic uint32_t producer_waiting; /* producer found the ring full and may block */
     _Atomic uint32_t cma_off;          /* the first process of the pair stopped using CMA with the
                                           second (cma.c): both sides read it, so the pair agrees */
-    _Atomic uint32_t xchg_pipeline;    /* slot (lower, higher) only: bit k set while the lower
-                                          rank has exchanges of size class k between the two go
-                                          by the pipeline (p2p/select.c); the higher follows */
-    _Atomic uint32_t eager_rndv;       /* bit k set while the consumer has messages of size class
-                                          k from the producer in the adaptive eager range come by
-                                          rendezvous (p2p/select.c); the producer follows */
-    unsigned char pad[TDM_CACHELINE - 16];
+    /* Words the layer above owns and names (its adaptive choices); the transport only
+     * keeps them in the pair's line, zero at start-up. */
+    _Atomic uint32_t upper[TDM_SHM_PAIR_UPPER];
+    unsigned char pad[TDM_CACHELINE - 8 - 4 * TDM_SHM_PAIR_UPPER];
 } tdm_shm_pair_t;
+_Static_assert(sizeof(tdm_shm_pair_t) == TDM_CACHELINE, "a pair's slot is one cache line");
 
 typedef struct tdm_shm_hdr {
     uint64_t magic;

@@ -73,7 +73,7 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p) {
         tdm_list_init(&p->txq[i]);
         tdm_list_init(&p->rtrq[i]);
     }
-    if (tdm_p2p_select_init() != 0) {
+    if (tdm_p2p_select_init() != 0 || tdm_p2p_adapt_init() != 0) {
         *what_p = "the rendezvous protocol settings are invalid";
         return -1;
     }

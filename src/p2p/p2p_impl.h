@@ -4,7 +4,10 @@
 #define TDM_P2P_IMPL_H
 
 #include "p2p.h"
+#include "adapt.h"
 #include "proto.h"
+#include "select.h"
+#include "stats.h"
 #include "../base/event.h"
 #include "../base/log.h"
 #include "../base/pvar.h"
@@ -58,6 +61,7 @@ typedef struct tdm_p2p_state {
     int oversubscribed;
     size_t eager_limit;
     long spins, yields, block_us; /* waiting: see tdm_p2p_wait_until */
+    uint32_t stall_units;         /* PEER_STALL_US in units of the shm clock; 0: never */
     uint32_t spin_units;          /* WAIT_SPIN_US in units of the shm clock (ranks <= cores) */
     tdm_list_t posted;            /* receives in posting order */
     tdm_list_t unexp;             /* unexpected messages in arrival order */
@@ -152,7 +156,7 @@ void tdm_p2p_send_on_ack(tdm_req_t *s);
 void tdm_p2p_part_on_packet(int peer, const void *body);
 void tdm_p2p_part_fini(void);
 
-/* select.c: a receive matched an RTS; choose and start a protocol */
+/* proto/rndv_cma.c: a receive matched an RTS; choose (select.c) and start a protocol */
 void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts);
 
 #endif

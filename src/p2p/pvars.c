@@ -3,6 +3,10 @@
 #include "p2p_impl.h"
 #include "../base/params.h"
 
+#include <stdio.h>
+
+tdm_p2p_stats_t tdm_p2p_stats;
+
 static uint64_t tdm_p2p_pv_eager_long_msgs(int i) {
     (void)i;
     return tdm_p2p_stats.eager_msgs - tdm_p2p_stats.short_msgs;
@@ -32,3 +36,41 @@ const tdm_pvar_desc_t tdm_p2p_pvars[TDM_P2P_PV_COUNT] = {
 #undef TDM_PVAR
 };
 const int tdm_p2p_npvars = TDM_P2P_PV_COUNT;
+
+/* The counters as the registry (pvars.def) reads them, summed over size classes. */
+static unsigned long long pv(int id) {
+    return (unsigned long long)tdm_pvar_sum(&tdm_p2p_pvars[id], NULL);
+}
+
+void tdm_p2p_stats_print(void) {
+    static const int proto_pv[TDM_PROTO_COUNT] = {
+        [TDM_PROTO_PIPELINE] = TDM_P2P_PV_rndv_pipeline_msgs,
+        [TDM_PROTO_RGET] = TDM_P2P_PV_rndv_rget_msgs,
+        [TDM_PROTO_RPUT] = TDM_P2P_PV_rndv_rput_msgs,
+        [TDM_PROTO_COOP] = TDM_P2P_PV_rndv_coop_msgs,
+        [TDM_PROTO_RTR] = TDM_P2P_PV_rndv_rtr_msgs,
+    };
+    char line[640];
+    int off = snprintf(line, sizeof(line),
+                       "tandem: rank %d protocol stats: eager %llu (sent at once %llu), "
+                       "received at once %llu, short %llu",
+                       tdm_p2p.rank, pv(TDM_P2P_PV_eager_msgs), pv(TDM_P2P_PV_eager_sent_at_once),
+                       pv(TDM_P2P_PV_received_at_once), pv(TDM_P2P_PV_eager_short_msgs));
+    for (int i = 0; i < TDM_PROTO_COUNT; i++)
+        off += snprintf(line + off, sizeof(line) - (size_t)off, ", %s %llu", tdm_p2p_proto_word(i),
+                        pv(proto_pv[i]));
+    snprintf(line + off, sizeof(line) - (size_t)off,
+             "; copies %llu, bytes read %llu, bytes written %llu, cma fallbacks %llu, rtr "
+             "announced %llu, adaptive eager %llu rendezvous %llu (pulled unexpected %llu), "
+             "adaptive one-way pipeline %llu cma %llu, adaptive exchanges pipeline %llu rget "
+             "%llu; read alone from a stalled sender %llu, waits yielded %llu blocked %llu\n",
+             pv(TDM_P2P_PV_cma_copies), pv(TDM_P2P_PV_cma_bytes_read),
+             pv(TDM_P2P_PV_cma_bytes_written), pv(TDM_P2P_PV_cma_fallbacks),
+             pv(TDM_P2P_PV_rtr_announced), pv(TDM_P2P_PV_adapt_eager_eager),
+             pv(TDM_P2P_PV_adapt_eager_rndv), pv(TDM_P2P_PV_adapt_eager_pulled),
+             pv(TDM_P2P_PV_adapt_oneway_pipeline), pv(TDM_P2P_PV_adapt_oneway_cma),
+             pv(TDM_P2P_PV_adapt_exchange_pipeline), pv(TDM_P2P_PV_adapt_exchange_rget),
+             pv(TDM_P2P_PV_rndv_stalled_rget), pv(TDM_P2P_PV_wait_yields),
+             pv(TDM_P2P_PV_wait_blocks));
+    fputs(line, stderr);
+}

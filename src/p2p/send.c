@@ -114,8 +114,8 @@ static bool push_rts(tdm_req_t *s) {
         tdm_layout_t mine;
         tdm_layout_local(&mine, s->buf, s->count, s->dt);
         tdm_layout_to_wire(&mine, &h->buf);
-        if (s->bytes <= tdm_p2p.eager_limit && !(h->env.flags & TDM_PKTF_SYNC))
-            h->env.flags |= TDM_PKTF_PULL; /* the adaptive eager range: buffered if unexpected */
+        if (tdm_p2p_select_pull(s->bytes, h->env.flags & TDM_PKTF_SYNC))
+            h->env.flags |= TDM_PKTF_PULL;
     } else {
         memset(&h->buf, 0, sizeof(h->buf)); /* not addressable: the receiver picks pipeline */
     }
@@ -213,9 +213,9 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
 
     /* Fast path: a blocking, non-synchronous message that fits one cell goes
      * straight into the ring with no request at all. */
-    if (!want_req && !sync && dst_world != tdm_p2p.rank &&
-        bytes <= tdm_shm_body_size() - sizeof(tdm_pkt_eager_t) &&
-        tdm_list_empty(&tdm_p2p.txq[dst_world])) {
+    if (tdm_p2p_select_at_once(want_req, sync, dst_world == tdm_p2p.rank, bytes,
+                               tdm_shm_body_size() - sizeof(tdm_pkt_eager_t),
+                               &tdm_p2p.txq[dst_world])) {
         tdm_pkt_eager_t *h = tdm_shm_send_reserve(dst_world);
         const char *data = (const char *)buf + dt->true_lb;
         if (TDM_LIKELY(h != NULL)) {
@@ -273,10 +273,10 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
     if (dst_world == tdm_p2p.rank)
         return send_self(s);
 
-    bool rndv = bytes > tdm_p2p.eager_limit;
-    /* between EAGER_ADAPTIVE_MIN and the limit: as the receiver timed it */
-    if (!rndv)
-        s->t_sent = tdm_p2p_eager_adaptive(dst_world, bytes, dt, &rndv);
+    tdm_send_way_t way = tdm_p2p_select_send(bytes);
+    bool rndv = way == TDM_SEND_RNDV;
+    if (way == TDM_SEND_RANGE)
+        s->t_sent = tdm_p2p_adapt_eager_send(dst_world, bytes, dt, &rndv);
     if (!rndv) {
         s->stage = TDM_SSTAGE_EAGER;
         tdm_p2p_stats.eager_msgs++;

@@ -354,3 +354,56 @@ void tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t s
     ue->received = ue->size;
     send_fin(peer, sreq); /* the sender takes it as an RGET's FIN */
 }
+
+/* ---- a receive matched an RTS: choose (select.c) and start the protocol ---- */
+
+/* The peer is neither polling (its beat is older than PEER_STALL_US) nor blocked in a
+ * wait: preempted, or computing outside the library. */
+static bool peer_stalled(int peer) {
+    if (!tdm_p2p.stall_units || peer == tdm_p2p.rank)
+        return false;
+    const tdm_shm_proc_t *o = &tdm_shm.procs[peer];
+    if (atomic_load_explicit(&o->sleeping, memory_order_relaxed))
+        return false;
+    uint32_t beat = atomic_load_explicit(&o->beat, memory_order_relaxed);
+    return (int32_t)(tdm_shm_clock() - beat) > (int32_t)tdm_p2p.stall_units;
+}
+
+void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
+    int peer = r->peer_world;
+    bool range_cma = tdm_p2p_range_cma(peer);
+    tdm_select_in_t in = {
+        .send_mode = rts->mode,
+        .recv_blocking = (r->mode & TDM_MODE_BLOCKING) != 0,
+        .consume_far = (r->mode & TDM_MODE_CONSUMES) && range_cma,
+        .size = r->msg_size,
+        .cma = peer != tdm_p2p.rank && tdm_cma_usable(peer) &&
+               (rts->buf.contig || rts->buf.nsegs > 0) && tdm_layout_describable(r->dt),
+        .load_send =
+            atomic_load_explicit(&tdm_shm.procs[peer].copies_pending, memory_order_relaxed),
+        .load_recv =
+            atomic_load_explicit(&tdm_shm.procs[tdm_p2p.rank].copies_pending, memory_order_relaxed),
+        .exchange = tdm_p2p.rndv_out[peer] > 0,
+        .one_out = tdm_p2p.rndv_out[peer] == 1,
+        .range_cma = range_cma,
+    };
+    in.sender_stalled = in.cma && tdm_p2p_select_forced() == TDM_PROTO_AUTO && peer_stalled(peer);
+    tdm_proto_id_t p = tdm_p2p_select(&in);
+    if (in.sender_stalled)
+        tdm_p2p_stats.stalled_rget++;
+    tdm_rndv_t *st = tdm_rndv(r);
+    memset(st, 0, sizeof(*st));
+    int kind = tdm_p2p_select_adaptive(&in, p);
+    if (kind >= 0 && tdm_p2p_adapt_rndv(r, kind, in.size))
+        p = TDM_PROTO_PIPELINE;
+    r->stage = TDM_RSTAGE_RNDV;
+    r->proto = (uint8_t)p;
+    r->remote_id = rts->sreq;
+    r->offset = 0;
+    tdm_p2p_stats.proto_msgs[p]++;
+    tdm_p2p_stats.proto_bytes[p] += r->msg_size;
+    TDM_EVENT_RAISE(RNDV_PROTOCOL, peer, (int64_t)r->msg_size, p);
+    tdm_trace(P2P, "rendezvous of %zu bytes from rank %d: %s", r->msg_size, peer,
+              tdm_proto_name(p));
+    tdm_protos[p]->recv_start(r, rts);
+}

@@ -55,13 +55,12 @@ static bool could_match_earlier(const tdm_req_t *r) {
 }
 
 void tdm_rtr_maybe_announce(tdm_req_t *r) {
-    tdm_proto_id_t forced = tdm_p2p_select_forced();
     int src = r->peer_world;
-    if (forced != TDM_PROTO_RTR && (forced != TDM_PROTO_AUTO || (r->mode & TDM_MODE_BLOCKING)))
-        return; /* auto: only receives that let the caller compute (Irecv) */
+    if (!tdm_p2p_select_announces(r->mode & TDM_MODE_BLOCKING, r->bytes))
+        return;
     if (r->peer == TDM_ANY_SOURCE || r->tag == TDM_ANY_TAG || src < 0 || src == tdm_p2p.rank ||
-        r->bytes <= tdm_p2p.eager_limit || !tdm_cma_usable(src) || !tdm_layout_describable(r->dt) ||
-        could_match_earlier(r) || !tdm_p2p_select_announce(&tdm_p2p.rx[src].rtr))
+        !tdm_cma_usable(src) || !tdm_layout_describable(r->dt) || could_match_earlier(r) ||
+        !tdm_p2p_select_announce(&tdm_p2p.rx[src].rtr))
         return;
     tdm_pkt_rtr_t a = {.type = TDM_PKT_RTR,
                        .ctx = r->ctx,
