@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Progress, packet dispatch, transmit queues, waiting, start-up and shut-down. */
-#include "p2p_impl.h"
+#include "proto/eager.h"
 #include "../base/params.h"
 #include "../base/copy.h"
 #include "../net/cma.h"
@@ -13,19 +13,6 @@
 
 tdm_p2p_state_t tdm_p2p;
 
-/* Control packets are at most this long (CTS and RTR carry a buffer layout). */
-#define TDM_CTRL_MAX 128
-
-typedef struct tdm_ctrl {
-    tdm_txitem_t tx;
-    uint8_t len;
-    unsigned char pkt[TDM_CTRL_MAX];
-} tdm_ctrl_t;
-
-_Static_assert(sizeof(tdm_pkt_cts_cma_t) <= TDM_CTRL_MAX, "cts fits a queued control packet");
-_Static_assert(sizeof(tdm_pkt_rtr_t) <= TDM_CTRL_MAX, "rtr fits a queued control packet");
-_Static_assert(sizeof(tdm_pkt_pull_t) <= TDM_CTRL_MAX, "pull fits a queued control packet");
-
 int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p) {
     tdm_p2p_state_t *p = &tdm_p2p;
     if (tdm_shm_init(cfg->shm_fd, cfg->shm_offset, cfg->rank, cfg->size) != 0) {
@@ -37,11 +24,8 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p) {
     p->oversubscribed = cfg->oversubscribed;
     p->eager_limit = tdm_p2p_eager_limit_param(p->oversubscribed);
     if (p->oversubscribed) {
-        /* another rank needs this core: hand it over at once, by yielding
-         * (a yield costs nothing when another rank is runnable; 200 yields before
-         * blocking, against 4, made 4-rank 8-byte collectives a third faster: a
-         * blocked rank needs a futex wake and a scheduler pass for every message).
-         * Polling before the first yield kept the core from the rank waited for. */
+        /* another rank needs this core: hand it over at once, by yielding (a
+         * blocked rank needs a futex wake and a scheduler pass per message) */
         p->spins = TDM_PARAM_I(WAIT_SPINS_OVERSUBSCRIBED);
         p->yields = TDM_PARAM_I(WAIT_YIELDS_OVERSUBSCRIBED);
     } else {
@@ -88,57 +72,6 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p) {
     return 0;
 }
 
-void tdm_p2p_complete(tdm_req_t *req) {
-    req->done = 1;
-    if (TDM_UNLIKELY(req->out_counted)) {
-        if (--tdm_p2p.rndv_out[req->peer_world] == 0)
-            tdm_p2p_adapt_sends_done(req->peer_world);
-        req->out_counted = 0;
-    }
-    if (req->on_complete)
-        req->on_complete(req);
-    /* MPI_Request_free on an active request: nobody will wait for it */
-    if (req->user_freed)
-        tdm_p2p_release(req);
-}
-
-void tdm_p2p_release(tdm_req_t *req) {
-    if (req->dt)
-        tdm_dtype_release(req->dt);
-    tdm_req_free(req);
-}
-
-void tdm_p2p_txq_push(int peer, tdm_txitem_t *item) {
-    tdm_p2p_stats.ring_full++;
-    if (tdm_list_empty(&tdm_p2p.txq[peer]))
-        tdm_p2p.tx_busy++;
-    tdm_list_push_back(&tdm_p2p.txq[peer], &item->link);
-    /* ask the consumer to ring our doorbell when it frees a cell */
-    atomic_store_explicit(&tdm_shm_pair(tdm_p2p.rank, peer)->producer_waiting, 1,
-                          memory_order_relaxed);
-}
-
-void tdm_p2p_send_ctrl(int peer, const void *pkt, size_t len) {
-    if (tdm_list_empty(&tdm_p2p.txq[peer])) {
-        void *cell = tdm_shm_send_reserve(peer);
-        if (cell) {
-            memcpy(cell, pkt, len);
-            tdm_shm_send_commit(peer);
-            return;
-        }
-    }
-    tdm_ctrl_t *c = malloc(sizeof(*c));
-    if (!c) {
-        /* cannot drop a control packet: its peer would wait forever */
-        tdm_error(P2P, "out of memory queueing a control packet to rank %d; aborting", peer);
-        abort();
-    }
-    c->tx.is_ctrl = 1;
-    c->len = (uint8_t)len;
-    memcpy(c->pkt, pkt, len);
-    tdm_p2p_txq_push(peer, &c->tx);
-}
-
 /* Write queued items toward one peer, in order, while the ring has room.
  * Each item is unlinked before it is pushed (completion hooks may free the
  * request or queue new packets to the same peer), so `tx_busy` follows the
@@ -181,226 +114,33 @@ static int tx_progress(int peer) {
     return events;
 }
 
-/* The first cell of an eager message (EAGER or EAGER_SHORT, whose fields come
- * here as arguments: each caller's are constants or loads of its own header).
- * `h` is the cell's body, for its stamp; a short message has none (stamped 0). */
-static inline __attribute__((always_inline)) void
-rx_eager_msg(int peer, const void *h, bool stamped, uint32_t ctx, int src, int tag, uint8_t flags,
-             uint8_t mode, uint32_t sreq, size_t size, size_t frag, const unsigned char *payload) {
-    tdm_p2p.rx_count[peer]++;
-    tdm_req_t *r = tdm_p2p_match_posted(ctx, src, tag);
-    if (r) {
-        tdm_p2p_recv_set_envelope(r, src, tag, peer, size);
-        /* posted before it came: its time counts */
-        r->t_sent = stamped ? tdm_shm_cell_stamp(h) : 0;
-        if (flags & TDM_PKTF_SYNC) {
-            tdm_pkt_ack_t ack = {.type = TDM_PKT_ACK, .req = sreq};
-            tdm_p2p_send_ctrl(peer, &ack, sizeof(ack));
-        }
-        tdm_p2p_recv_copy(r, 0, payload, frag);
-        if (frag == size) {
-            if (r->t_sent)
-                tdm_p2p_eager_adapt_done(r, false);
-            r->stage = TDM_RSTAGE_DONE;
-            tdm_p2p_complete(r);
-        } else {
-            r->stage = TDM_RSTAGE_EAGER;
-            r->offset = frag;
-            tdm_p2p.rx[peer].req = r;
-        }
-        return;
-    }
-    tdm_unexp_t *ue = tdm_p2p_unexp_new(ctx, src, tag, size, true);
-    if (!ue) {
-        tdm_error(P2P, "out of memory keeping an unexpected %llu-byte message from rank %d",
-                  (unsigned long long)size, peer);
-        abort();
-    }
-    ue->type = TDM_PKT_EAGER;
-    ue->flags = flags;
-    ue->mode = mode;
-    ue->sreq = sreq;
-    ue->src_world = peer;
-    tdm_copy(ue->data, payload, frag);
-    ue->received = frag;
-    if (ue->received < ue->size)
-        tdm_p2p.rx[peer].ue = ue;
-    tdm_p2p_unexp_push(ue);
-}
+/* The packet handlers by wire id (proto/registry.def). */
+static void (*const handlers[TDM_PKT_TYPES])(int peer, const void *body) = {
+#define TDM_PKT(_name, _wire, _handler) [_wire] = _handler,
+#include "proto/registry.def"
+#undef TDM_PKT
+};
 
-static void rx_eager(int peer, const tdm_pkt_eager_t *h) {
-    /* Below TDM_PKT_ALIGN_MIN the pad is always 0. Not reading it there keeps
-     * the payload's address independent of a load from the cell: adding
-     * h->pad unconditionally made 64 B ping-pong 0.116 -> 0.132 us and 256 B
-     * 0.131 -> 0.137 (medians of 16 interleaved runs, CPUs near), likely as
-     * the copy's loads waited for it; a predicted branch does not wait. */
-    const unsigned char *payload = (const unsigned char *)(h + 1);
-    if (TDM_UNLIKELY(h->size >= TDM_PKT_ALIGN_MIN))
-        payload += h->pad;
-    rx_eager_msg(peer, h, true, h->ctx, h->src, h->tag, h->flags, h->mode, h->sreq, h->size,
-                 h->frag, payload);
-}
-
-static void rx_short(int peer, const tdm_pkt_short_t *h) {
-    rx_eager_msg(peer, h, false, h->ctx, h->src, h->tag, 0, h->mode, 0, h->size, h->size,
-                 (const unsigned char *)(h + 1));
-}
-
-static void rx_cont(int peer, const tdm_pkt_cont_t *c) {
-    tdm_rx_cursor_t *cur = &tdm_p2p.rx[peer];
-    const unsigned char *payload = (const unsigned char *)(c + 1) + c->pad;
-    if (cur->req) {
-        tdm_req_t *r = cur->req;
-        tdm_p2p_recv_copy(r, r->offset, payload, c->frag);
-        r->offset += c->frag;
-        if (r->offset == r->msg_size) {
-            if (r->t_sent)
-                tdm_p2p_eager_adapt_done(r, false);
-            cur->req = NULL;
-            r->stage = TDM_RSTAGE_DONE;
-            tdm_p2p_complete(r);
-        }
-        return;
-    }
-    tdm_unexp_t *ue = cur->ue;
-    if (!ue) {
-        tdm_error(P2P, "continuation cell from rank %d with no message in progress", peer);
-        abort();
-    }
-    tdm_copy(ue->data + ue->received, payload, c->frag);
-    ue->received += c->frag;
-    if (ue->received < ue->size)
-        return;
-    cur->ue = NULL;
-    tdm_p2p_unexp_arrived(ue);
-}
-
-void tdm_p2p_unexp_arrived(tdm_unexp_t *ue) {
-    if (ue->claimed) {
-        /* a receive (or Mrecv) took it while it was arriving */
-        tdm_req_t *r = ue->claimed;
-        r->unexp = NULL;
-        tdm_p2p_recv_copy(r, 0, ue->data, ue->size);
-        tdm_p2p_unexp_free(ue);
-        r->stage = TDM_RSTAGE_DONE;
-        tdm_p2p_complete(r);
-    }
-}
-
-static void rx_rts(int peer, const tdm_pkt_rts_cma_t *h) {
-    tdm_p2p.rx_count[peer]++;
-    tdm_req_t *r = tdm_p2p_match_posted(h->env.ctx, h->env.src, h->env.tag);
-    if (r) {
-        tdm_rts_info_t rts = {
-            .sreq = h->env.sreq, .mode = h->env.mode, .pid = h->pid, .buf = h->buf};
-        tdm_p2p_recv_set_envelope(r, h->env.src, h->env.tag, peer, h->env.size);
-        r->t_sent = tdm_p2p_rndv_stamp(tdm_shm_cell_stamp(h)); /* posted: its time counts */
-        tdm_p2p_rndv_matched(r, &rts);
-        return;
-    }
-    bool pull = (h->env.flags & TDM_PKTF_PULL) && tdm_cma_usable(peer);
-    tdm_unexp_t *ue = tdm_p2p_unexp_new(h->env.ctx, h->env.src, h->env.tag, h->env.size, pull);
-    if (!ue) {
-        tdm_error(P2P, "out of memory keeping an unexpected rts from rank %d", peer);
-        abort();
-    }
-    if (pull) {
-        /* a message of the adaptive eager range: now kept as the eager one it stands for */
-        ue->type = TDM_PKT_EAGER;
-        ue->flags = h->env.flags & ~TDM_PKTF_PULL;
-        ue->mode = h->env.mode;
-        ue->src_world = peer;
-        tdm_p2p_unexp_push(ue);
-        tdm_rndv_pull_unexp(peer, h->pid, &h->buf, h->env.sreq, ue);
-        return;
-    }
-    ue->type = TDM_PKT_RTS;
-    ue->flags = h->env.flags;
-    ue->mode = h->env.mode;
-    ue->sreq = h->env.sreq;
-    ue->src_world = peer;
-    ue->pid = h->pid;
-    ue->rbuf = h->buf;
-    tdm_p2p_unexp_push(ue);
-}
-
-static tdm_req_t *lookup_or_die(uint32_t id, int peer, const char *what) {
-    tdm_req_t *r = tdm_req_lookup(id);
-    if (!r) {
-        tdm_error(P2P, "%s from rank %d names request %#x, which does not exist", what, peer, id);
-        abort();
-    }
-    return r;
+static void bad_packet(int peer, const void *body) {
+    tdm_error(P2P, "unknown packet type %u from rank %d", *(const uint8_t *)body, peer);
+    abort();
 }
 
 void tdm_p2p_handle_packet(int peer, const void *body) {
-    switch (*(const uint8_t *)body) {
-    case TDM_PKT_EAGER_SHORT:
-        rx_short(peer, body);
-        break;
-    case TDM_PKT_EAGER:
-        rx_eager(peer, body);
-        break;
-    case TDM_PKT_EAGER_CONT:
-        rx_cont(peer, body);
-        break;
-    case TDM_PKT_RTS:
-        rx_rts(peer, body);
-        break;
-    case TDM_PKT_CTS: {
-        const tdm_pkt_cts_t *cts = body;
-        tdm_req_t *sreq = lookup_or_die(cts->sreq, peer, "cts");
-        sreq->acked = 1; /* matched: a synchronous send may complete */
-        sreq->remote_id = cts->rreq;
-        sreq->proto = cts->proto;
-        if (cts->proto >= TDM_PROTO_COUNT || !tdm_protos[cts->proto]->send_cts) {
-            tdm_error(P2P, "cts from rank %d names protocol %u, which has no sender side", peer,
-                      cts->proto);
-            abort();
-        }
-        tdm_protos[cts->proto]->send_cts(sreq, cts);
-        break;
+    uint8_t type = *(const uint8_t *)body;
+    /* the eager packets directly, inline: through the table they would pay an
+     * indirect call that the switch this replaced did not */
+    if (TDM_LIKELY(type == TDM_PKT_EAGER_SHORT)) {
+        tdm_eager_rx_short(peer, body);
+        return;
     }
-    case TDM_PKT_DATA: {
-        const tdm_pkt_data_t *d = body;
-        tdm_rndv_on_data(lookup_or_die(d->rreq, peer, "data"), d);
-        break;
+    if (type == TDM_PKT_EAGER) {
+        tdm_eager_rx(peer, body);
+        return;
     }
-    case TDM_PKT_FIN: {
-        const tdm_pkt_fin_t *f = body;
-        tdm_rndv_on_fin(lookup_or_die(f->req, peer, "fin"));
-        break;
-    }
-    case TDM_PKT_PULL: {
-        const tdm_pkt_pull_t *pl = body;
-        tdm_rndv_on_pull(lookup_or_die(pl->req, peer, "pull"), pl);
-        break;
-    }
-    case TDM_PKT_ACK: {
-        const tdm_pkt_ack_t *a = body;
-        tdm_p2p_send_on_ack(lookup_or_die(a->req, peer, "ack"));
-        break;
-    }
-    case TDM_PKT_RTR:
-        tdm_rtr_on_announce(peer, body);
-        break;
-    case TDM_PKT_RTR_FIN:
-        tdm_p2p.rx_count[peer]++;
-        tdm_rtr_on_fin(peer, body);
-        break;
-    case TDM_PKT_RTR_CANCEL:
-        tdm_rtr_on_cancel(peer, body);
-        break;
-    case TDM_PKT_RTR_CANCEL_ACK:
-        tdm_rtr_on_cancel_ack(peer, body);
-        break;
-    case TDM_PKT_PART:
-        tdm_p2p_part_on_packet(peer, body);
-        break;
-    default:
-        tdm_error(P2P, "unknown packet type %u from rank %d", *(const uint8_t *)body, peer);
-        abort();
-    }
+    if (TDM_UNLIKELY(type >= TDM_PKT_TYPES || !handlers[type]))
+        bad_packet(peer, body);
+    handlers[type](peer, body);
 }
 
 int tdm_p2p_progress(void) {

@@ -59,15 +59,13 @@ void tdm_p2p_drain(uint32_t keep_ctx);
 tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world, int self_rank,
                        int tag, uint32_t ctx, uint8_t mode, void *comm, bool want_req,
                        tdm_req_t **req_p);
-/* Start a receive (src may be TDM_ANY_SOURCE, tag TDM_ANY_TAG). */
-tdm_rc_t tdm_p2p_irecv(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
-                       void *comm, tdm_req_t **req_p);
 /* `how` of tdm_p2p_irecv_ex: the caller blocks (MPI_Recv); the caller combines
  * the data as soon as it has it (TDM_MODE_CONSUMES) */
 #define TDM_RECV_BLOCKING 1u
 #define TDM_RECV_CONSUMES 2u
-/* The same, knowing the source's world rank (-1 for MPI_ANY_SOURCE) and how the
- * caller receives (TDM_RECV_*): this lets the receive announce itself (RTR).
+/* Start a receive (src may be TDM_ANY_SOURCE, tag TDM_ANY_TAG), knowing the
+ * source's world rank (-1 for MPI_ANY_SOURCE) and how the caller receives
+ * (TDM_RECV_*): this lets the receive announce itself (RTR).
  * With `now` non-NULL, a message already here whole (eager) that fits completes
  * at once with no request: *req_p is then NULL and *now its status. */
 tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,

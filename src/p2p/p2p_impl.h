@@ -8,6 +8,7 @@
 #include "proto.h"
 #include "select.h"
 #include "stats.h"
+#include "../base/copy.h"
 #include "../base/event.h"
 #include "../base/log.h"
 #include "../base/pvar.h"
@@ -129,31 +130,65 @@ void tdm_p2p_unexp_free(tdm_unexp_t *ue);
 /* Free the entries kept for reuse (finalize). */
 void tdm_p2p_unexp_cache_fini(void);
 
-/* recv.c: deliver a message to a receive that matched it */
-void tdm_p2p_recv_matched_unexp(tdm_req_t *r, tdm_unexp_t *ue);
+/* ---- core.c: below every protocol ---- */
+
+/* Control packets are at most this long (CTS and RTR carry a buffer layout). */
+#define TDM_CTRL_MAX 128
+
+/* A control packet waiting in a peer's transmit queue for ring space. */
+typedef struct tdm_ctrl {
+    tdm_txitem_t tx;
+    uint8_t len;
+    unsigned char pkt[TDM_CTRL_MAX];
+} tdm_ctrl_t;
+
+/* Send a small control packet to peer, queueing it if the ring is full. */
+void tdm_p2p_send_ctrl(int peer, const void *pkt, size_t len);
+void tdm_p2p_txq_push(int peer, tdm_txitem_t *item);
+/* The envelope of an EAGER or RTS packet from send request s. */
+void tdm_p2p_fill_envelope(tdm_pkt_eager_t *h, uint8_t type, const tdm_req_t *s, size_t bytes);
+/* A receive matched a message of `size` bytes: its status (truncation too). */
 void tdm_p2p_recv_set_envelope(tdm_req_t *r, int src, int tag, int src_world, size_t size);
+/* Copy stream bytes [off, off+len) of the message into the receive buffer,
+ * dropping what lies past its end. */
 void tdm_p2p_recv_copy(tdm_req_t *r, size_t off, const void *data, size_t len);
-/* engine.c: the last byte of an unexpected message is in (ue->received ==
- * ue->size): a receive that claimed it while it was arriving completes. */
+/* The request a packet from peer names; a stale or unknown id aborts (a peer
+ * that names a request it does not have is broken). */
+tdm_req_t *tdm_p2p_req_of_packet(uint32_t id, int peer, const char *what);
+/* A posted receive leaves the queue and completes as cancelled. */
+void tdm_p2p_recv_cancelled(tdm_req_t *r);
+/* The last byte of an unexpected message is in (ue->received == ue->size): a
+ * receive that claimed it while it was arriving completes. */
 void tdm_p2p_unexp_arrived(tdm_unexp_t *ue);
+
+static inline void tdm_p2p_copy_in(void *buf, size_t count, tdm_dtype_t *dt, size_t off,
+                                   const void *data, size_t len) {
+    if (dt->contig)
+        tdm_copy((char *)buf + dt->true_lb + off, data, len);
+    else
+        tdm_dtype_unpack(buf, count, dt, off, data, len);
+}
+
+/* ---- the protocols (proto/, part.c): packet handlers are registry.def's ---- */
+
+#define TDM_PKT(_name, _wire, _handler) void _handler(int peer, const void *body);
+#include "proto/registry.def"
+#undef TDM_PKT
+
+/* recv.c: a receive matched an unexpected message (from the queue or Mprobe) */
+void tdm_p2p_recv_matched_unexp(tdm_req_t *r, tdm_unexp_t *ue);
 
 /* dump.c: a dump asked for on another thread than the MPI one (printed when idle) */
 extern volatile sig_atomic_t tdm_p2p_dump_pending;
 void tdm_p2p_dump_deferred(void);
 
-/* engine.c */
+/* engine.c: one packet from peer, by its type (registry.def) */
 void tdm_p2p_handle_packet(int peer, const void *body);
-/* Send a small control packet to peer, queueing it if the ring is full. */
-void tdm_p2p_send_ctrl(int peer, const void *pkt, size_t len);
-void tdm_p2p_txq_push(int peer, tdm_txitem_t *item);
 
 /* send.c: write as much of a send as the ring takes; true when nothing is left */
 bool tdm_p2p_send_push(tdm_req_t *s);
-void tdm_p2p_send_on_ack(tdm_req_t *s);
 
-/* part.c: a partitioned communication packet (TDM_PKT_PART) from peer; the
- * announcements nobody matched (finalize) */
-void tdm_p2p_part_on_packet(int peer, const void *body);
+/* part.c: the announcements nobody matched (finalize) */
 void tdm_p2p_part_fini(void);
 
 /* proto/rndv_cma.c: a receive matched an RTS; choose (select.c) and start a protocol */

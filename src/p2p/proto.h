@@ -21,10 +21,15 @@
 #include <stdint.h>
 
 typedef enum {
-#define TDM_PROTO(_id, _sym, _opt) TDM_PROTO_##_id,
+#define TDM_PROTO(_id, _wire, _sym, _opt) TDM_PROTO_##_id = _wire,
 #include "proto/registry.def"
 #undef TDM_PROTO
-    TDM_PROTO_COUNT,
+    /* how many there are (registry.def's TDM_PROTO lines; ids are dense from 0) */
+    TDM_PROTO_COUNT = 0
+#define TDM_PROTO(_id, _wire, _sym, _opt) +1
+#include "proto/registry.def"
+#undef TDM_PROTO
+    ,
     TDM_PROTO_AUTO = TDM_PROTO_COUNT /* selection setting only */
 } tdm_proto_id_t;
 
@@ -50,7 +55,7 @@ typedef struct tdm_proto {
 } tdm_proto_t;
 
 extern const tdm_proto_t *const tdm_protos[TDM_PROTO_COUNT];
-#define TDM_PROTO(_id, _sym, _opt) extern const tdm_proto_t _sym;
+#define TDM_PROTO(_id, _wire, _sym, _opt) extern const tdm_proto_t _sym;
 #include "proto/registry.def"
 #undef TDM_PROTO
 
@@ -100,9 +105,8 @@ const char *tdm_proto_name(tdm_proto_id_t id);
 /* rndv_cma.c: the machinery shared by the protocols */
 void tdm_rndv_split_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts, const tdm_proto_t *p);
 void tdm_rndv_split_send_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts);
-void tdm_rndv_on_fin(tdm_req_t *req);
-void tdm_rndv_on_pull(tdm_req_t *s, const tdm_pkt_pull_t *pull);
-void tdm_rndv_on_data(tdm_req_t *r, const tdm_pkt_data_t *d);
+/* Sender: the RTS stage (writes the RTS; then waits for CTS or FIN). */
+bool tdm_rndv_push_rts(tdm_req_t *s);
 /* An RTS flagged TDM_PKTF_PULL that came unexpected: read the message into the
  * unexpected entry's buffer now and send FIN, so that the send completes as an
  * eager one would. If the read fails (CMA is then off for the pair), the sender
@@ -121,12 +125,7 @@ void tdm_rndv_try_complete(tdm_req_t *req);
 void tdm_rtr_maybe_announce(tdm_req_t *r);
 /* Sender: use an announcement for this send if one is valid; true if used. */
 bool tdm_rtr_try_send(tdm_req_t *s);
-void tdm_rtr_on_announce(int peer, const tdm_pkt_rtr_t *a);
-void tdm_rtr_on_fin(int peer, const tdm_pkt_rtr_fin_t *f);
-void tdm_rtr_on_cancel(int peer, const tdm_pkt_rtr_cancel_t *c);
-void tdm_rtr_on_cancel_ack(int peer, const tdm_pkt_rtr_cancel_t *c);
 bool tdm_rtr_push(tdm_req_t *s); /* txq stage: copy, then RTR_FIN */
 bool tdm_rtr_cancel(tdm_req_t *r);
-void tdm_rtr_fini(void);
 
 #endif

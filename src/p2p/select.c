@@ -16,13 +16,13 @@
 #include <time.h>
 
 const tdm_proto_t *const tdm_protos[TDM_PROTO_COUNT] = {
-#define TDM_PROTO(_id, _sym, _opt) [TDM_PROTO_##_id] = &_sym,
+#define TDM_PROTO(_id, _wire, _sym, _opt) [TDM_PROTO_##_id] = &_sym,
 #include "proto/registry.def"
 #undef TDM_PROTO
 };
 
 static const char *const opt_names[TDM_PROTO_COUNT] = {
-#define TDM_PROTO(_id, _sym, _opt) [TDM_PROTO_##_id] = _opt,
+#define TDM_PROTO(_id, _wire, _sym, _opt) [TDM_PROTO_##_id] = _opt,
 #include "proto/registry.def"
 #undef TDM_PROTO
 };

@@ -10,22 +10,28 @@
 
 #include <stdint.h>
 
+/* Packet types, by their wire ids in proto/registry.def (which names each one's
+ * handler):
+ *   EAGER        envelope + first fragment of an eager message
+ *   EAGER_CONT   next fragment of the eager message before it (same ring)
+ *   EAGER_SHORT  a whole small message that wants no answer, in one cache line
+ *   ACK          a synchronous-mode eager message was matched
+ *   RTS          rendezvous request to send: envelope, size, how it was sent
+ *   CTS          receiver matched an RTS: protocol chosen, receive request id
+ *   DATA         rendezvous fragment through the ring (pipeline, CMA fallback)
+ *   FIN          a side finished its part of a rendezvous copy
+ *   PULL         a side whose CMA copy failed asks the peer to stream a range
+ *   RTR          receiver announces a posted receive buffer (RTR protocol)
+ *   RTR_FIN      sender wrote a message into an announced buffer: envelope + ids
+ *   RTR_CANCEL   receiver asks to withdraw an announcement (MPI_Cancel)
+ *   RTR_CANCEL_ACK  sender's answer: withdrawn, or already used
+ *   PART         partitioned communication's control (part.c, tdm_pkt_part_t) */
 typedef enum {
-    TDM_PKT_EAGER = 1,      /* envelope + first fragment of an eager message */
-    TDM_PKT_EAGER_CONT,     /* next fragment of the eager message before it (same ring) */
-    TDM_PKT_RTS,            /* rendezvous request to send: envelope, size, how it was sent */
-    TDM_PKT_CTS,            /* receiver matched an RTS: protocol chosen, receive request id */
-    TDM_PKT_DATA,           /* rendezvous fragment through the ring (two-copy pipeline) */
-    TDM_PKT_FIN,            /* a side finished its part of a rendezvous copy */
-    TDM_PKT_ACK,            /* a synchronous-mode eager message was matched */
-    TDM_PKT_RTR,            /* receiver announces a posted receive buffer (RTR protocol) */
-    TDM_PKT_RTR_FIN,        /* sender wrote a message into an announced buffer: envelope + ids */
-    TDM_PKT_RTR_CANCEL,     /* receiver asks to withdraw an announcement (MPI_Cancel) */
-    TDM_PKT_RTR_CANCEL_ACK, /* sender's answer: withdrawn, or already used */
-    TDM_PKT_PULL,           /* a side whose CMA copy failed asks the peer to stream a range */
-    TDM_PKT_EAGER_SHORT,    /* a whole small message that wants no answer, in one cache line */
-    TDM_PKT_PART,           /* partitioned communication's control (part.c, tdm_pkt_part_t) */
+#define TDM_PKT(_name, _wire, _handler) TDM_PKT_##_name = _wire,
+#include "proto/registry.def"
+#undef TDM_PKT
 } tdm_pkt_type_t;
+#define TDM_PKT_TYPES 16 /* every wire id is below this */
 
 /* flags of EAGER and RTS */
 #define TDM_PKTF_SYNC 0x01 /* sender waits for ACK (eager) or CTS (rendezvous) to complete */
@@ -62,12 +68,8 @@ _Static_assert(sizeof(tdm_pkt_eager_t) == 32, "eager header is 32 bytes");
 
 /* EAGER_SHORT: a message of at most TDM_PKT_SHORT_MAX bytes sent in standard,
  * buffered or ready mode (no ACK, so no sender request id), in one cell, with
- * no pad: with the ring cell's 8-byte prefix, header and payload fill at most
- * the cell's first cache line. Under the full eager header (8 + 32 bytes) only
- * 24 bytes of payload shared the first line, and at 32-40 bytes the receiver
- * read two lines per message: 2-rank bw (window of 64 Isends, CPUs near, 5
- * interleaved runs) took Tandem 10.5 M messages/s at 16 B, 11.2 at 24, 9.5 at
- * 32 and 40 (Open MPI 10.3, 10.8, 10.7, 10.5). */
+ * no pad: with the cell's 8-byte prefix, header and payload fill at most the
+ * cell's first cache line, so the receiver reads one line per message. */
 typedef struct __attribute__((packed)) tdm_pkt_short {
     uint8_t type;
     uint8_t mode;
@@ -90,19 +92,8 @@ _Static_assert(sizeof(tdm_pkt_cont_t) == 8, "continuation header is 8 bytes");
 
 /* A contiguous eager message of at least TDM_PKT_ALIGN_MIN bytes that fits
  * one cell starts at the same offset within a cache line as the sender's
- * data: the sender skips pad (0-63) bytes after the header. With the payload
- * 40 bytes into its cell and page-aligned buffers, 2-rank ping-pong took
- * (medians of 8-20 interleaved runs, CPUs near) 0.77-0.80 us at 4 KiB against
- * 0.60-0.63 padded (MPICH 0.68-0.69), 5 KiB 0.81 -> 0.74, 6 KiB 0.93-0.97 ->
- * 0.85-0.88, 7 KiB 1.10 -> 1.01; with the CPUs far apart 4 KiB 2.96 -> 2.27,
- * and 2-rank Bcast, Gather, Reduce, Scatter and Allreduce of 4 KiB 18-25%
- * faster. The same placement made 1 KiB (0.197 -> 0.228 us) and messages of
- * two cells (8 KiB 0.95 -> 1.19) slower: hence one cell, from 2 KiB. At 2-3.5
- * KiB it was first measured even; a later series (12-14 interleaved runs,
- * near) gave ping-pong 2 KiB 0.348 -> 0.324 us, 3.5 KiB 0.576 -> 0.545, and
- * 2-rank Allgather, Alltoall and Reduce of 3 KiB 0.601 -> 0.539, 0.616 ->
- * 0.557, 0.478 -> 0.444 (2 KiB even). Why 1 KiB loses was not found; glibc's
- * memcpy switches to rep movsb at 2 KiB on this host. */
+ * data: the sender skips pad (0-63) bytes after the header, so both copies
+ * run aligned alike (docs/performance.md: why one cell, and why from 2 KiB). */
 #define TDM_PKT_ALIGN_MIN 2048
 static inline uint8_t tdm_pkt_pad(const void *payload, const void *data) {
     return (uint8_t)(((uintptr_t)data - (uintptr_t)payload) & 63);

@@ -196,7 +196,7 @@ bool tdm_rndv_stream_push(tdm_req_t *s) {
     return true;
 }
 
-void tdm_rndv_on_data(tdm_req_t *r, const tdm_pkt_data_t *d) {
+static void data_in(tdm_req_t *r, const tdm_pkt_data_t *d) {
     tdm_rndv_t *st = tdm_rndv(r);
     tdm_p2p_recv_copy(r, (size_t)d->offset, d + 1, d->frag);
     if (!(d->flags & TDM_DATAF_PULLED))
@@ -208,7 +208,7 @@ void tdm_rndv_on_data(tdm_req_t *r, const tdm_pkt_data_t *d) {
         tdm_rndv_try_complete(r);
 }
 
-void tdm_rndv_on_fin(tdm_req_t *req) {
+static void fin_in(tdm_req_t *req) {
     tdm_rndv_t *st = tdm_rndv(req);
     if (is_send(req) && !st->fin_out && !st->peer_part) {
         /* RGET: the receiver copied everything; no CTS came */
@@ -219,7 +219,7 @@ void tdm_rndv_on_fin(tdm_req_t *req) {
     tdm_rndv_try_complete(req);
 }
 
-void tdm_rndv_on_pull(tdm_req_t *s, const tdm_pkt_pull_t *pull) {
+static void pull_in(tdm_req_t *s, const tdm_pkt_pull_t *pull) {
     tdm_rndv_t *st = tdm_rndv(s);
     if (!st->peer_part && !st->fin_out) {
         /* RGET whose reader fell back: it still sends FIN when it has the data */
@@ -406,4 +406,102 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     tdm_trace(P2P, "rendezvous of %zu bytes from rank %d: %s", r->msg_size, peer,
               tdm_proto_name(p));
     tdm_protos[p]->recv_start(r, rts);
+}
+
+/* ---- packets (registry.def) and the sender's RTS stage ---- */
+
+bool tdm_rndv_push_rts(tdm_req_t *s) {
+    tdm_pkt_rts_cma_t *h = tdm_shm_send_reserve(s->peer_world);
+    if (!h)
+        return false;
+    tdm_p2p_fill_envelope(&h->env, TDM_PKT_RTS, s, s->bytes);
+    tdm_shm_cell_set_stamp(h, s->t_sent);
+    h->env.frag = 0;
+    h->pid = tdm_shm.procs[tdm_p2p.rank].pid;
+    h->rsvd = 0;
+    if (tdm_layout_describable(s->dt)) {
+        tdm_layout_t mine;
+        tdm_layout_local(&mine, s->buf, s->count, s->dt);
+        tdm_layout_to_wire(&mine, &h->buf);
+        if (tdm_p2p_select_pull(s->bytes, h->env.flags & TDM_PKTF_SYNC))
+            h->env.flags |= TDM_PKTF_PULL;
+    } else {
+        memset(&h->buf, 0, sizeof(h->buf)); /* not addressable: the receiver picks pipeline */
+    }
+    /* the receiver may match at once: it must see this process as running (select.c) */
+    atomic_store_explicit(&tdm_shm.procs[tdm_p2p.rank].beat, tdm_shm_clock(), memory_order_relaxed);
+    tdm_shm_send_commit(s->peer_world);
+    tdm_p2p_tx_envelope(s->peer_world, s->ctx, s->tag);
+    tdm_p2p.rndv_out[s->peer_world]++;
+    s->out_counted = 1;
+    s->hdr_done = 1;
+    s->stage = TDM_SSTAGE_WAIT_CTS;
+    return true;
+}
+
+void tdm_rndv_on_rts(int peer, const void *body) {
+    const tdm_pkt_rts_cma_t *h = body;
+    tdm_p2p.rx_count[peer]++;
+    tdm_req_t *r = tdm_p2p_match_posted(h->env.ctx, h->env.src, h->env.tag);
+    if (r) {
+        tdm_rts_info_t rts = {
+            .sreq = h->env.sreq, .mode = h->env.mode, .pid = h->pid, .buf = h->buf};
+        tdm_p2p_recv_set_envelope(r, h->env.src, h->env.tag, peer, h->env.size);
+        r->t_sent = tdm_p2p_rndv_stamp(tdm_shm_cell_stamp(h)); /* posted: its time counts */
+        tdm_p2p_rndv_matched(r, &rts);
+        return;
+    }
+    bool pull = (h->env.flags & TDM_PKTF_PULL) && tdm_cma_usable(peer);
+    tdm_unexp_t *ue = tdm_p2p_unexp_new(h->env.ctx, h->env.src, h->env.tag, h->env.size, pull);
+    if (!ue) {
+        tdm_error(P2P, "out of memory keeping an unexpected rts from rank %d", peer);
+        abort();
+    }
+    if (pull) {
+        /* a message of the adaptive eager range: now kept as the eager one it stands for */
+        ue->type = TDM_PKT_EAGER;
+        ue->flags = h->env.flags & ~TDM_PKTF_PULL;
+        ue->mode = h->env.mode;
+        ue->src_world = peer;
+        tdm_p2p_unexp_push(ue);
+        tdm_rndv_pull_unexp(peer, h->pid, &h->buf, h->env.sreq, ue);
+        return;
+    }
+    ue->type = TDM_PKT_RTS;
+    ue->flags = h->env.flags;
+    ue->mode = h->env.mode;
+    ue->sreq = h->env.sreq;
+    ue->src_world = peer;
+    ue->pid = h->pid;
+    ue->rbuf = h->buf;
+    tdm_p2p_unexp_push(ue);
+}
+
+void tdm_rndv_on_cts(int peer, const void *body) {
+    const tdm_pkt_cts_t *cts = body;
+    tdm_req_t *sreq = tdm_p2p_req_of_packet(cts->sreq, peer, "cts");
+    sreq->acked = 1; /* matched: a synchronous send may complete */
+    sreq->remote_id = cts->rreq;
+    sreq->proto = cts->proto;
+    if (cts->proto >= TDM_PROTO_COUNT || !tdm_protos[cts->proto]->send_cts) {
+        tdm_error(P2P, "cts from rank %d names protocol %u, which has no sender side", peer,
+                  cts->proto);
+        abort();
+    }
+    tdm_protos[cts->proto]->send_cts(sreq, cts);
+}
+
+void tdm_rndv_on_data(int peer, const void *body) {
+    const tdm_pkt_data_t *d = body;
+    data_in(tdm_p2p_req_of_packet(d->rreq, peer, "data"), d);
+}
+
+void tdm_rndv_on_fin(int peer, const void *body) {
+    const tdm_pkt_fin_t *f = body;
+    fin_in(tdm_p2p_req_of_packet(f->req, peer, "fin"));
+}
+
+void tdm_rndv_on_pull(int peer, const void *body) {
+    const tdm_pkt_pull_t *pl = body;
+    pull_in(tdm_p2p_req_of_packet(pl->req, peer, "pull"), pl);
 }

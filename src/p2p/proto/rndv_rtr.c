@@ -78,7 +78,8 @@ void tdm_rtr_maybe_announce(tdm_req_t *r) {
     tdm_p2p_stats.rtr_announced++;
 }
 
-void tdm_rtr_on_announce(int peer, const tdm_pkt_rtr_t *a) {
+void tdm_rtr_on_announce(int peer, const void *body) {
+    const tdm_pkt_rtr_t *a = body;
     rtr_entry_t *e = malloc(sizeof(*e));
     if (!e)
         return; /* an unused announcement only costs the receiver an RTS round trip */
@@ -209,7 +210,9 @@ bool tdm_rtr_push(tdm_req_t *s) {
     return true;
 }
 
-void tdm_rtr_on_fin(int peer, const tdm_pkt_rtr_fin_t *f) {
+void tdm_rtr_on_fin(int peer, const void *body) {
+    const tdm_pkt_rtr_fin_t *f = body;
+    tdm_p2p.rx_count[peer]++; /* an envelope packet (RTR ordering rule) */
     tdm_req_t *r = tdm_req_lookup(f->rreq);
     if (!r || r->kind != TDM_REQ_RECV || r->stage != TDM_RSTAGE_POSTED) {
         tdm_error(P2P, "rtr_fin from rank %d for receive %#x, which is not posted", peer, f->rreq);
@@ -246,7 +249,8 @@ bool tdm_rtr_cancel(tdm_req_t *r) {
     return true;
 }
 
-void tdm_rtr_on_cancel(int peer, const tdm_pkt_rtr_cancel_t *c) {
+void tdm_rtr_on_cancel(int peer, const void *body) {
+    const tdm_pkt_rtr_cancel_t *c = body;
     tdm_list_t *it, *tmp;
     tdm_pkt_rtr_cancel_t ack = {.type = TDM_PKT_RTR_CANCEL_ACK, .cancelled = 0, .rreq = c->rreq};
     tdm_list_for_each_safe(it, tmp, &tdm_p2p.rtrq[peer]) {
@@ -261,24 +265,15 @@ void tdm_rtr_on_cancel(int peer, const tdm_pkt_rtr_cancel_t *c) {
     tdm_p2p_send_ctrl(peer, &ack, sizeof(ack));
 }
 
-void tdm_rtr_on_cancel_ack(int peer, const tdm_pkt_rtr_cancel_t *c) {
+void tdm_rtr_on_cancel_ack(int peer, const void *body) {
+    const tdm_pkt_rtr_cancel_t *c = body;
     (void)peer;
     tdm_req_t *r = tdm_req_lookup(c->rreq);
     if (!r || r->kind != TDM_REQ_RECV)
         return; /* completed (and freed) by the message meanwhile */
     tdm_rndv(r)->announced = 0;
     if (r->stage == TDM_RSTAGE_POSTED)
-        tdm_p2p_cancel(r);
-}
-
-void tdm_rtr_fini(void) {
-    for (int p = 0; p < tdm_p2p.size; p++) {
-        tdm_list_t *it, *tmp;
-        tdm_list_for_each_safe(it, tmp, &tdm_p2p.rtrq[p]) {
-            tdm_list_remove(it);
-            free(TDM_CONTAINER_OF(it, rtr_entry_t, link));
-        }
-    }
+        tdm_p2p_recv_cancelled(r);
 }
 
 /* Never chosen at match time: an RTR send carries no RTS (see tdm_rtr_try_send). */
