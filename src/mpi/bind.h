@@ -116,87 +116,6 @@ bool tdm_mpi_origin_open(uint32_t serial);
 int tdm_mpi_err_session(const tdm_mpi_session_t *s, int errclass, const char *fn, const char *fmt,
                         ...) __attribute__((format(printf, 4, 5)));
 
-/* ---- argument checks: each returns from the caller on failure ---- */
-
-#define TDM_CHECK_INIT(_fn)                                                                        \
-    do {                                                                                           \
-        if (TDM_UNLIKELY(tdm_mpi.users == 0))                                                      \
-            return tdm_mpi_err(NULL, MPI_ERR_OTHER, _fn, "called %s", tdm_mpi_state_why());        \
-    } while (0)
-
-/* A communicator handle tdm_comm_get refused: the error, saying why. */
-int tdm_mpi_bad_comm(const char *fn, int handle);
-
-/* Look up a communicator handle into `_var`. */
-#define TDM_GET_COMM(_fn, _handle, _var)                                                           \
-    do {                                                                                           \
-        TDM_CHECK_INIT(_fn);                                                                       \
-        (_var) = tdm_comm_get(_handle);                                                            \
-        if (TDM_UNLIKELY(!(_var)))                                                                 \
-            return tdm_mpi_bad_comm(_fn, _handle);                                                 \
-    } while (0)
-
-#define TDM_CHECK_COUNT(_fn, _comm, _count)                                                        \
-    do {                                                                                           \
-        if (TDM_UNLIKELY((_count) < 0))                                                            \
-            return tdm_mpi_err(_comm, MPI_ERR_COUNT, _fn, "invalid count argument: count=%lld",    \
-                               (long long)(_count));                                               \
-    } while (0)
-
-/* A datatype usable for communication: valid and committed. */
-#define TDM_GET_DTYPE(_fn, _comm, _handle, _var)                                                   \
-    do {                                                                                           \
-        (_var) = tdm_dtype_get(_handle);                                                           \
-        if (TDM_UNLIKELY(!(_var)))                                                                 \
-            return tdm_mpi_err(_comm, MPI_ERR_TYPE, _fn, "invalid datatype (handle %#x)",          \
-                               (unsigned)(_handle));                                               \
-        if (TDM_UNLIKELY(!(_var)->committed))                                                      \
-            return tdm_mpi_err(_comm, MPI_ERR_TYPE, _fn,                                           \
-                               "datatype %#x is not committed (call MPI_Type_commit)",             \
-                               (unsigned)(_handle));                                               \
-    } while (0)
-
-/* A NULL buffer is MPI_BOTTOM: the datatype's displacements are then addresses, which is
- * how programs use types built with MPI_Get_address (MPI-4.1 5.1.12). It is refused only
- * when the data of `count` items would start below the lowest address a process can
- * map (vm.mmap_min_addr; address 0 at least), which no legal program's data can do:
- * a relative datatype with a NULL buffer. MPICH refuses only a true lower bound of 0,
- * and an int at displacement 8 with a NULL buffer reached memcpy. */
-int tdm_mpi_bottom_refused(tdm_comm_t *comm, const char *fn, const char *what, MPI_Count count,
-                           const tdm_dtype_t *dt);
-#define TDM_CHECK_BUF_NAMED(_fn, _comm, _buf, _what, _count, _dt)                                  \
-    do {                                                                                           \
-        if (TDM_UNLIKELY((_buf) == NULL && (_count) > 0 && (_dt)->size > 0)) {                     \
-            int e_ = tdm_mpi_bottom_refused(_comm, _fn, _what, (MPI_Count)(_count), _dt);          \
-            if (e_)                                                                                \
-                return e_;                                                                         \
-        }                                                                                          \
-    } while (0)
-#define TDM_CHECK_BUF(_fn, _comm, _buf, _count, _dt)                                               \
-    TDM_CHECK_BUF_NAMED(_fn, _comm, _buf, #_buf, _count, _dt)
-
-/* Destination / source rank: 0..size-1, MPI_PROC_NULL (and MPI_ANY_SOURCE if allowed).
- * On an intercommunicator the rank names the remote group. */
-#define TDM_CHECK_RANK(_fn, _comm, _rank, _what, _any_ok)                                          \
-    do {                                                                                           \
-        if (TDM_UNLIKELY(((_rank) < 0 || (_rank) >= tdm_comm_peer_size(_comm)) &&                  \
-                         (_rank) != MPI_PROC_NULL && !((_any_ok) && (_rank) == MPI_ANY_SOURCE)))   \
-            return tdm_mpi_err(_comm, MPI_ERR_RANK, _fn, "invalid %s rank %d (%s of size %d)",     \
-                               _what, (int)(_rank),                                                \
-                               (_comm)->inter ? "remote group" : "communicator",                   \
-                               tdm_comm_peer_size(_comm));                                         \
-    } while (0)
-
-#define TDM_CHECK_TAG(_fn, _comm, _tag, _any_ok)                                                   \
-    do {                                                                                           \
-        if (TDM_UNLIKELY(((_tag) < 0 || (_tag) > TDM_TAG_UB) &&                                    \
-                         !((_any_ok) && (_tag) == MPI_ANY_TAG)))                                   \
-            return tdm_mpi_err(_comm, MPI_ERR_TAG, _fn, "invalid tag %d (valid: 0..%d%s)",         \
-                               (int)(_tag), TDM_TAG_UB, (_any_ok) ? " or MPI_ANY_TAG" : "");       \
-    } while (0)
-
-#define TDM_TAG_UB 0x7fffffff
-
 /* ---- requests (request.c) ---- */
 
 #define TDM_REQ_HANDLE_BASE 0xac000000u
@@ -245,5 +164,7 @@ static inline void tdm_mpi_status_set_bytes(MPI_Status *st, MPI_Count bytes) {
 int tdm_mpi_bsend_start(const void *buf, MPI_Count count, tdm_dtype_t *dt, int dst_world,
                         int self_rank, int tag, tdm_comm_t *comm, bool blocking, tdm_req_t **req_p,
                         const char *fn);
+
+#include "check.h"
 
 #endif

@@ -17,29 +17,11 @@
 
 #include <stdlib.h>
 
-#define GET_DT(_fn, _c, _h, _v) TDM_GET_DTYPE(_fn, _c, _h, _v)
-
 #define CHECK_ROOT(_fn, _c, _root)                                                                 \
     do {                                                                                           \
         if (TDM_UNLIKELY((_root) < 0 || (_root) >= (_c)->size))                                    \
             return tdm_mpi_err(_c, MPI_ERR_ROOT, _fn, "invalid root %d (communicator of size %d)", \
                                (int)(_root), (_c)->size);                                          \
-    } while (0)
-
-#define CHECK_REQ(_fn, _c, _req, _blocking)                                                        \
-    do {                                                                                           \
-        if (!(_blocking) && !(_req))                                                               \
-            return tdm_mpi_err(_c, MPI_ERR_REQUEST, _fn, "request argument is NULL");              \
-    } while (0)
-
-#define GET_OP(_fn, _c, _h, _dt, _v)                                                               \
-    do {                                                                                           \
-        (_v) = tdm_op_get(_h);                                                                     \
-        if (TDM_UNLIKELY(!(_v)))                                                                   \
-            return tdm_mpi_err(_c, MPI_ERR_OP, _fn, "invalid op (handle %#x)", (unsigned)(_h));    \
-        if (TDM_UNLIKELY(!tdm_op_valid_for(_v, _dt)))                                              \
-            return tdm_mpi_err(_c, MPI_ERR_OP, _fn, "op %s is not defined on datatype %s",         \
-                               tdm_op_name(_v), tdm_dtype_name(_dt));                              \
     } while (0)
 
 /* MPI_IN_PLACE where it is not allowed, or the same buffer passed twice. */
@@ -49,13 +31,6 @@
                          (_nonempty)))                                                             \
             return tdm_mpi_err(_c, MPI_ERR_BUFFER, _fn,                                            \
                                "send and receive buffers are the same (use MPI_IN_PLACE)");        \
-    } while (0)
-
-#define NO_IN_PLACE(_fn, _c, _buf, _what)                                                          \
-    do {                                                                                           \
-        if (TDM_UNLIKELY((_buf) == MPI_IN_PLACE))                                                  \
-            return tdm_mpi_err(_c, MPI_ERR_BUFFER, _fn, "MPI_IN_PLACE is not allowed as %s",       \
-                               _what);                                                             \
     } while (0)
 
 int tdm_mpi_coll_error(tdm_comm_t *c, const char *fn, int rc) {
@@ -169,7 +144,7 @@ int tdm_mpi_coll_barrier(MPI_Comm comm, MPI_Request *request, const char *fn,
     TDM_GET_COMM(fn, comm, c);
     if (TDM_UNLIKELY(c->inter))
         return tdm_mpi_inter_barrier(c, request, fn, mode);
-    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     if (mode == TDM_CALL_BLOCKING)
         return blocking_done(c, fn, tdm_coll_barrier(c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
@@ -194,11 +169,11 @@ int tdm_mpi_coll_bcast(void *buf, MPI_Count count, MPI_Datatype datatype, int ro
     if (TDM_UNLIKELY(c->inter))
         return tdm_mpi_inter_bcast(c, buf, count, datatype, root, request, fn, mode);
     TDM_CHECK_COUNT(fn, c, count);
-    GET_DT(fn, c, datatype, dt);
+    TDM_GET_DTYPE(fn, c, datatype, dt);
     TDM_CHECK_BUF(fn, c, buf, count, dt);
-    NO_IN_PLACE(fn, c, buf, "the buffer of a broadcast");
+    TDM_CHECK_NOT_IN_PLACE(fn, c, buf, "the buffer of a broadcast");
     CHECK_ROOT(fn, c, root);
-    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     if (mode == TDM_CALL_BLOCKING)
         return blocking_done(c, fn, tdm_coll_bcast(buf, (size_t)count, dt, root, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
@@ -232,12 +207,12 @@ static int red_checks(const char *fn, const void *sbuf, void *rbuf, MPI_Count co
     tdm_dtype_t *dt;
     tdm_op_t *o;
     TDM_CHECK_COUNT(fn, c, count);
-    GET_DT(fn, c, datatype, dt);
-    GET_OP(fn, c, op, dt, o);
+    TDM_GET_DTYPE(fn, c, datatype, dt);
+    TDM_GET_OP(fn, c, op, dt, o);
     if (sbuf != MPI_IN_PLACE)
         TDM_CHECK_BUF(fn, c, sbuf, count, dt);
     if (recv_significant) {
-        NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
+        TDM_CHECK_NOT_IN_PLACE(fn, c, rbuf, "the receive buffer");
         TDM_CHECK_BUF(fn, c, rbuf, count, dt);
         CHECK_ALIAS(fn, c, sbuf, rbuf, count > 0 && dt->size > 0);
     }
@@ -260,8 +235,8 @@ int tdm_mpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datat
     if (err)
         return err;
     if (c->rank != root)
-        NO_IN_PLACE(fn, c, sbuf, "the send buffer at a non-root rank");
-    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+        TDM_CHECK_NOT_IN_PLACE(fn, c, sbuf, "the send buffer at a non-root rank");
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     if (mode == TDM_CALL_BLOCKING)
         return blocking_done(c, fn,
                              tdm_coll_reduce(sbuf, rbuf, (size_t)count, dt, o, root, c, NULL));
@@ -302,7 +277,7 @@ int tdm_mpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Da
     int err = red_checks(fn, sbuf, rbuf, count, datatype, op, c, true, &dt, &o);
     if (err)
         return err;
-    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     if (mode == TDM_CALL_BLOCKING)
         return blocking_done(c, fn, tdm_coll_allreduce(sbuf, rbuf, (size_t)count, dt, o, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
@@ -341,7 +316,7 @@ int tdm_mpi_coll_scan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatyp
     int err = red_checks(fn, sbuf, rbuf, count, datatype, op, c, true, &dt, &o);
     if (err)
         return err;
-    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_SCAN,
                                                    .sbuf = sbuf,
@@ -399,8 +374,8 @@ int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, tdm_coll_arr_t rcount
     if (TDM_UNLIKELY(c->inter))
         return tdm_mpi_inter_red_scatter(c, sbuf, rbuf, rcounts, rcount, datatype, op, request, fn,
                                          mode);
-    GET_DT(fn, c, datatype, dt);
-    GET_OP(fn, c, op, dt, o);
+    TDM_GET_DTYPE(fn, c, datatype, dt);
+    TDM_GET_OP(fn, c, op, dt, o);
     if (rcounts.p) {
         for (int i = 0; i < c->size; i++)
             if (tdm_coll_arr_get(rcounts, i) < 0)
@@ -409,10 +384,10 @@ int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, tdm_coll_arr_t rcount
     } else {
         TDM_CHECK_COUNT(fn, c, rcount);
     }
-    NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
+    TDM_CHECK_NOT_IN_PLACE(fn, c, rbuf, "the receive buffer");
     CHECK_ALIAS(fn, c, sbuf, rbuf,
                 dt->size > 0 && (rcounts.p ? any_positive(rcounts, c->size) : rcount > 0));
-    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE_SCATTER,
                                                    .sbuf = sbuf,
@@ -488,13 +463,13 @@ int tdm_mpi_coll_gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, 
     CHECK_ROOT(fn, c, root);
     bool am_root = c->rank == root;
     if (!(am_root && sbuf == MPI_IN_PLACE)) {
-        NO_IN_PLACE(fn, c, sbuf, "the send buffer at a non-root rank");
+        TDM_CHECK_NOT_IN_PLACE(fn, c, sbuf, "the send buffer at a non-root rank");
         TDM_CHECK_COUNT(fn, c, scount);
-        GET_DT(fn, c, stype, sdt);
+        TDM_GET_DTYPE(fn, c, stype, sdt);
     }
     if (am_root) {
-        NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
-        GET_DT(fn, c, rtype, rdt);
+        TDM_CHECK_NOT_IN_PLACE(fn, c, rbuf, "the receive buffer");
+        TDM_GET_DTYPE(fn, c, rtype, rdt);
         if (v) {
             int err = check_counts(fn, c, rcounts, displs, "recvcounts");
             if (err)
@@ -504,7 +479,7 @@ int tdm_mpi_coll_gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, 
         }
         CHECK_ALIAS(fn, c, sbuf, rbuf, scount > 0);
     }
-    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     if (!sdt)
         sdt = rdt;
     if (mode == TDM_CALL_BLOCKING)
@@ -573,13 +548,13 @@ int tdm_mpi_coll_scatter(const void *sbuf, MPI_Count scount, tdm_coll_arr_t scou
     CHECK_ROOT(fn, c, root);
     bool am_root = c->rank == root;
     if (!(am_root && rbuf == MPI_IN_PLACE)) {
-        NO_IN_PLACE(fn, c, rbuf, "the receive buffer at a non-root rank");
+        TDM_CHECK_NOT_IN_PLACE(fn, c, rbuf, "the receive buffer at a non-root rank");
         TDM_CHECK_COUNT(fn, c, rcount);
-        GET_DT(fn, c, rtype, rdt);
+        TDM_GET_DTYPE(fn, c, rtype, rdt);
     }
     if (am_root) {
-        NO_IN_PLACE(fn, c, sbuf, "the send buffer");
-        GET_DT(fn, c, stype, sdt);
+        TDM_CHECK_NOT_IN_PLACE(fn, c, sbuf, "the send buffer");
+        TDM_GET_DTYPE(fn, c, stype, sdt);
         if (v) {
             int err = check_counts(fn, c, scounts, displs, "sendcounts");
             if (err)
@@ -589,7 +564,7 @@ int tdm_mpi_coll_scatter(const void *sbuf, MPI_Count scount, tdm_coll_arr_t scou
         }
         CHECK_ALIAS(fn, c, sbuf, rbuf, rcount > 0);
     }
-    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     if (!rdt)
         rdt = sdt;
     if (mode == TDM_CALL_BLOCKING)
@@ -659,10 +634,10 @@ int tdm_mpi_coll_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype styp
                                        request, fn, mode, v);
     if (sbuf != MPI_IN_PLACE) {
         TDM_CHECK_COUNT(fn, c, scount);
-        GET_DT(fn, c, stype, sdt);
+        TDM_GET_DTYPE(fn, c, stype, sdt);
     }
-    NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
-    GET_DT(fn, c, rtype, rdt);
+    TDM_CHECK_NOT_IN_PLACE(fn, c, rbuf, "the receive buffer");
+    TDM_GET_DTYPE(fn, c, rtype, rdt);
     if (v) {
         int err = check_counts(fn, c, rcounts, displs, "recvcounts");
         if (err)
@@ -671,7 +646,7 @@ int tdm_mpi_coll_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype styp
         TDM_CHECK_COUNT(fn, c, rcount);
     }
     CHECK_ALIAS(fn, c, sbuf, rbuf, scount > 0);
-    CHECK_REQ(fn, c, request, mode == TDM_CALL_BLOCKING);
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     if (mode == TDM_CALL_BLOCKING)
         return blocking_done(
             c, fn,
@@ -742,13 +717,13 @@ int tdm_mpi_coll_alltoall(const void *sbuf, MPI_Count scount, tdm_coll_arr_t sco
     int p = c->size;
     tdm_dtype_t *sdt = NULL, *rdt = NULL;
     tdm_dtype_t **sdts = NULL, **rdts = NULL;
-    NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
+    TDM_CHECK_NOT_IN_PLACE(fn, c, rbuf, "the receive buffer");
     if (form == 0) {
         TDM_CHECK_COUNT(fn, c, rcount);
-        GET_DT(fn, c, rtype, rdt);
+        TDM_GET_DTYPE(fn, c, rtype, rdt);
         if (sbuf != MPI_IN_PLACE) {
             TDM_CHECK_COUNT(fn, c, scount);
-            GET_DT(fn, c, stype, sdt);
+            TDM_GET_DTYPE(fn, c, stype, sdt);
         }
     } else {
         int err = check_counts(fn, c, rcounts, rdispls, "recvcounts");
@@ -757,9 +732,9 @@ int tdm_mpi_coll_alltoall(const void *sbuf, MPI_Count scount, tdm_coll_arr_t sco
         if (sbuf != MPI_IN_PLACE && (err = check_counts(fn, c, scounts, sdispls, "sendcounts")))
             return err;
         if (form == 1) {
-            GET_DT(fn, c, rtype, rdt);
+            TDM_GET_DTYPE(fn, c, rtype, rdt);
             if (sbuf != MPI_IN_PLACE)
-                GET_DT(fn, c, stype, sdt);
+                TDM_GET_DTYPE(fn, c, stype, sdt);
         } else {
             if (!rtypes || (sbuf != MPI_IN_PLACE && !stypes))
                 return tdm_mpi_err(c, MPI_ERR_ARG, fn, "datatype array is NULL");

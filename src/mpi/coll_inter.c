@@ -17,30 +17,6 @@
 
 _Static_assert(MPI_ROOT == TDM_COLL_ROOT, "MPI_ROOT value shared with coll/");
 
-#define CHECK_REQ(_fn, _c, _req, _mode)                                                            \
-    do {                                                                                           \
-        if ((_mode) != TDM_CALL_BLOCKING && !(_req))                                               \
-            return tdm_mpi_err(_c, MPI_ERR_REQUEST, _fn, "request argument is NULL");              \
-    } while (0)
-
-#define NO_IN_PLACE(_fn, _c, _buf, _what)                                                          \
-    do {                                                                                           \
-        if (TDM_UNLIKELY((_buf) == MPI_IN_PLACE))                                                  \
-            return tdm_mpi_err(_c, MPI_ERR_BUFFER, _fn,                                            \
-                               "MPI_IN_PLACE is not allowed as %s on an intercommunicator",        \
-                               _what);                                                             \
-    } while (0)
-
-#define GET_OP(_fn, _c, _h, _dt, _v)                                                               \
-    do {                                                                                           \
-        (_v) = tdm_op_get(_h);                                                                     \
-        if (TDM_UNLIKELY(!(_v)))                                                                   \
-            return tdm_mpi_err(_c, MPI_ERR_OP, _fn, "invalid op (handle %#x)", (unsigned)(_h));    \
-        if (TDM_UNLIKELY(!tdm_op_valid_for(_v, _dt)))                                              \
-            return tdm_mpi_err(_c, MPI_ERR_OP, _fn, "op %s is not defined on datatype %s",         \
-                               tdm_op_name(_v), tdm_dtype_name(_dt));                              \
-    } while (0)
-
 static int check_root(tdm_comm_t *c, const char *fn, int root) {
     if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->remote.n))
         return MPI_SUCCESS;
@@ -64,7 +40,7 @@ static int check_counts(tdm_comm_t *c, const char *fn, tdm_coll_arr_t counts, td
 
 int tdm_mpi_inter_barrier(tdm_comm_t *c, MPI_Request *request, const char *fn,
                           tdm_mpi_call_mode_t mode) {
-    CHECK_REQ(fn, c, request, mode);
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BARRIER});
 }
@@ -79,9 +55,9 @@ int tdm_mpi_inter_bcast(tdm_comm_t *c, void *buf, MPI_Count count, MPI_Datatype 
         TDM_CHECK_COUNT(fn, c, count);
         TDM_GET_DTYPE(fn, c, datatype, dt);
         TDM_CHECK_BUF(fn, c, buf, count, dt);
-        NO_IN_PLACE(fn, c, buf, "the buffer");
+        TDM_CHECK_NOT_IN_PLACE(fn, c, buf, "the buffer");
     }
-    CHECK_REQ(fn, c, request, mode);
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BCAST,
                                                    .rbuf = buf,
@@ -98,8 +74,8 @@ static int red_checks(tdm_comm_t *c, const char *fn, const void *buf, MPI_Count 
     tdm_op_t *o;
     TDM_CHECK_COUNT(fn, c, count);
     TDM_GET_DTYPE(fn, c, datatype, dt);
-    GET_OP(fn, c, op, dt, o);
-    NO_IN_PLACE(fn, c, buf, what);
+    TDM_GET_OP(fn, c, op, dt, o);
+    TDM_CHECK_NOT_IN_PLACE(fn, c, buf, what);
     TDM_CHECK_BUF(fn, c, buf, count, dt);
     *dt_p = dt;
     *op_p = o;
@@ -118,7 +94,7 @@ int tdm_mpi_inter_reduce(tdm_comm_t *c, const void *sbuf, void *rbuf, MPI_Count 
         err = red_checks(c, fn, sbuf, count, datatype, op, "the send buffer", &dt, &o);
     if (err)
         return err;
-    CHECK_REQ(fn, c, request, mode);
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE,
                                                    .sbuf = sbuf,
@@ -137,9 +113,9 @@ int tdm_mpi_inter_allreduce(tdm_comm_t *c, const void *sbuf, void *rbuf, MPI_Cou
     int err = red_checks(c, fn, sbuf, count, datatype, op, "the send buffer", &dt, &o);
     if (err)
         return err;
-    NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
+    TDM_CHECK_NOT_IN_PLACE(fn, c, rbuf, "the receive buffer");
     TDM_CHECK_BUF(fn, c, rbuf, count, dt);
-    CHECK_REQ(fn, c, request, mode);
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLREDUCE,
                                                    .sbuf = sbuf,
@@ -155,7 +131,7 @@ int tdm_mpi_inter_red_scatter(tdm_comm_t *c, const void *sbuf, void *rbuf, tdm_c
     tdm_dtype_t *dt;
     tdm_op_t *o;
     TDM_GET_DTYPE(fn, c, datatype, dt);
-    GET_OP(fn, c, op, dt, o);
+    TDM_GET_OP(fn, c, op, dt, o);
     if (rcounts.p) {
         int err = check_counts(c, fn, rcounts, TDM_COLL_ARR_NONE, false, c->size, "recvcounts");
         if (err)
@@ -163,9 +139,9 @@ int tdm_mpi_inter_red_scatter(tdm_comm_t *c, const void *sbuf, void *rbuf, tdm_c
     } else {
         TDM_CHECK_COUNT(fn, c, rcount);
     }
-    NO_IN_PLACE(fn, c, sbuf, "the send buffer");
-    NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
-    CHECK_REQ(fn, c, request, mode);
+    TDM_CHECK_NOT_IN_PLACE(fn, c, sbuf, "the send buffer");
+    TDM_CHECK_NOT_IN_PLACE(fn, c, rbuf, "the receive buffer");
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE_SCATTER,
                                                    .sbuf = sbuf,
@@ -185,19 +161,19 @@ int tdm_mpi_inter_gather(tdm_comm_t *c, const void *sbuf, MPI_Count scount, MPI_
     if (err)
         return err;
     if (root == MPI_ROOT) {
-        NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
+        TDM_CHECK_NOT_IN_PLACE(fn, c, rbuf, "the receive buffer");
         TDM_GET_DTYPE(fn, c, rtype, rdt);
         if (v && (err = check_counts(c, fn, rcounts, displs, true, c->remote.n, "recvcounts")))
             return err;
         if (!v)
             TDM_CHECK_COUNT(fn, c, rcount);
     } else if (root != MPI_PROC_NULL) {
-        NO_IN_PLACE(fn, c, sbuf, "the send buffer");
+        TDM_CHECK_NOT_IN_PLACE(fn, c, sbuf, "the send buffer");
         TDM_CHECK_COUNT(fn, c, scount);
         TDM_GET_DTYPE(fn, c, stype, sdt);
         TDM_CHECK_BUF(fn, c, sbuf, scount, sdt);
     }
-    CHECK_REQ(fn, c, request, mode);
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_GATHERV,
                                                    .sbuf = sbuf,
@@ -220,19 +196,19 @@ int tdm_mpi_inter_scatter(tdm_comm_t *c, const void *sbuf, MPI_Count scount, tdm
     if (err)
         return err;
     if (root == MPI_ROOT) {
-        NO_IN_PLACE(fn, c, sbuf, "the send buffer");
+        TDM_CHECK_NOT_IN_PLACE(fn, c, sbuf, "the send buffer");
         TDM_GET_DTYPE(fn, c, stype, sdt);
         if (v && (err = check_counts(c, fn, scounts, displs, true, c->remote.n, "sendcounts")))
             return err;
         if (!v)
             TDM_CHECK_COUNT(fn, c, scount);
     } else if (root != MPI_PROC_NULL) {
-        NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
+        TDM_CHECK_NOT_IN_PLACE(fn, c, rbuf, "the receive buffer");
         TDM_CHECK_COUNT(fn, c, rcount);
         TDM_GET_DTYPE(fn, c, rtype, rdt);
         TDM_CHECK_BUF(fn, c, rbuf, rcount, rdt);
     }
-    CHECK_REQ(fn, c, request, mode);
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_SCATTERV,
                                                    .sbuf = sbuf,
@@ -251,8 +227,8 @@ int tdm_mpi_inter_allgather(tdm_comm_t *c, const void *sbuf, MPI_Count scount, M
                             tdm_coll_arr_t displs, MPI_Datatype rtype, MPI_Request *request,
                             const char *fn, tdm_mpi_call_mode_t mode, bool v) {
     tdm_dtype_t *sdt, *rdt;
-    NO_IN_PLACE(fn, c, sbuf, "the send buffer");
-    NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
+    TDM_CHECK_NOT_IN_PLACE(fn, c, sbuf, "the send buffer");
+    TDM_CHECK_NOT_IN_PLACE(fn, c, rbuf, "the receive buffer");
     TDM_CHECK_COUNT(fn, c, scount);
     TDM_GET_DTYPE(fn, c, stype, sdt);
     TDM_CHECK_BUF(fn, c, sbuf, scount, sdt);
@@ -264,7 +240,7 @@ int tdm_mpi_inter_allgather(tdm_comm_t *c, const void *sbuf, MPI_Count scount, M
     } else {
         TDM_CHECK_COUNT(fn, c, rcount);
     }
-    CHECK_REQ(fn, c, request, mode);
+    TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLGATHERV,
                                                    .sbuf = sbuf,
@@ -285,8 +261,8 @@ int tdm_mpi_inter_alltoall(tdm_comm_t *c, const void *sbuf, MPI_Count scount,
                            tdm_mpi_call_mode_t mode, int form) {
     int m = c->remote.n;
     tdm_dtype_t *sdt = NULL, *rdt = NULL, **sdts = NULL, **rdts = NULL;
-    NO_IN_PLACE(fn, c, sbuf, "the send buffer");
-    NO_IN_PLACE(fn, c, rbuf, "the receive buffer");
+    TDM_CHECK_NOT_IN_PLACE(fn, c, sbuf, "the send buffer");
+    TDM_CHECK_NOT_IN_PLACE(fn, c, rbuf, "the receive buffer");
     if (form == 0) {
         TDM_CHECK_COUNT(fn, c, scount);
         TDM_CHECK_COUNT(fn, c, rcount);

@@ -11,21 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define CHECK_PTR(_fn, _comm, _ptr, _name)                                                         \
-    do {                                                                                           \
-        if (TDM_UNLIKELY(!(_ptr)))                                                                 \
-            return tdm_mpi_err(_comm, MPI_ERR_ARG, _fn, "%s is NULL", _name);                      \
-    } while (0)
-
-/* An info argument: MPI_INFO_NULL (*info_p = NULL) or a valid object. */
-#define GET_INFO_OR_NULL(_fn, _comm, _handle, _var)                                                \
-    do {                                                                                           \
-        (_var) = NULL;                                                                             \
-        if ((_handle) != MPI_INFO_NULL && !((_var) = tdm_info_get(_handle)))                       \
-            return tdm_mpi_err(_comm, MPI_ERR_INFO, _fn, "invalid info (handle %#x)",              \
-                               (unsigned)(_handle));                                               \
-    } while (0)
-
 /* An argument that must be an intracommunicator. */
 #define CHECK_INTRA(_fn, _comm, _name)                                                             \
     do {                                                                                           \
@@ -58,9 +43,9 @@ static int dup_common(const char *fn, MPI_Comm comm, MPI_Info info, bool with_in
     tdm_comm_t *c, *nc;
     tdm_info_t *hints = NULL;
     TDM_GET_COMM(fn, comm, c);
-    CHECK_PTR(fn, c, newcomm, "newcomm");
+    TDM_CHECK_PTR(fn, c, newcomm, "newcomm");
     if (with_info)
-        GET_INFO_OR_NULL(fn, c, info, hints);
+        TDM_GET_INFO_OR_NULL(fn, c, info, hints);
     tdm_info_t empty = {0};
     int rc = tdm_comm_dup(c, with_info ? (hints ? hints : &empty) : NULL, &nc);
     if (rc)
@@ -92,10 +77,10 @@ static int idup_common(const char *fn, MPI_Comm comm, MPI_Info info, bool with_i
     tdm_comm_t *c, *nc;
     tdm_info_t *hints = NULL;
     TDM_GET_COMM(fn, comm, c);
-    CHECK_PTR(fn, c, newcomm, "newcomm");
-    CHECK_PTR(fn, c, request, "request");
+    TDM_CHECK_PTR(fn, c, newcomm, "newcomm");
+    TDM_CHECK_PTR(fn, c, request, "request");
     if (with_info)
-        GET_INFO_OR_NULL(fn, c, info, hints);
+        TDM_GET_INFO_OR_NULL(fn, c, info, hints);
     tdm_req_t *r = tdm_req_alloc(TDM_REQ_OTHER);
     if (!r)
         return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
@@ -128,7 +113,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     static const char fn[] = "MPI_Comm_split";
     tdm_comm_t *c, *nc;
     TDM_GET_COMM(fn, comm, c);
-    CHECK_PTR(fn, c, newcomm, "newcomm");
+    TDM_CHECK_PTR(fn, c, newcomm, "newcomm");
     if (color < 0 && color != MPI_UNDEFINED)
         return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid color %d (must be >= 0 or MPI_UNDEFINED)",
                            color);
@@ -222,8 +207,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     tdm_comm_t *c, *nc;
     tdm_info_t *in;
     TDM_GET_COMM(fn, comm, c);
-    CHECK_PTR(fn, c, newcomm, "newcomm");
-    GET_INFO_OR_NULL(fn, c, info, in);
+    TDM_CHECK_PTR(fn, c, newcomm, "newcomm");
+    TDM_GET_INFO_OR_NULL(fn, c, info, in);
     split_req_t r = {.kind = TDM_SPLIT_NONE};
     switch (split_type) {
     case MPI_UNDEFINED:
@@ -278,14 +263,6 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 }
 TDM_WEAK(MPI_Comm_split_type)
 
-#define GET_GROUP(_fn, _comm, _handle, _var)                                                       \
-    do {                                                                                           \
-        (_var) = tdm_group_get(_handle);                                                           \
-        if (TDM_UNLIKELY(!(_var)))                                                                 \
-            return tdm_mpi_err(_comm, MPI_ERR_GROUP, _fn, "invalid group (handle %#x)",            \
-                               (unsigned)(_handle));                                               \
-    } while (0)
-
 /* Every member of g a member of c, and g of c's origin (session or World Model)? */
 static int check_subgroup(const char *fn, tdm_comm_t *c, const tdm_group_t *g) {
     if (!tdm_session_compatible(c->session, g->session))
@@ -306,8 +283,8 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     tdm_comm_t *c, *nc;
     tdm_group_t *g;
     TDM_GET_COMM(fn, comm, c);
-    GET_GROUP(fn, c, group, g);
-    CHECK_PTR(fn, c, newcomm, "newcomm");
+    TDM_GET_GROUP(fn, c, group, g);
+    TDM_CHECK_PTR(fn, c, newcomm, "newcomm");
     int err = check_subgroup(fn, c, g);
     if (err)
         return err;
@@ -332,8 +309,8 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     tdm_group_t *g;
     TDM_GET_COMM(fn, comm, c);
     CHECK_INTRA(fn, c, "comm");
-    GET_GROUP(fn, c, group, g);
-    CHECK_PTR(fn, c, newcomm, "newcomm");
+    TDM_GET_GROUP(fn, c, group, g);
+    TDM_CHECK_PTR(fn, c, newcomm, "newcomm");
     TDM_CHECK_TAG(fn, c, tag, false);
     int err = check_subgroup(fn, c, g);
     if (err)
@@ -399,7 +376,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
     tdm_comm_t *a, *b;
     TDM_GET_COMM(fn, comm1, a);
     TDM_GET_COMM(fn, comm2, b);
-    CHECK_PTR(fn, a, result, "result");
+    TDM_CHECK_PTR(fn, a, result, "result");
     if (a->session != b->session)
         return tdm_mpi_err(a, MPI_ERR_COMM, fn,
                            "comm1 and comm2 were derived from different sessions (or one from the "
@@ -413,7 +390,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
     static const char fn[] = "MPI_Comm_group";
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
-    CHECK_PTR(fn, c, group, "group");
+    TDM_CHECK_PTR(fn, c, group, "group");
     tdm_group_t *g = tdm_group_new(tdm_rankmap_share(&c->map), c->rank);
     if (!g)
         return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a group");
@@ -426,7 +403,7 @@ TDM_WEAK(MPI_Comm_group)
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
     tdm_comm_t *c;
     TDM_GET_COMM("MPI_Comm_test_inter", comm, c);
-    CHECK_PTR("MPI_Comm_test_inter", c, flag, "flag");
+    TDM_CHECK_PTR("MPI_Comm_test_inter", c, flag, "flag");
     *flag = c->inter;
     return MPI_SUCCESS;
 }
@@ -444,7 +421,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size) {
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
     CHECK_INTER(fn, c);
-    CHECK_PTR(fn, c, size, "size");
+    TDM_CHECK_PTR(fn, c, size, "size");
     *size = c->remote.n;
     return MPI_SUCCESS;
 }
@@ -455,7 +432,7 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
     CHECK_INTER(fn, c);
-    CHECK_PTR(fn, c, group, "group");
+    TDM_CHECK_PTR(fn, c, group, "group");
     tdm_group_t *g = tdm_group_new(tdm_rankmap_share(&c->remote), MPI_UNDEFINED);
     if (!g)
         return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a group");
@@ -471,7 +448,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     tdm_comm_t *c, *nc = NULL, *peer = NULL;
     TDM_GET_COMM(fn, local_comm, c);
     CHECK_INTRA(fn, c, "local_comm");
-    CHECK_PTR(fn, c, newintercomm, "newintercomm");
+    TDM_CHECK_PTR(fn, c, newintercomm, "newintercomm");
     if (local_leader < 0 || local_leader >= c->size)
         return tdm_mpi_err(c, MPI_ERR_RANK, fn, "invalid local_leader %d (local_comm of size %d)",
                            local_leader, c->size);
@@ -525,7 +502,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
     tdm_comm_t *c, *nc;
     TDM_GET_COMM(fn, intercomm, c);
     CHECK_INTER(fn, c);
-    CHECK_PTR(fn, c, newintracomm, "newintracomm");
+    TDM_CHECK_PTR(fn, c, newintracomm, "newintracomm");
     int rc = tdm_comm_intercomm_merge(c, high != 0, &nc);
     if (rc)
         return create_error(c, rc, fn);
@@ -537,7 +514,7 @@ TDM_WEAK(MPI_Intercomm_merge)
 int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name) {
     tdm_comm_t *c;
     TDM_GET_COMM("MPI_Comm_set_name", comm, c);
-    CHECK_PTR("MPI_Comm_set_name", c, comm_name, "comm_name");
+    TDM_CHECK_PTR("MPI_Comm_set_name", c, comm_name, "comm_name");
     /* longer names are truncated to MPI_MAX_OBJECT_NAME - 1 characters */
     snprintf(c->name, sizeof(c->name), "%s", comm_name);
     return MPI_SUCCESS;
@@ -547,8 +524,8 @@ TDM_WEAK(MPI_Comm_set_name)
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) {
     tdm_comm_t *c;
     TDM_GET_COMM("MPI_Comm_get_name", comm, c);
-    CHECK_PTR("MPI_Comm_get_name", c, comm_name, "comm_name");
-    CHECK_PTR("MPI_Comm_get_name", c, resultlen, "resultlen");
+    TDM_CHECK_PTR("MPI_Comm_get_name", c, comm_name, "comm_name");
+    TDM_CHECK_PTR("MPI_Comm_get_name", c, resultlen, "resultlen");
     _Static_assert(sizeof(c->name) == MPI_MAX_OBJECT_NAME, "name buffer size");
     strcpy(comm_name, c->name);
     *resultlen = (int)strlen(c->name);
@@ -561,7 +538,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
     tdm_comm_t *c;
     tdm_info_t *in;
     TDM_GET_COMM(fn, comm, c);
-    GET_INFO_OR_NULL(fn, c, info, in);
+    TDM_GET_INFO_OR_NULL(fn, c, info, in);
     if (!in || in->n == 0)
         return MPI_SUCCESS;
     if (!c->hints && !(c->hints = tdm_info_new(false)))
@@ -579,7 +556,7 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
     static const char fn[] = "MPI_Comm_get_info";
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
-    CHECK_PTR(fn, c, info_used, "info_used");
+    TDM_CHECK_PTR(fn, c, info_used, "info_used");
     tdm_info_t *out = tdm_info_dup(c->hints, true);
     if (!out)
         return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for an info object");

@@ -25,12 +25,6 @@
                                (unsigned)(_handle));                                               \
     } while (0)
 
-#define CHECK_PTR(_fn, _p, _name)                                                                  \
-    do {                                                                                           \
-        if (TDM_UNLIKELY(!(_p)))                                                                   \
-            return tdm_mpi_err(NULL, MPI_ERR_ARG, _fn, "%s is NULL", _name);                       \
-    } while (0)
-
 static int err_rc(const char *fn, int rc) {
     if (rc == -EOVERFLOW)
         return tdm_mpi_err(NULL, MPI_ERR_VALUE_TOO_LARGE, fn,
@@ -107,7 +101,7 @@ static int mk_hvector(const char *fn, MPI_Count count, MPI_Count bl, MPI_Count s
     TDM_CHECK_INIT(fn);
     CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
     CHECK_COUNT_ARG(fn, bl, "blocklength", MPI_ERR_ARG);
-    CHECK_PTR(fn, newtype, "newtype");
+    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
     int err = old_type(fn, oldtype, &old);
     if (err)
         return err;
@@ -121,7 +115,7 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
     tdm_dtype_t *old = NULL, *dt = NULL;
     TDM_CHECK_INIT(fn);
     CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
-    CHECK_PTR(fn, newtype, "newtype");
+    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
     int err = old_type(fn, oldtype, &old);
     if (err)
         return err;
@@ -136,7 +130,7 @@ int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *
     tdm_dtype_t *old = NULL, *dt = NULL;
     TDM_CHECK_INIT(fn);
     CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
-    CHECK_PTR(fn, newtype, "newtype");
+    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
     int err = old_type(fn, oldtype, &old);
     if (err)
         return err;
@@ -243,11 +237,11 @@ static int idx_checks(const char *fn, MPI_Count count, const void *bls, int need
                       tdm_dtype_t **old_p) {
     TDM_CHECK_INIT(fn);
     CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
-    CHECK_PTR(fn, newtype, "newtype");
+    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
     if (count > 0 && need_bls)
-        CHECK_PTR(fn, bls, "array_of_blocklengths");
+        TDM_CHECK_PTR(fn, NULL, bls, "array_of_blocklengths");
     if (count > 0)
-        CHECK_PTR(fn, disps, "array_of_displacements");
+        TDM_CHECK_PTR(fn, NULL, disps, "array_of_displacements");
     return old_type(fn, oldtype, old_p);
 }
 
@@ -543,11 +537,11 @@ static int struct_int(const char *fn, int count, const int bls[], const MPI_Aint
     tdm_dtype_t *dt;
     TDM_CHECK_INIT(fn);
     CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
-    CHECK_PTR(fn, newtype, "newtype");
+    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
     if (count > 0) {
-        CHECK_PTR(fn, bls, "array_of_blocklengths");
-        CHECK_PTR(fn, disps, "array_of_displacements");
-        CHECK_PTR(fn, types, "array_of_types");
+        TDM_CHECK_PTR(fn, NULL, bls, "array_of_blocklengths");
+        TDM_CHECK_PTR(fn, NULL, disps, "array_of_displacements");
+        TDM_CHECK_PTR(fn, NULL, types, "array_of_types");
     }
     size_t *b = malloc(((size_t)count + 1) * sizeof(size_t));
     if (!b)
@@ -594,11 +588,11 @@ int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklen
     tdm_dtype_t *dt;
     TDM_CHECK_INIT(fn);
     CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
-    CHECK_PTR(fn, newtype, "newtype");
+    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
     if (count > 0) {
-        CHECK_PTR(fn, array_of_blocklengths, "array_of_blocklengths");
-        CHECK_PTR(fn, array_of_displacements, "array_of_displacements");
-        CHECK_PTR(fn, array_of_types, "array_of_types");
+        TDM_CHECK_PTR(fn, NULL, array_of_blocklengths, "array_of_blocklengths");
+        TDM_CHECK_PTR(fn, NULL, array_of_displacements, "array_of_displacements");
+        TDM_CHECK_PTR(fn, NULL, array_of_types, "array_of_types");
     }
     size_t n = (size_t)count;
     size_t *b = malloc((n + 1) * sizeof(size_t));
@@ -644,12 +638,12 @@ static int mk_subarray(const char *fn, int ndims, const MPI_Count *sizes, const 
                        MPI_Datatype *newtype, tdm_dtype_t **dt_p) {
     tdm_dtype_t *old = NULL;
     TDM_CHECK_INIT(fn);
-    CHECK_PTR(fn, newtype, "newtype");
+    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
     if (ndims <= 0)
         return tdm_mpi_err(NULL, MPI_ERR_DIMS, fn, "invalid ndims %d (must be > 0)", ndims);
-    CHECK_PTR(fn, sizes, "array_of_sizes");
-    CHECK_PTR(fn, subs, "array_of_subsizes");
-    CHECK_PTR(fn, starts, "array_of_starts");
+    TDM_CHECK_PTR(fn, NULL, sizes, "array_of_sizes");
+    TDM_CHECK_PTR(fn, NULL, subs, "array_of_subsizes");
+    TDM_CHECK_PTR(fn, NULL, starts, "array_of_starts");
     int err = check_order(fn, order);
     if (err || (err = old_type(fn, oldtype, &old)))
         return err;
@@ -688,9 +682,9 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
     TDM_CHECK_INIT(fn);
     if (ndims <= 0)
         return tdm_mpi_err(NULL, MPI_ERR_DIMS, fn, "invalid ndims %d (must be > 0)", ndims);
-    CHECK_PTR(fn, array_of_sizes, "array_of_sizes");
-    CHECK_PTR(fn, array_of_subsizes, "array_of_subsizes");
-    CHECK_PTR(fn, array_of_starts, "array_of_starts");
+    TDM_CHECK_PTR(fn, NULL, array_of_sizes, "array_of_sizes");
+    TDM_CHECK_PTR(fn, NULL, array_of_subsizes, "array_of_subsizes");
+    TDM_CHECK_PTR(fn, NULL, array_of_starts, "array_of_starts");
     size_t n = (size_t)ndims;
     MPI_Count *c = malloc(3 * n * sizeof(MPI_Count));
     int *ints = malloc((3 * n + 2) * sizeof(int));
@@ -752,17 +746,17 @@ static int mk_darray(const char *fn, int size, int rank, int ndims, const MPI_Co
                      MPI_Datatype oldtype, MPI_Datatype *newtype, tdm_dtype_t **dt_p) {
     tdm_dtype_t *old = NULL;
     TDM_CHECK_INIT(fn);
-    CHECK_PTR(fn, newtype, "newtype");
+    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
     if (size <= 0)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid size %d (must be > 0)", size);
     if (rank < 0 || rank >= size)
         return tdm_mpi_err(NULL, MPI_ERR_RANK, fn, "invalid rank %d (size %d)", rank, size);
     if (ndims <= 0)
         return tdm_mpi_err(NULL, MPI_ERR_DIMS, fn, "invalid ndims %d (must be > 0)", ndims);
-    CHECK_PTR(fn, gsizes, "array_of_gsizes");
-    CHECK_PTR(fn, distribs, "array_of_distribs");
-    CHECK_PTR(fn, dargs, "array_of_dargs");
-    CHECK_PTR(fn, psizes, "array_of_psizes");
+    TDM_CHECK_PTR(fn, NULL, gsizes, "array_of_gsizes");
+    TDM_CHECK_PTR(fn, NULL, distribs, "array_of_distribs");
+    TDM_CHECK_PTR(fn, NULL, dargs, "array_of_dargs");
+    TDM_CHECK_PTR(fn, NULL, psizes, "array_of_psizes");
     int err = check_order(fn, order);
     if (err || (err = old_type(fn, oldtype, &old)))
         return err;
@@ -851,7 +845,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
     TDM_CHECK_INIT(fn);
     if (ndims <= 0)
         return tdm_mpi_err(NULL, MPI_ERR_DIMS, fn, "invalid ndims %d (must be > 0)", ndims);
-    CHECK_PTR(fn, array_of_gsizes, "array_of_gsizes");
+    TDM_CHECK_PTR(fn, NULL, array_of_gsizes, "array_of_gsizes");
     MPI_Count *g = malloc((size_t)ndims * sizeof(MPI_Count));
     if (!g)
         return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -907,7 +901,7 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
     static const char fn[] = "MPI_Type_create_resized";
     tdm_dtype_t *old = NULL, *dt = NULL;
     TDM_CHECK_INIT(fn);
-    CHECK_PTR(fn, newtype, "newtype");
+    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
     int err = old_type(fn, oldtype, &old);
     if (err)
         return err;
@@ -923,7 +917,7 @@ int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count ext
     static const char fn[] = "MPI_Type_create_resized_c";
     tdm_dtype_t *old = NULL, *dt = NULL;
     TDM_CHECK_INIT(fn);
-    CHECK_PTR(fn, newtype, "newtype");
+    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
     int err = old_type(fn, oldtype, &old);
     if (err)
         return err;
@@ -961,7 +955,7 @@ static int f90_type(const char *fn, int kind, int p, int r, MPI_Datatype *newtyp
     static const int combiners[F90_KINDS] = {MPI_COMBINER_F90_INTEGER, MPI_COMBINER_F90_REAL,
                                              MPI_COMBINER_F90_COMPLEX};
     TDM_CHECK_INIT(fn);
-    CHECK_PTR(fn, newtype, "newtype");
+    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
     if ((p < 0 && p != MPI_UNDEFINED) || (r < 0 && r != MPI_UNDEFINED))
         return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid %s %d (must be >= 0 or MPI_UNDEFINED)",
                            p < 0 && p != MPI_UNDEFINED ? "p" : "r",
@@ -1052,7 +1046,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
     static const char fn[] = "MPI_Type_dup";
     tdm_dtype_t *old = NULL, *dt = NULL;
     GET_TYPE(fn, oldtype, old);
-    CHECK_PTR(fn, newtype, "newtype");
+    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
     int rc = tdm_dtype_create_dup(old, &dt);
     MPI_Datatype nt = MPI_DATATYPE_NULL;
     int err = publish(fn, rc, dt, MPI_COMBINER_DUP, 0, 0, NULL, 0, NULL, 0, NULL, 1, &oldtype, &nt);
@@ -1075,7 +1069,7 @@ int PMPI_Type_commit(MPI_Datatype *datatype) {
     static const char fn[] = "MPI_Type_commit";
     tdm_dtype_t *dt;
     TDM_CHECK_INIT(fn);
-    CHECK_PTR(fn, datatype, "datatype");
+    TDM_CHECK_PTR(fn, NULL, datatype, "datatype");
     GET_TYPE(fn, *datatype, dt);
     int rc = tdm_dtype_commit(dt);
     return rc ? err_rc(fn, rc) : MPI_SUCCESS;
@@ -1086,7 +1080,7 @@ int PMPI_Type_free(MPI_Datatype *datatype) {
     static const char fn[] = "MPI_Type_free";
     tdm_dtype_t *dt;
     TDM_CHECK_INIT(fn);
-    CHECK_PTR(fn, datatype, "datatype");
+    TDM_CHECK_PTR(fn, NULL, datatype, "datatype");
     GET_TYPE(fn, *datatype, dt);
     if (dt->predefined)
         return tdm_mpi_err(NULL, MPI_ERR_TYPE, fn, "cannot free the predefined datatype %s",
@@ -1110,7 +1104,7 @@ TDM_WEAK(MPI_Type_free)
 int PMPI_Type_size(MPI_Datatype datatype, int *size) {
     tdm_dtype_t *dt;
     GET_TYPE("MPI_Type_size", datatype, dt);
-    CHECK_PTR("MPI_Type_size", size, "size");
+    TDM_CHECK_PTR("MPI_Type_size", NULL, size, "size");
     *size = dt->size > INT_MAX ? MPI_UNDEFINED : (int)dt->size;
     return MPI_SUCCESS;
 }
@@ -1119,7 +1113,7 @@ TDM_WEAK(MPI_Type_size)
 static int size_count(const char *fn, MPI_Datatype datatype, MPI_Count *size) {
     tdm_dtype_t *dt;
     GET_TYPE(fn, datatype, dt);
-    CHECK_PTR(fn, size, "size");
+    TDM_CHECK_PTR(fn, NULL, size, "size");
     *size = (MPI_Count)dt->size;
     return MPI_SUCCESS;
 }
@@ -1139,8 +1133,8 @@ static int bounds_of(const char *fn, MPI_Datatype datatype, int true_, MPI_Count
                      MPI_Count *extent) {
     tdm_dtype_t *dt;
     GET_TYPE(fn, datatype, dt);
-    CHECK_PTR(fn, lb, true_ ? "true_lb" : "lb");
-    CHECK_PTR(fn, extent, true_ ? "true_extent" : "extent");
+    TDM_CHECK_PTR(fn, NULL, lb, true_ ? "true_lb" : "lb");
+    TDM_CHECK_PTR(fn, NULL, extent, true_ ? "true_extent" : "extent");
     if (true_) {
         *lb = dt->true_lb;
         *extent = dt->true_ub - dt->true_lb;
@@ -1198,7 +1192,7 @@ TDM_WEAK(MPI_Type_get_true_extent_c)
 int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) {
     tdm_dtype_t *dt;
     GET_TYPE("MPI_Type_extent", datatype, dt);
-    CHECK_PTR("MPI_Type_extent", extent, "extent");
+    TDM_CHECK_PTR("MPI_Type_extent", NULL, extent, "extent");
     *extent = tdm_dtype_extent(dt);
     return MPI_SUCCESS;
 }
@@ -1207,7 +1201,7 @@ TDM_WEAK(MPI_Type_extent)
 int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) {
     tdm_dtype_t *dt;
     GET_TYPE("MPI_Type_lb", datatype, dt);
-    CHECK_PTR("MPI_Type_lb", displacement, "displacement");
+    TDM_CHECK_PTR("MPI_Type_lb", NULL, displacement, "displacement");
     *displacement = dt->lb;
     return MPI_SUCCESS;
 }
@@ -1216,7 +1210,7 @@ TDM_WEAK(MPI_Type_lb)
 int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) {
     tdm_dtype_t *dt;
     GET_TYPE("MPI_Type_ub", datatype, dt);
-    CHECK_PTR("MPI_Type_ub", displacement, "displacement");
+    TDM_CHECK_PTR("MPI_Type_ub", NULL, displacement, "displacement");
     *displacement = dt->ub;
     return MPI_SUCCESS;
 }
@@ -1336,7 +1330,7 @@ TDM_WEAK(MPI_Type_get_contents_c)
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) {
     tdm_dtype_t *dt;
     GET_TYPE("MPI_Type_set_name", datatype, dt);
-    CHECK_PTR("MPI_Type_set_name", type_name, "type_name");
+    TDM_CHECK_PTR("MPI_Type_set_name", NULL, type_name, "type_name");
     tdm_dtype_set_name(dt, type_name);
     return MPI_SUCCESS;
 }
@@ -1345,8 +1339,8 @@ TDM_WEAK(MPI_Type_set_name)
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) {
     tdm_dtype_t *dt;
     GET_TYPE("MPI_Type_get_name", datatype, dt);
-    CHECK_PTR("MPI_Type_get_name", type_name, "type_name");
-    CHECK_PTR("MPI_Type_get_name", resultlen, "resultlen");
+    TDM_CHECK_PTR("MPI_Type_get_name", NULL, type_name, "type_name");
+    TDM_CHECK_PTR("MPI_Type_get_name", NULL, resultlen, "resultlen");
     const char *n = tdm_dtype_name(dt);
     size_t len = strlen(n);
     memcpy(type_name, n, len + 1);
@@ -1377,7 +1371,7 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
                             void *extra_state) {
     static const char fn[] = "MPI_Type_create_keyval";
     TDM_CHECK_INIT(fn);
-    CHECK_PTR(fn, type_keyval, "type_keyval");
+    TDM_CHECK_PTR(fn, NULL, type_keyval, "type_keyval");
     int rc = tdm_attr_keyval_create(TDM_ATTR_TYPE, (tdm_attr_copy_fn_t *)type_copy_attr_fn,
                                     (tdm_attr_delete_fn_t *)type_delete_attr_fn, extra_state,
                                     TDM_ATTR_PTR, type_keyval);
@@ -1388,7 +1382,7 @@ TDM_WEAK(MPI_Type_create_keyval)
 int PMPI_Type_free_keyval(int *type_keyval) {
     static const char fn[] = "MPI_Type_free_keyval";
     TDM_CHECK_INIT(fn);
-    CHECK_PTR(fn, type_keyval, "type_keyval");
+    TDM_CHECK_PTR(fn, NULL, type_keyval, "type_keyval");
     int rc = tdm_attr_keyval_free(TDM_ATTR_TYPE, *type_keyval);
     if (rc)
         return attr_error(rc, *type_keyval, fn);
@@ -1411,8 +1405,8 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
     static const char fn[] = "MPI_Type_get_attr";
     tdm_dtype_t *dt;
     GET_TYPE(fn, datatype, dt);
-    CHECK_PTR(fn, attribute_val, "attribute_val");
-    CHECK_PTR(fn, flag, "flag");
+    TDM_CHECK_PTR(fn, NULL, attribute_val, "attribute_val");
+    TDM_CHECK_PTR(fn, NULL, flag, "flag");
     int rc = tdm_attr_get(TDM_ATTR_TYPE, (tdm_attr_list_t *const *)tdm_dtype_attrs(dt), type_keyval,
                           attribute_val, flag, TDM_ATTR_PTR);
     return rc ? attr_error(rc, type_keyval, fn) : MPI_SUCCESS;
@@ -1434,7 +1428,7 @@ TDM_WEAK(MPI_Type_delete_attr)
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) {
     static const char fn[] = "MPI_Type_match_size";
     TDM_CHECK_INIT(fn);
-    CHECK_PTR(fn, datatype, "datatype");
+    TDM_CHECK_PTR(fn, NULL, datatype, "datatype");
     /* MPICH's answers: the Fortran sized types */
     static const MPI_Datatype reals[] = {MPI_REAL2, MPI_REAL4, MPI_REAL8, MPI_REAL16};
     static const MPI_Datatype ints[] = {MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4, MPI_INTEGER8,
@@ -1475,14 +1469,14 @@ TDM_WEAK(MPI_Type_match_size)
 /* ---- addresses ---- */
 
 int PMPI_Get_address(const void *location, MPI_Aint *address) {
-    CHECK_PTR("MPI_Get_address", address, "address");
+    TDM_CHECK_PTR("MPI_Get_address", NULL, address, "address");
     *address = (MPI_Aint)(uintptr_t)location;
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Get_address)
 
 int PMPI_Address(void *location, MPI_Aint *address) {
-    CHECK_PTR("MPI_Address", address, "address");
+    TDM_CHECK_PTR("MPI_Address", NULL, address, "address");
     *address = (MPI_Aint)(uintptr_t)location;
     return MPI_SUCCESS;
 }
@@ -1608,7 +1602,7 @@ TDM_WEAK(MPI_Pack_size_c)
 /* ---- external32 ---- */
 
 static int check_datarep(const char *fn, const char *datarep) {
-    CHECK_PTR(fn, datarep, "datarep");
+    TDM_CHECK_PTR(fn, NULL, datarep, "datarep");
     if (strcmp(datarep, "external32") != 0)
         return tdm_mpi_err(NULL, MPI_ERR_UNSUPPORTED_DATAREP, fn,
                            "unsupported data representation \"%s\" (only \"external32\")", datarep);
@@ -1624,7 +1618,7 @@ static int pack_ext_common(const char *fn, const char *datarep, const void *inbu
     if (err)
         return err;
     CHECK_COUNT_ARG(fn, incount, "incount", MPI_ERR_COUNT);
-    CHECK_PTR(fn, position, "position");
+    TDM_CHECK_PTR(fn, NULL, position, "position");
     TDM_GET_DTYPE(fn, NULL, datatype, dt);
     size_t bytes = (size_t)incount * tdm_dtype_ext32_size(dt);
     if (*position < 0 || outsize < 0 || (MPI_Count)bytes > outsize - *position)
@@ -1669,7 +1663,7 @@ static int unpack_ext_common(const char *fn, const char *datarep, const void *in
     if (err)
         return err;
     CHECK_COUNT_ARG(fn, outcount, "outcount", MPI_ERR_COUNT);
-    CHECK_PTR(fn, position, "position");
+    TDM_CHECK_PTR(fn, NULL, position, "position");
     TDM_GET_DTYPE(fn, NULL, datatype, dt);
     size_t bytes = (size_t)outcount * tdm_dtype_ext32_size(dt);
     if (*position < 0 || insize < 0 || (MPI_Count)bytes > insize - *position)
@@ -1713,7 +1707,7 @@ static int pack_ext_size(const char *fn, const char *datarep, MPI_Count incount,
     if (err)
         return err;
     CHECK_COUNT_ARG(fn, incount, "incount", MPI_ERR_COUNT);
-    CHECK_PTR(fn, size, "size");
+    TDM_CHECK_PTR(fn, NULL, size, "size");
     TDM_GET_DTYPE(fn, NULL, datatype, dt);
     *size = incount * (MPI_Count)tdm_dtype_ext32_size(dt);
     return MPI_SUCCESS;

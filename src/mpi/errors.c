@@ -590,19 +590,10 @@ int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errh
 }
 TDM_WEAK(MPI_Session_create_errhandler)
 
-#define GET_SESSION(_fn, _handle, _var)                                                            \
-    do {                                                                                           \
-        (_var) = tdm_mpi_session_get(_handle);                                                     \
-        if (TDM_UNLIKELY(!(_var)))                                                                 \
-            return tdm_mpi_err(NULL, MPI_ERR_SESSION, _fn, "invalid session (handle %#x%s)",       \
-                               (unsigned)(_handle),                                                \
-                               (_handle) == MPI_SESSION_NULL ? ", MPI_SESSION_NULL" : "");         \
-    } while (0)
-
 int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) {
     static const char fn[] = "MPI_Session_set_errhandler";
     tdm_mpi_session_t *s;
-    GET_SESSION(fn, session, s);
+    TDM_GET_SESSION(fn, session, s);
     if (!errh_valid(errhandler, TDM_ERRH_SESSION))
         return tdm_mpi_err_session(s, MPI_ERR_ARG, fn, "invalid errhandler (handle %#x): %s",
                                    (unsigned)errhandler, errh_why(errhandler, TDM_ERRH_SESSION));
@@ -616,7 +607,7 @@ TDM_WEAK(MPI_Session_set_errhandler)
 int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler) {
     static const char fn[] = "MPI_Session_get_errhandler";
     tdm_mpi_session_t *s;
-    GET_SESSION(fn, session, s);
+    TDM_GET_SESSION(fn, session, s);
     if (!errhandler)
         return tdm_mpi_err_session(s, MPI_ERR_ARG, fn, "errhandler is NULL");
     /* a new reference, released by MPI_Errhandler_free */
@@ -628,7 +619,7 @@ TDM_WEAK(MPI_Session_get_errhandler)
 
 int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) {
     tdm_mpi_session_t *s;
-    GET_SESSION("MPI_Session_call_errhandler", session, s);
+    TDM_GET_SESSION("MPI_Session_call_errhandler", session, s);
     char msg[MPI_MAX_ERROR_STRING], what[64];
     int len;
     if (PMPI_Error_string(errorcode, msg, &len) != MPI_SUCCESS)

@@ -6,21 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GET_GROUP(_fn, _handle, _var)                                                              \
-    do {                                                                                           \
-        TDM_CHECK_INIT(_fn);                                                                       \
-        (_var) = tdm_group_get(_handle);                                                           \
-        if (TDM_UNLIKELY(!(_var)))                                                                 \
-            return tdm_mpi_err(NULL, MPI_ERR_GROUP, _fn, "invalid group (handle %#x)",             \
-                               (unsigned)(_handle));                                               \
-    } while (0)
-
-#define CHECK_PTR(_fn, _ptr, _name)                                                                \
-    do {                                                                                           \
-        if (TDM_UNLIKELY(!(_ptr)))                                                                 \
-            return tdm_mpi_err(NULL, MPI_ERR_ARG, _fn, "%s is NULL", _name);                       \
-    } while (0)
-
 /* A new group handle for world ranks w[0..n-1] (MPI_GROUP_EMPTY when n == 0), derived
  * from `session` (comm.h). */
 static int group_from_list(const char *fn, const int *w, int n, uint32_t session, MPI_Group *out) {
@@ -55,8 +40,8 @@ static int *alloc_ranks(int n) {
 
 int PMPI_Group_size(MPI_Group group, int *size) {
     tdm_group_t *g;
-    GET_GROUP("MPI_Group_size", group, g);
-    CHECK_PTR("MPI_Group_size", size, "size");
+    TDM_GET_GROUP("MPI_Group_size", NULL, group, g);
+    TDM_CHECK_PTR("MPI_Group_size", NULL, size, "size");
     *size = g->map.n;
     return MPI_SUCCESS;
 }
@@ -64,8 +49,8 @@ TDM_WEAK(MPI_Group_size)
 
 int PMPI_Group_rank(MPI_Group group, int *rank) {
     tdm_group_t *g;
-    GET_GROUP("MPI_Group_rank", group, g);
-    CHECK_PTR("MPI_Group_rank", rank, "rank");
+    TDM_GET_GROUP("MPI_Group_rank", NULL, group, g);
+    TDM_CHECK_PTR("MPI_Group_rank", NULL, rank, "rank");
     *rank = g->rank;
     return MPI_SUCCESS;
 }
@@ -73,8 +58,8 @@ TDM_WEAK(MPI_Group_rank)
 
 int PMPI_Group_free(MPI_Group *group) {
     tdm_group_t *g;
-    CHECK_PTR("MPI_Group_free", group, "group");
-    GET_GROUP("MPI_Group_free", *group, g);
+    TDM_CHECK_PTR("MPI_Group_free", NULL, group, "group");
+    TDM_GET_GROUP("MPI_Group_free", NULL, *group, g);
     /* freeing MPI_GROUP_EMPTY is accepted (as MPICH does): it is a no-op */
     tdm_group_release(g);
     *group = MPI_GROUP_NULL;
@@ -86,14 +71,14 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
                                int ranks2[]) {
     static const char fn[] = "MPI_Group_translate_ranks";
     tdm_group_t *g1, *g2;
-    GET_GROUP(fn, group1, g1);
-    GET_GROUP(fn, group2, g2);
+    TDM_GET_GROUP(fn, NULL, group1, g1);
+    TDM_GET_GROUP(fn, NULL, group2, g2);
     CHECK_SAME_ORIGIN(fn, g1, g2);
     if (n < 0)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid n=%d", n);
     if (n > 0) {
-        CHECK_PTR(fn, ranks1, "ranks1");
-        CHECK_PTR(fn, ranks2, "ranks2");
+        TDM_CHECK_PTR(fn, NULL, ranks1, "ranks1");
+        TDM_CHECK_PTR(fn, NULL, ranks2, "ranks2");
     }
     for (int i = 0; i < n; i++) {
         if (ranks1[i] != MPI_PROC_NULL && (ranks1[i] < 0 || ranks1[i] >= g1->map.n))
@@ -115,10 +100,10 @@ TDM_WEAK(MPI_Group_translate_ranks)
 
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) {
     tdm_group_t *g1, *g2;
-    GET_GROUP("MPI_Group_compare", group1, g1);
-    GET_GROUP("MPI_Group_compare", group2, g2);
+    TDM_GET_GROUP("MPI_Group_compare", NULL, group1, g1);
+    TDM_GET_GROUP("MPI_Group_compare", NULL, group2, g2);
     CHECK_SAME_ORIGIN("MPI_Group_compare", g1, g2);
-    CHECK_PTR("MPI_Group_compare", result, "result");
+    TDM_CHECK_PTR("MPI_Group_compare", NULL, result, "result");
     if (tdm_rankmap_equal(&g1->map, &g2->map))
         *result = MPI_IDENT;
     else if (tdm_rankmap_same_set(&g1->map, &g2->map))
@@ -134,10 +119,10 @@ typedef enum { OP_UNION, OP_INTERSECTION, OP_DIFFERENCE } setop_t;
 static int setop(const char *fn, setop_t op, MPI_Group group1, MPI_Group group2,
                  MPI_Group *newgroup) {
     tdm_group_t *g1, *g2;
-    GET_GROUP(fn, group1, g1);
-    GET_GROUP(fn, group2, g2);
+    TDM_GET_GROUP(fn, NULL, group1, g1);
+    TDM_GET_GROUP(fn, NULL, group2, g2);
     CHECK_SAME_ORIGIN(fn, g1, g2);
-    CHECK_PTR(fn, newgroup, "newgroup");
+    TDM_CHECK_PTR(fn, NULL, newgroup, "newgroup");
     int n1 = g1->map.n, n2 = g2->map.n;
     int *w = alloc_ranks(n1 + n2);
     if (!w)
@@ -196,12 +181,12 @@ static int check_rank_list(const char *fn, const tdm_group_t *g, int n, const in
 static int incl_excl(const char *fn, bool incl, MPI_Group group, int n, const int ranks[],
                      MPI_Group *newgroup) {
     tdm_group_t *g;
-    GET_GROUP(fn, group, g);
-    CHECK_PTR(fn, newgroup, "newgroup");
+    TDM_GET_GROUP(fn, NULL, group, g);
+    TDM_CHECK_PTR(fn, NULL, newgroup, "newgroup");
     if (n < 0 || n > g->map.n)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid n=%d (group of size %d)", n, g->map.n);
     if (n > 0)
-        CHECK_PTR(fn, ranks, "ranks");
+        TDM_CHECK_PTR(fn, NULL, ranks, "ranks");
     unsigned char *seen = calloc((size_t)g->map.n + 1, 1);
     int *w = alloc_ranks(g->map.n);
     if (!seen || !w) {
@@ -278,8 +263,8 @@ static int expand_ranges(const char *fn, const tdm_group_t *g, int n, int ranges
 static int range_incl_excl(const char *fn, bool incl, MPI_Group group, int n, int ranges[][3],
                            MPI_Group *newgroup) {
     tdm_group_t *g;
-    GET_GROUP(fn, group, g);
-    CHECK_PTR(fn, newgroup, "newgroup");
+    TDM_GET_GROUP(fn, NULL, group, g);
+    TDM_CHECK_PTR(fn, NULL, newgroup, "newgroup");
     int *list = NULL, m = 0;
     int err = expand_ranges(fn, g, n, ranges, &list, &m);
     if (err)

@@ -49,12 +49,6 @@ static void env_prepare(void) {
                                MPI_MAX_INFO_KEY);                                                  \
     } while (0)
 
-#define CHECK_PTR(_fn, _ptr, _name)                                                                \
-    do {                                                                                           \
-        if (TDM_UNLIKELY(!(_ptr)))                                                                 \
-            return tdm_mpi_err(NULL, MPI_ERR_ARG, _fn, "%s is NULL", _name);                       \
-    } while (0)
-
 #define CHECK_WRITABLE(_fn, _info)                                                                 \
     do {                                                                                           \
         if (TDM_UNLIKELY((_info)->readonly))                                                       \
@@ -62,7 +56,7 @@ static void env_prepare(void) {
     } while (0)
 
 int PMPI_Info_create(MPI_Info *info) {
-    CHECK_PTR("MPI_Info_create", info, "info");
+    TDM_CHECK_PTR("MPI_Info_create", NULL, info, "info");
     tdm_info_t *in = tdm_info_new(true);
     if (!in)
         return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Info_create", "out of memory");
@@ -74,7 +68,7 @@ TDM_WEAK(MPI_Info_create)
 int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info) {
     (void)argc;
     (void)argv;
-    CHECK_PTR("MPI_Info_create_env", info, "info");
+    TDM_CHECK_PTR("MPI_Info_create_env", NULL, info, "info");
     env_prepare();
     tdm_info_t *in = tdm_info_dup(tdm_info_get(MPI_INFO_ENV), true);
     if (!in)
@@ -87,7 +81,7 @@ TDM_WEAK(MPI_Info_create_env)
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) {
     tdm_info_t *in;
     GET_INFO("MPI_Info_dup", info, in);
-    CHECK_PTR("MPI_Info_dup", newinfo, "newinfo");
+    TDM_CHECK_PTR("MPI_Info_dup", NULL, newinfo, "newinfo");
     tdm_info_t *out = tdm_info_dup(in, true);
     if (!out)
         return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Info_dup", "out of memory");
@@ -98,7 +92,7 @@ TDM_WEAK(MPI_Info_dup)
 
 int PMPI_Info_free(MPI_Info *info) {
     tdm_info_t *in;
-    CHECK_PTR("MPI_Info_free", info, "info");
+    TDM_CHECK_PTR("MPI_Info_free", NULL, info, "info");
     GET_INFO("MPI_Info_free", *info, in);
     CHECK_WRITABLE("MPI_Info_free", in);
     tdm_info_free(in);
@@ -143,13 +137,13 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
     tdm_info_t *in;
     GET_INFO(fn, info, in);
     CHECK_KEY(fn, key);
-    CHECK_PTR(fn, flag, "flag");
+    TDM_CHECK_PTR(fn, NULL, flag, "flag");
     if (valuelen < 0)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid valuelen %d", valuelen);
     const char *v = tdm_info_find(in, key);
     *flag = v != NULL;
     if (v) {
-        CHECK_PTR(fn, value, "value");
+        TDM_CHECK_PTR(fn, NULL, value, "value");
         /* at most valuelen characters, plus the terminating NUL */
         size_t n = strlen(v);
         if (n > (size_t)valuelen)
@@ -166,8 +160,8 @@ int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
     tdm_info_t *in;
     GET_INFO(fn, info, in);
     CHECK_KEY(fn, key);
-    CHECK_PTR(fn, flag, "flag");
-    CHECK_PTR(fn, buflen, "buflen");
+    TDM_CHECK_PTR(fn, NULL, flag, "flag");
+    TDM_CHECK_PTR(fn, NULL, buflen, "buflen");
     if (*buflen < 0)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid *buflen %d", *buflen);
     const char *v = tdm_info_find(in, key);
@@ -178,7 +172,7 @@ int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
     /* MPI-4.1 §10: *buflen in: size of value; out: length + 1. With *buflen 0,
      * value is not touched (it may be NULL): the call asks for the length */
     if (*buflen > 0) {
-        CHECK_PTR(fn, value, "value");
+        TDM_CHECK_PTR(fn, NULL, value, "value");
         size_t n = len < (size_t)*buflen - 1 ? len : (size_t)*buflen - 1;
         memcpy(value, v, n);
         value[n] = '\0';
@@ -193,8 +187,8 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
     tdm_info_t *in;
     GET_INFO(fn, info, in);
     CHECK_KEY(fn, key);
-    CHECK_PTR(fn, valuelen, "valuelen");
-    CHECK_PTR(fn, flag, "flag");
+    TDM_CHECK_PTR(fn, NULL, valuelen, "valuelen");
+    TDM_CHECK_PTR(fn, NULL, flag, "flag");
     const char *v = tdm_info_find(in, key);
     *flag = v != NULL;
     if (v)
@@ -206,7 +200,7 @@ TDM_WEAK(MPI_Info_get_valuelen)
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) {
     tdm_info_t *in;
     GET_INFO("MPI_Info_get_nkeys", info, in);
-    CHECK_PTR("MPI_Info_get_nkeys", nkeys, "nkeys");
+    TDM_CHECK_PTR("MPI_Info_get_nkeys", NULL, nkeys, "nkeys");
     *nkeys = in->n;
     return MPI_SUCCESS;
 }
@@ -216,7 +210,7 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) {
     static const char fn[] = "MPI_Info_get_nthkey";
     tdm_info_t *in;
     GET_INFO(fn, info, in);
-    CHECK_PTR(fn, key, "key");
+    TDM_CHECK_PTR(fn, NULL, key, "key");
     if (n < 0 || n >= in->n)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid n=%d (the info has %d keys)", n, in->n);
     strcpy(key, in->e[n].key);

@@ -48,10 +48,8 @@ static int part_init(const char *fn, bool send, const void *buf, int partitions,
                            "tag is MPI_ANY_TAG (a partitioned receive names its tag)");
     TDM_CHECK_RANK(fn, c, peer, send ? "destination" : "source", false);
     TDM_CHECK_TAG(fn, c, tag, false);
-    if (info != MPI_INFO_NULL && !tdm_info_get(info))
-        return tdm_mpi_err(c, MPI_ERR_INFO, fn, "invalid info (handle %#x)", (unsigned)info);
-    if (!request)
-        return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");
+    TDM_CHECK_INFO(fn, c, info);
+    TDM_CHECK_REQ(fn, c, request, true);
     tdm_part_args_t a = {.buf = (void *)buf,
                          .partitions = partitions,
                          .count = (size_t)count,

@@ -35,8 +35,7 @@ static int send_common(const char *fn, const void *buf, MPI_Count count, MPI_Dat
     TDM_CHECK_BUF(fn, c, buf, count, dt);
     TDM_CHECK_RANK(fn, c, dest, "destination", false);
     TDM_CHECK_TAG(fn, c, tag, false);
-    if (!blocking && !request)
-        return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");
+    TDM_CHECK_REQ(fn, c, request, !blocking);
     if (TDM_UNLIKELY(dest == MPI_PROC_NULL)) {
         if (blocking)
             return MPI_SUCCESS;
@@ -197,8 +196,7 @@ irecv_common(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype, 
     int err = recv_checks(fn, buf, count, datatype, source, tag, comm, &c, &dt);
     if (err)
         return err;
-    if (!request)
-        return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");
+    TDM_CHECK_REQ(fn, c, request, true);
     tdm_req_t *r;
     if (source == MPI_PROC_NULL) {
         r = procnull_req(c);
@@ -655,8 +653,7 @@ static int persistent_init(const char *fn, int is_send, const void *buf, MPI_Cou
     TDM_CHECK_BUF(fn, c, buf, count, dt);
     TDM_CHECK_RANK(fn, c, peer, is_send ? "destination" : "source", !is_send);
     TDM_CHECK_TAG(fn, c, tag, !is_send);
-    if (!request)
-        return tdm_mpi_err(c, MPI_ERR_REQUEST, fn, "request argument is NULL");
+    TDM_CHECK_REQ(fn, c, request, true);
     tdm_req_t *r = tdm_req_alloc(is_send ? TDM_REQ_SEND : TDM_REQ_RECV);
     if (!r)
         return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");

@@ -55,31 +55,6 @@ bool tdm_mpi_origin_open(uint32_t serial) {
     return false;
 }
 
-#define CHECK_PTR(_fn, _s, _ptr, _name)                                                            \
-    do {                                                                                           \
-        if (TDM_UNLIKELY(!(_ptr)))                                                                 \
-            return tdm_mpi_err_session(_s, MPI_ERR_ARG, _fn, "%s is NULL", _name);                 \
-    } while (0)
-
-/* A session argument: an invalid one has no handler of its own to report to. */
-#define GET_SESSION(_fn, _handle, _var)                                                            \
-    do {                                                                                           \
-        (_var) = tdm_mpi_session_get(_handle);                                                     \
-        if (TDM_UNLIKELY(!(_var)))                                                                 \
-            return tdm_mpi_err(NULL, MPI_ERR_SESSION, _fn, "invalid session (handle %#x%s)",       \
-                               (unsigned)(_handle),                                                \
-                               (_handle) == MPI_SESSION_NULL ? ", MPI_SESSION_NULL" : "");         \
-    } while (0)
-
-/* An info argument that may be MPI_INFO_NULL (*_var = NULL then). */
-#define GET_INFO_OR_NULL(_fn, _s, _handle, _var)                                                   \
-    do {                                                                                           \
-        (_var) = NULL;                                                                             \
-        if ((_handle) != MPI_INFO_NULL && !((_var) = tdm_info_get(_handle)))                       \
-            return tdm_mpi_err_session(_s, MPI_ERR_INFO, _fn, "invalid info (handle %#x)",         \
-                                       (unsigned)(_handle));                                       \
-    } while (0)
-
 /* ---- creation and destruction ---- */
 
 /* Errors of MPI_Session_init go to its errhandler argument once that is known good. */
@@ -135,7 +110,7 @@ int PMPI_Session_finalize(MPI_Session *session) {
     tdm_mpi_session_t *s;
     if (!session)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "session is NULL");
-    GET_SESSION(fn, *session, s);
+    TDM_GET_SESSION(fn, *session, s);
     tdm_comm_t **list = NULL;
     int n = tdm_comm_list_session(s->serial, &list);
     int err = MPI_SUCCESS;
@@ -163,8 +138,8 @@ TDM_WEAK(MPI_Session_finalize)
 int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used) {
     static const char fn[] = "MPI_Session_get_info";
     tdm_mpi_session_t *s;
-    GET_SESSION(fn, session, s);
-    CHECK_PTR(fn, s, info_used, "info_used");
+    TDM_GET_SESSION(fn, session, s);
+    TDM_CHECK_PTR_SESSION(fn, s, info_used, "info_used");
     tdm_info_t *out = tdm_info_new(true);
     if (!out || tdm_info_set(out, "thread_level", thread_levels[s->thread_level])) {
         tdm_info_free(out);
@@ -181,9 +156,9 @@ int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_na
     static const char fn[] = "MPI_Session_get_num_psets";
     tdm_mpi_session_t *s;
     tdm_info_t *in;
-    GET_SESSION(fn, session, s);
-    GET_INFO_OR_NULL(fn, s, info, in);
-    CHECK_PTR(fn, s, npset_names, "npset_names");
+    TDM_GET_SESSION(fn, session, s);
+    TDM_GET_INFO_OR_NULL_SESSION(fn, s, info, in);
+    TDM_CHECK_PTR_SESSION(fn, s, npset_names, "npset_names");
     *npset_names = tdm_boot_pset_count();
     return MPI_SUCCESS;
 }
@@ -194,14 +169,14 @@ int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *ps
     static const char fn[] = "MPI_Session_get_nth_pset";
     tdm_mpi_session_t *s;
     tdm_info_t *in;
-    GET_SESSION(fn, session, s);
-    GET_INFO_OR_NULL(fn, s, info, in);
+    TDM_GET_SESSION(fn, session, s);
+    TDM_GET_INFO_OR_NULL_SESSION(fn, s, info, in);
     int count = tdm_boot_pset_count();
     if (n < 0 || n >= count)
         return tdm_mpi_err_session(s, MPI_ERR_ARG, fn,
                                    "invalid n=%d (there are %d process sets: 0..%d)", n, count,
                                    count - 1);
-    CHECK_PTR(fn, s, pset_len, "pset_len");
+    TDM_CHECK_PTR_SESSION(fn, s, pset_len, "pset_len");
     if (*pset_len < 0)
         return tdm_mpi_err_session(s, MPI_ERR_ARG, fn, "invalid *pset_len=%d", *pset_len);
     const char *name = tdm_boot_pset(&tdm_mpi.boot, n).name;
@@ -209,7 +184,7 @@ int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *ps
     /* *pset_len 0 asks for the size only; a shorter buffer gets the name truncated,
      * NUL-terminated */
     if (*pset_len > 0) {
-        CHECK_PTR(fn, s, pset_name, "pset_name");
+        TDM_CHECK_PTR_SESSION(fn, s, pset_name, "pset_name");
         snprintf(pset_name, (size_t)*pset_len, "%s", name);
     }
     *pset_len = need;
@@ -235,12 +210,12 @@ static int find_pset(const char *fn, tdm_mpi_session_t *s, const char *name, int
 int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) {
     static const char fn[] = "MPI_Session_get_pset_info";
     tdm_mpi_session_t *s;
-    GET_SESSION(fn, session, s);
+    TDM_GET_SESSION(fn, session, s);
     int err = MPI_SUCCESS;
     int i = find_pset(fn, s, pset_name, &err);
     if (i < 0)
         return err;
-    CHECK_PTR(fn, s, info, "info");
+    TDM_CHECK_PTR_SESSION(fn, s, info, "info");
     char size[16];
     snprintf(size, sizeof(size), "%d", tdm_boot_pset(&tdm_mpi.boot, i).count);
     tdm_info_t *out = tdm_info_new(true);
@@ -256,12 +231,12 @@ TDM_WEAK(MPI_Session_get_pset_info)
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) {
     static const char fn[] = "MPI_Group_from_session_pset";
     tdm_mpi_session_t *s;
-    GET_SESSION(fn, session, s);
+    TDM_GET_SESSION(fn, session, s);
     int err = MPI_SUCCESS;
     int i = find_pset(fn, s, pset_name, &err);
     if (i < 0)
         return err;
-    CHECK_PTR(fn, s, newgroup, "newgroup");
+    TDM_CHECK_PTR_SESSION(fn, s, newgroup, "newgroup");
     tdm_boot_pset_t ps = tdm_boot_pset(&tdm_mpi.boot, i);
     tdm_group_t *g = tdm_group_new(tdm_rankmap_affine(ps.count, ps.first, 1), -1);
     if (!g)

@@ -28,12 +28,6 @@ _Static_assert((int)MPI_CART == (int)TDM_TOPO_CART && (int)MPI_GRAPH == (int)TDM
 _Static_assert(MPI_PROC_NULL == TDM_TOPO_PROC_NULL, "topo/ writes MPI_PROC_NULL as -1");
 _Static_assert(sizeof(MPI_Aint) == sizeof(ptrdiff_t), "Neighbor_alltoallw displacements");
 
-#define CHECK_PTR(_fn, _comm, _ptr, _name)                                                         \
-    do {                                                                                           \
-        if (TDM_UNLIKELY(!(_ptr)))                                                                 \
-            return tdm_mpi_err(_comm, MPI_ERR_ARG, _fn, "%s is NULL", _name);                      \
-    } while (0)
-
 static const char *kind_name(const tdm_topo_t *t) {
     if (!t)
         return "no topology";
@@ -113,8 +107,8 @@ static int cart_args(const char *fn, tdm_comm_t *c, int ndims, const int *dims, 
     if (ndims < 0)
         return tdm_mpi_err(c, MPI_ERR_DIMS, fn, "invalid ndims %d (must be >= 0)", ndims);
     if (ndims > 0) {
-        CHECK_PTR(fn, c, dims, "dims");
-        CHECK_PTR(fn, c, periods, "periods");
+        TDM_CHECK_PTR(fn, c, dims, "dims");
+        TDM_CHECK_PTR(fn, c, periods, "periods");
     }
     for (int i = 0; i < ndims; i++)
         if (dims[i] <= 0)
@@ -137,7 +131,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     (void)reorder;
     TDM_GET_COMM(fn, comm_old, c);
     NO_INTER(fn, c);
-    CHECK_PTR(fn, c, comm_cart, "comm_cart");
+    TDM_CHECK_PTR(fn, c, comm_cart, "comm_cart");
     int err = cart_args(fn, c, ndims, dims, periods, &n);
     if (err)
         return err;
@@ -153,7 +147,7 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
     int n;
     TDM_GET_COMM(fn, comm, c);
     NO_INTER(fn, c);
-    CHECK_PTR(fn, c, newrank, "newrank");
+    TDM_CHECK_PTR(fn, c, newrank, "newrank");
     int err = cart_args(fn, c, ndims, dims, periods, &n);
     if (err)
         return err;
@@ -168,9 +162,9 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
     tdm_topo_t *t;
     TDM_GET_COMM(fn, comm, c);
     GET_TOPO(fn, c, TDM_TOPO_CART, t);
-    CHECK_PTR(fn, c, newcomm, "newcomm");
+    TDM_CHECK_PTR(fn, c, newcomm, "newcomm");
     if (t->ndims > 0)
-        CHECK_PTR(fn, c, remain_dims, "remain_dims");
+        TDM_CHECK_PTR(fn, c, remain_dims, "remain_dims");
     /* color: the position in the dropped dimensions; key: in the kept ones */
     int color = 0, key = 0, nkeep = 0;
     int *kdims = malloc((size_t)(2 * t->ndims + 1) * sizeof(int)), *kper = kdims + t->ndims;
@@ -201,7 +195,7 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims) {
     tdm_topo_t *t;
     TDM_GET_COMM(fn, comm, c);
     GET_TOPO(fn, c, TDM_TOPO_CART, t);
-    CHECK_PTR(fn, c, ndims, "ndims");
+    TDM_CHECK_PTR(fn, c, ndims, "ndims");
     *ndims = t->ndims;
     return MPI_SUCCESS;
 }
@@ -242,9 +236,9 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) {
     tdm_topo_t *t;
     TDM_GET_COMM(fn, comm, c);
     GET_TOPO(fn, c, TDM_TOPO_CART, t);
-    CHECK_PTR(fn, c, rank, "rank");
+    TDM_CHECK_PTR(fn, c, rank, "rank");
     if (t->ndims > 0)
-        CHECK_PTR(fn, c, coords, "coords");
+        TDM_CHECK_PTR(fn, c, coords, "coords");
     for (int i = 0; i < t->ndims; i++)
         if (!t->periods[i] && (coords[i] < 0 || coords[i] >= t->dims[i]))
             return tdm_mpi_err(c, MPI_ERR_ARG, fn,
@@ -266,7 +260,7 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
                            c->size);
     CHECK_MAXDIMS(fn, c, t, maxdims);
     if (t->ndims > 0)
-        CHECK_PTR(fn, c, coords, "coords");
+        TDM_CHECK_PTR(fn, c, coords, "coords");
     tdm_topo_cart_coords(t, rank, coords);
     return MPI_SUCCESS;
 }
@@ -328,14 +322,14 @@ static int graph_args(const char *fn, tdm_comm_t *c, int nnodes, const int *inde
                            c->size);
     if (nnodes == 0)
         return MPI_SUCCESS;
-    CHECK_PTR(fn, c, index, "index");
+    TDM_CHECK_PTR(fn, c, index, "index");
     for (int i = 0; i < nnodes; i++)
         if (index[i] < (i ? index[i - 1] : 0))
             return tdm_mpi_err(c, MPI_ERR_ARG, fn,
                                "index[%d]=%d is below index[%d] (index must not decrease)", i,
                                index[i], i - 1);
     if (index[nnodes - 1] > 0)
-        CHECK_PTR(fn, c, edges, "edges");
+        TDM_CHECK_PTR(fn, c, edges, "edges");
     for (int k = 0; k < index[nnodes - 1]; k++)
         if (edges[k] < 0 || edges[k] >= nnodes)
             return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid edges[%d]=%d (nodes are 0..%d)", k,
@@ -350,7 +344,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
     (void)reorder;
     TDM_GET_COMM(fn, comm_old, c);
     NO_INTER(fn, c);
-    CHECK_PTR(fn, c, comm_graph, "comm_graph");
+    TDM_CHECK_PTR(fn, c, comm_graph, "comm_graph");
     int err = graph_args(fn, c, nnodes, index, edges);
     if (err)
         return err;
@@ -365,7 +359,7 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
     NO_INTER(fn, c);
-    CHECK_PTR(fn, c, newrank, "newrank");
+    TDM_CHECK_PTR(fn, c, newrank, "newrank");
     int err = graph_args(fn, c, nnodes, index, edges);
     if (err)
         return err;
@@ -380,8 +374,8 @@ int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) {
     tdm_topo_t *t;
     TDM_GET_COMM(fn, comm, c);
     GET_TOPO(fn, c, TDM_TOPO_GRAPH, t);
-    CHECK_PTR(fn, c, nnodes, "nnodes");
-    CHECK_PTR(fn, c, nedges, "nedges");
+    TDM_CHECK_PTR(fn, c, nnodes, "nnodes");
+    TDM_CHECK_PTR(fn, c, nedges, "nedges");
     *nnodes = t->nnodes;
     *nedges = t->nedges;
     return MPI_SUCCESS;
@@ -425,7 +419,7 @@ int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) {
     int err = graph_rank(fn, c, t, rank);
     if (err)
         return err;
-    CHECK_PTR(fn, c, nneighbors, "nneighbors");
+    TDM_CHECK_PTR(fn, c, nneighbors, "nneighbors");
     *nneighbors = t->index[rank] - (rank ? t->index[rank - 1] : 0);
     return MPI_SUCCESS;
 }
@@ -445,7 +439,7 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
         return tdm_mpi_err(c, MPI_ERR_ARG, fn, "maxneighbors %d is below rank %d's %d neighbours",
                            maxneighbors, rank, n);
     if (n > 0)
-        CHECK_PTR(fn, c, neighbors, "neighbors");
+        TDM_CHECK_PTR(fn, c, neighbors, "neighbors");
     for (int i = 0; i < n; i++)
         neighbors[i] = t->edges[first + i];
     return MPI_SUCCESS;
@@ -461,7 +455,7 @@ static int dist_list(const char *fn, tdm_comm_t *c, int n, const int *ranks, con
         return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid %s count %d (must be >= 0)", what, n);
     if (n == 0)
         return MPI_SUCCESS;
-    CHECK_PTR(fn, c, ranks, what);
+    TDM_CHECK_PTR(fn, c, ranks, what);
     for (int i = 0; i < n; i++)
         if (ranks[i] < 0 || ranks[i] >= c->size)
             return tdm_mpi_err(c, MPI_ERR_RANK, fn, "invalid %s[%d]=%d (communicator of size %d)",
@@ -478,13 +472,6 @@ static int dist_list(const char *fn, tdm_comm_t *c, int n, const int *ranks, con
     return MPI_SUCCESS;
 }
 
-#define GET_INFO_OR_NULL(_fn, _comm, _handle)                                                      \
-    do {                                                                                           \
-        if ((_handle) != MPI_INFO_NULL && !tdm_info_get(_handle))                                  \
-            return tdm_mpi_err(_comm, MPI_ERR_INFO, _fn, "invalid info (handle %#x)",              \
-                               (unsigned)(_handle));                                               \
-    } while (0)
-
 int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
                                     const int sourceweights[], int outdegree,
                                     const int destinations[], const int destweights[],
@@ -494,8 +481,8 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     (void)reorder;
     TDM_GET_COMM(fn, comm_old, c);
     NO_INTER(fn, c);
-    CHECK_PTR(fn, c, comm_dist_graph, "comm_dist_graph");
-    GET_INFO_OR_NULL(fn, c, info);
+    TDM_CHECK_PTR(fn, c, comm_dist_graph, "comm_dist_graph");
+    TDM_CHECK_INFO(fn, c, info);
     int err = dist_list(fn, c, indegree, sources, sourceweights, "sources", "sourceweights");
     if (!err)
         err = dist_list(fn, c, outdegree, destinations, destweights, "destinations", "destweights");
@@ -524,14 +511,14 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     (void)reorder;
     TDM_GET_COMM(fn, comm_old, c);
     NO_INTER(fn, c);
-    CHECK_PTR(fn, c, comm_dist_graph, "comm_dist_graph");
-    GET_INFO_OR_NULL(fn, c, info);
+    TDM_CHECK_PTR(fn, c, comm_dist_graph, "comm_dist_graph");
+    TDM_CHECK_INFO(fn, c, info);
     if (n < 0)
         return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid n %d (must be >= 0)", n);
     long long total = 0;
     if (n > 0) {
-        CHECK_PTR(fn, c, sources, "sources");
-        CHECK_PTR(fn, c, degrees, "degrees");
+        TDM_CHECK_PTR(fn, c, sources, "sources");
+        TDM_CHECK_PTR(fn, c, degrees, "degrees");
     }
     for (int i = 0; i < n; i++) {
         if (sources[i] < 0 || sources[i] >= c->size)
@@ -616,7 +603,7 @@ int PMPI_Topo_test(MPI_Comm comm, int *status) {
     static const char fn[] = "MPI_Topo_test";
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
-    CHECK_PTR(fn, c, status, "status");
+    TDM_CHECK_PTR(fn, c, status, "status");
     const tdm_topo_t *t = tdm_topo_of(c);
     *status = t ? t->kind : MPI_UNDEFINED;
     return MPI_SUCCESS;
