@@ -433,24 +433,44 @@ int tdm_dtype_commit(tdm_dtype_t *dt) {
 
 /* ---- description, names, attributes ---- */
 
-int tdm_dtype_set_contents(tdm_dtype_t *dt, int combiner, int large, size_t ni, const int *ints,
-                           size_t na, const ptrdiff_t *aints, size_t nc, const long long *counts,
-                           size_t nt, const int *types) {
-    tdm_dtype_contents_t c = {.combiner = combiner, .large = large, .ni = ni, .na = na, .nc = nc};
-    c.ints = malloc((ni ? ni : 1) * sizeof(int));
-    c.aints = malloc((na ? na : 1) * sizeof(ptrdiff_t));
-    c.counts = malloc((nc ? nc : 1) * sizeof(long long));
+/* Which array of the description an argument goes to. */
+enum { TO_INTS, TO_ADDRS, TO_COUNTS };
+static int arg_array(const tdm_dtype_arg_t *a, bool large) {
+    if (a->kind == TDM_DTYPE_ARG_INT)
+        return TO_INTS;
+    if (large)
+        return TO_COUNTS;
+    return a->kind == TDM_DTYPE_ARG_COUNT ? TO_INTS : TO_ADDRS;
+}
+
+int tdm_dtype_record(tdm_dtype_t *dt, int combiner, bool large, const tdm_dtype_arg_t *args,
+                     size_t nargs, size_t nt, const int *types) {
+    tdm_dtype_contents_t c = {.combiner = combiner, .large = large};
+    size_t *len[] = {[TO_INTS] = &c.ni, [TO_ADDRS] = &c.na, [TO_COUNTS] = &c.nc};
+    for (size_t k = 0; k < nargs; k++)
+        *len[arg_array(&args[k], large)] += args[k].n;
+    c.ints = malloc((c.ni ? c.ni : 1) * sizeof(int));
+    c.aints = malloc((c.na ? c.na : 1) * sizeof(ptrdiff_t));
+    c.counts = malloc((c.nc ? c.nc : 1) * sizeof(long long));
     c.types = malloc((nt ? nt : 1) * sizeof(int));
     if (!c.ints || !c.aints || !c.counts || !c.types) {
         contents_clear(&c);
         return -ENOMEM;
     }
-    if (ni)
-        memcpy(c.ints, ints, ni * sizeof(int));
-    if (na)
-        memcpy(c.aints, aints, na * sizeof(ptrdiff_t));
-    if (nc)
-        memcpy(c.counts, counts, nc * sizeof(long long));
+    size_t ni = 0, na = 0, nc = 0;
+    for (size_t k = 0; k < nargs; k++) {
+        const tdm_dtype_arg_t *a = &args[k];
+        int to = arg_array(a, large);
+        for (size_t i = 0; i < a->n; i++) {
+            int64_t v = tdm_dtype_arg_at(a, i);
+            if (to == TO_INTS)
+                c.ints[ni++] = (int)v;
+            else if (to == TO_ADDRS)
+                c.aints[na++] = (ptrdiff_t)v;
+            else
+                c.counts[nc++] = (long long)v;
+        }
+    }
     for (size_t i = 0; i < nt; i++) {
         c.types[i] = types[i];
         tdm_dtype_t *t = tdm_dtype_get(types[i]);

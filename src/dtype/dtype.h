@@ -35,6 +35,7 @@
 #ifndef TDM_DTYPE_H
 #define TDM_DTYPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -169,11 +170,37 @@ typedef struct tdm_dtype_contents {
     int *types;        /* handles; each one is retained while this type lives */
 } tdm_dtype_contents_t;
 
-/* Record what get_envelope/get_contents report for a user type (copies the
- * arrays, retains the types); 0 or -ENOMEM. */
-int tdm_dtype_set_contents(tdm_dtype_t *dt, int combiner, int large, size_t ni, const int *ints,
-                           size_t na, const ptrdiff_t *aints, size_t nc, const long long *counts,
-                           size_t nt, const int *types);
+/* One argument of a constructor as its description keeps it (MPI-4.1 §5.1.13):
+ * `n` values (a scalar: 1) at `v`, ints or 64-bit (MPI_Count, MPI_Aint). An INT
+ * stays an integer in both forms (ndims, order, distribs); a COUNT is an integer
+ * of the int form and a large count of the _c form; an ADDR an address of the int
+ * form and a large count of the _c form. */
+typedef enum { TDM_DTYPE_ARG_INT, TDM_DTYPE_ARG_COUNT, TDM_DTYPE_ARG_ADDR } tdm_dtype_arg_kind_t;
+typedef struct tdm_dtype_arg {
+    tdm_dtype_arg_kind_t kind;
+    bool wide; /* v holds int64_t, else int */
+    size_t n;
+    const void *v;
+} tdm_dtype_arg_t;
+#define TDM_DTYPE_ARG(_kind, _n, _p)                                                               \
+    ((tdm_dtype_arg_t){.kind = (_kind),                                                            \
+                       .n = (size_t)(_n),                                                          \
+                       .v = (_p),                                                                  \
+                       .wide = _Generic((_p), int *: false, const int *: false, int64_t *: true,   \
+                                        const int64_t *: true)})
+#define TDM_DTYPE_INTS(_n, _p) TDM_DTYPE_ARG(TDM_DTYPE_ARG_INT, _n, _p)
+#define TDM_DTYPE_COUNTS(_n, _p) TDM_DTYPE_ARG(TDM_DTYPE_ARG_COUNT, _n, _p)
+#define TDM_DTYPE_ADDRS(_n, _p) TDM_DTYPE_ARG(TDM_DTYPE_ARG_ADDR, _n, _p)
+static inline int64_t tdm_dtype_arg_at(const tdm_dtype_arg_t *a, size_t i) {
+    return a->wide ? ((const int64_t *)a->v)[i] : ((const int *)a->v)[i];
+}
+
+/* Record what get_envelope/get_contents report for a user type: its combiner and
+ * the constructor's arguments in their order, filed as the int form (large false)
+ * or the large-count form files them, and its old types (retained while dt lives).
+ * 0 or -ENOMEM. */
+int tdm_dtype_record(tdm_dtype_t *dt, int combiner, bool large, const tdm_dtype_arg_t *args,
+                     size_t nargs, size_t nt, const int *types);
 /* NULL for predefined types (combiner MPI_COMBINER_NAMED). */
 const tdm_dtype_contents_t *tdm_dtype_contents(const tdm_dtype_t *dt);
 

@@ -23,6 +23,12 @@
 #define TDM_WEAK(_name)                                                                            \
     extern __typeof__(P##_name) _name __attribute__((weak, alias(TDM_STR(P##_name))));
 
+/* Define a family's bindings twice through _M(_sfx, _Count, _Displ): the int
+ * forms (MPI_X: int counts and displacements) and the MPI-4 large-count ones
+ * (MPI_X_c: MPI_Count counts, MPI_Aint displacements), which share every
+ * check and call below them (taking MPI_Count). */
+#define TDM_MPI_COUNT_FORMS(_M) _M(, int, int) _M(_c, MPI_Count, MPI_Aint)
+
 /* The library has users: the World Model (MPI_Init to MPI_Finalize) and every open
  * session. The first user sets everything up, the last one tears it down but for
  * the transport (init.c). */

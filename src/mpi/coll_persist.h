@@ -73,12 +73,6 @@ _Static_assert(_Generic((const MPI_Aint *)0, const MPI_Count * : 1, default : 0)
                    sizeof(MPI_Count) == sizeof(int64_t),
                "tdm_coll_arr_t reads MPI_Count and MPI_Aint arrays as 64-bit");
 
-/* Define a family's bindings twice through _M(_sfx, _Count, _Displ): the int
- * forms (MPI_X: int counts and displacements) and the MPI-4 large-count ones
- * (MPI_X_c: MPI_Count counts, MPI_Aint displacements), which share every
- * check and call below; the checks take MPI_Count and tdm_coll_arr_t. */
-#define TDM_MPI_COUNT_FORMS(_M) _M(, int, int) _M(_c, MPI_Count, MPI_Aint)
-
 /* Start the collective on c (the intercomm builders if c->inter): blocking
  * with req_p NULL, else *req_p receives a request that completes with it. An
  * internal tdm_rc_t. */

@@ -25,6 +25,14 @@
                                (unsigned)(_handle));                                               \
     } while (0)
 
+/* The description (tdm_dtype_record) reads the user's MPI_Count and MPI_Aint arrays in place. */
+_Static_assert(_Generic((MPI_Count *)0, int64_t * : 1, default : 0) &&
+                   _Generic((MPI_Aint *)0, int64_t * : 1, default : 0),
+               "MPI_Count and MPI_Aint are int64_t");
+
+/* Is _C the count type of the large-count (_c) form? (TDM_MPI_COUNT_FORMS) */
+#define LARGE(_C) (sizeof(_C) > sizeof(int))
+
 static int err_rc(const char *fn, int rc) {
     if (rc == -EOVERFLOW)
         return tdm_mpi_err(NULL, MPI_ERR_VALUE_TOO_LARGE, fn,
@@ -37,15 +45,13 @@ static int err_rc(const char *fn, int rc) {
     return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory building the datatype");
 }
 
-/* Give a constructed type its handle and description. */
-static int publish(const char *fn, int rc, tdm_dtype_t *dt, int combiner, int large, size_t ni,
-                   const int *ints, size_t na, const MPI_Aint *aints, size_t nc,
-                   const MPI_Count *counts, size_t nt, const MPI_Datatype *types,
+/* Give a constructed type (rc: how building it went) its description and handle. */
+static int publish(const char *fn, int rc, tdm_dtype_t *dt, int combiner, bool large,
+                   const tdm_dtype_arg_t *args, size_t nargs, size_t nt, const MPI_Datatype *types,
                    MPI_Datatype *newtype) {
     if (rc)
         return err_rc(fn, rc);
-    rc = tdm_dtype_set_contents(dt, combiner, large, ni, ints, na, (const ptrdiff_t *)aints, nc,
-                                (const long long *)counts, nt, types);
+    rc = tdm_dtype_record(dt, combiner, large, args, nargs, nt, types);
     if (!rc)
         rc = tdm_dtype_register(dt);
     if (rc) {
@@ -55,6 +61,11 @@ static int publish(const char *fn, int rc, tdm_dtype_t *dt, int combiner, int la
     *newtype = dt->handle;
     return MPI_SUCCESS;
 }
+/* publish() with the constructor's arguments listed (TDM_DTYPE_INTS, _COUNTS, _ADDRS). */
+#define PUBLISH(_fn, _rc, _dt, _combiner, _C, _nt, _types, _newtype, ...)                          \
+    publish(_fn, _rc, _dt, _combiner, LARGE(_C), (const tdm_dtype_arg_t[]){__VA_ARGS__},           \
+            sizeof((tdm_dtype_arg_t[]){__VA_ARGS__}) / sizeof(tdm_dtype_arg_t), _nt, _types,       \
+            _newtype)
 
 /* An old type for a constructor. */
 static int old_type(const char *fn, MPI_Datatype h, tdm_dtype_t **dt_p) {
@@ -65,22 +76,14 @@ static int old_type(const char *fn, MPI_Datatype h, tdm_dtype_t **dt_p) {
     return MPI_SUCCESS;
 }
 
-/* Block lengths and counts from the int or MPI_Count forms, checked >= 0. */
-static int to_sizes_i(const char *fn, const int *a, size_t n, size_t *out, const char *what) {
-    for (size_t i = 0; i < n; i++) {
-        if (a[i] < 0)
-            return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid %s[%zu] = %d (must be >= 0)", what,
-                               i, a[i]);
-        out[i] = (size_t)a[i];
-    }
-    return MPI_SUCCESS;
-}
-static int to_sizes_c(const char *fn, const MPI_Count *a, size_t n, size_t *out, const char *what) {
-    for (size_t i = 0; i < n; i++) {
-        if (a[i] < 0)
+/* Block lengths from the int or MPI_Count forms, checked >= 0. */
+static int to_sizes(const char *fn, tdm_dtype_arg_t a, size_t *out, const char *what) {
+    for (size_t i = 0; i < a.n; i++) {
+        int64_t v = tdm_dtype_arg_at(&a, i);
+        if (v < 0)
             return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid %s[%zu] = %lld (must be >= 0)", what,
-                               i, (long long)a[i]);
-        out[i] = (size_t)a[i];
+                               i, (long long)v);
+        out[i] = (size_t)v;
     }
     return MPI_SUCCESS;
 }
@@ -92,10 +95,38 @@ static int to_sizes_c(const char *fn, const MPI_Count *a, size_t n, size_t *out,
                                (long long)(_v));                                                   \
     } while (0)
 
+/* The checks every constructor of `count` items of one old type starts with. */
+static int ctor_checks(const char *fn, MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype,
+                       tdm_dtype_t **old_p) {
+    TDM_CHECK_INIT(fn);
+    CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
+    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
+    return old_type(fn, oldtype, old_p);
+}
+
+/* Every constructor below is written once for its int form (MPI_Type_x) and its
+ * large-count one (MPI_Type_x_c) through TDM_MPI_COUNT_FORMS: _C is the count type.
+ * Addresses are MPI_Aint in both: the _c forms' MPI_Count is the same type. */
+
 /* ---- contiguous, vector, hvector ---- */
 
+#define CONTIGUOUS_FORMS(_s, _C, _D)                                                               \
+    int PMPI_Type_contiguous##_s(_C count, MPI_Datatype oldtype, MPI_Datatype *newtype) {          \
+        static const char fn[] = "MPI_Type_contiguous" #_s;                                        \
+        tdm_dtype_t *old = NULL, *dt = NULL;                                                       \
+        int err = ctor_checks(fn, count, oldtype, newtype, &old);                                  \
+        if (err)                                                                                   \
+            return err;                                                                            \
+        int rc = tdm_dtype_create_contig((size_t)count, old, &dt);                                 \
+        return PUBLISH(fn, rc, dt, MPI_COMBINER_CONTIGUOUS, _C, 1, &oldtype, newtype,              \
+                       TDM_DTYPE_COUNTS(1, &count));                                               \
+    }                                                                                              \
+    TDM_WEAK(MPI_Type_contiguous##_s)
+TDM_MPI_COUNT_FORMS(CONTIGUOUS_FORMS)
+
+/* A vector (stride in items) or hvector (in bytes) of blocks of `bl` items. */
 static int mk_hvector(const char *fn, MPI_Count count, MPI_Count bl, MPI_Count stride,
-                      int stride_in_items, MPI_Datatype oldtype, MPI_Datatype *newtype,
+                      bool stride_in_items, MPI_Datatype oldtype, MPI_Datatype *newtype,
                       tdm_dtype_t **dt_p) {
     tdm_dtype_t *old = NULL;
     TDM_CHECK_INIT(fn);
@@ -110,129 +141,49 @@ static int mk_hvector(const char *fn, MPI_Count count, MPI_Count bl, MPI_Count s
     return rc ? err_rc(fn, rc) : MPI_SUCCESS;
 }
 
-int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_contiguous";
-    tdm_dtype_t *old = NULL, *dt = NULL;
-    TDM_CHECK_INIT(fn);
-    CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
-    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
-    int err = old_type(fn, oldtype, &old);
-    if (err)
-        return err;
-    int rc = tdm_dtype_create_contig((size_t)count, old, &dt);
-    return publish(fn, rc, dt, MPI_COMBINER_CONTIGUOUS, 0, 1, &count, 0, NULL, 0, NULL, 1, &oldtype,
-                   newtype);
-}
-TDM_WEAK(MPI_Type_contiguous)
-
-int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_contiguous_c";
-    tdm_dtype_t *old = NULL, *dt = NULL;
-    TDM_CHECK_INIT(fn);
-    CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
-    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
-    int err = old_type(fn, oldtype, &old);
-    if (err)
-        return err;
-    int rc = tdm_dtype_create_contig((size_t)count, old, &dt);
-    return publish(fn, rc, dt, MPI_COMBINER_CONTIGUOUS, 1, 0, NULL, 0, NULL, 1, &count, 1, &oldtype,
-                   newtype);
-}
-TDM_WEAK(MPI_Type_contiguous_c)
-
-int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
-                     MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_vector";
-    tdm_dtype_t *dt;
-    int err = mk_hvector(fn, count, blocklength, stride, 1, oldtype, newtype, &dt);
-    if (err)
-        return err;
-    int ints[3] = {count, blocklength, stride};
-    return publish(fn, 0, dt, MPI_COMBINER_VECTOR, 0, 3, ints, 0, NULL, 0, NULL, 1, &oldtype,
-                   newtype);
-}
-TDM_WEAK(MPI_Type_vector)
-
-int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
-                       MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_vector_c";
-    tdm_dtype_t *dt;
-    int err = mk_hvector(fn, count, blocklength, stride, 1, oldtype, newtype, &dt);
-    if (err)
-        return err;
-    MPI_Count c[3] = {count, blocklength, stride};
-    return publish(fn, 0, dt, MPI_COMBINER_VECTOR, 1, 0, NULL, 0, NULL, 3, c, 1, &oldtype, newtype);
-}
-TDM_WEAK(MPI_Type_vector_c)
-
-static int hvector_int(const char *fn, int count, int blocklength, MPI_Aint stride,
-                       MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    tdm_dtype_t *dt;
-    int err = mk_hvector(fn, count, blocklength, stride, 0, oldtype, newtype, &dt);
-    if (err)
-        return err;
-    int ints[2] = {count, blocklength};
-    return publish(fn, 0, dt, MPI_COMBINER_HVECTOR, 0, 2, ints, 1, &stride, 0, NULL, 1, &oldtype,
-                   newtype);
-}
-
-int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                             MPI_Datatype *newtype) {
-    return hvector_int("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype);
-}
-TDM_WEAK(MPI_Type_create_hvector)
+/* hvector and hvector_c back MPI_Type_create_hvector(_c) and the MPI-1 MPI_Type_hvector. */
+#define VECTOR_FORMS(_s, _C, _D)                                                                   \
+    int PMPI_Type_vector##_s(_C count, _C blocklength, _C stride, MPI_Datatype oldtype,            \
+                             MPI_Datatype *newtype) {                                              \
+        static const char fn[] = "MPI_Type_vector" #_s;                                            \
+        tdm_dtype_t *dt;                                                                           \
+        int err = mk_hvector(fn, count, blocklength, stride, true, oldtype, newtype, &dt);         \
+        if (err)                                                                                   \
+            return err;                                                                            \
+        return PUBLISH(fn, 0, dt, MPI_COMBINER_VECTOR, _C, 1, &oldtype, newtype,                   \
+                       TDM_DTYPE_COUNTS(1, &count), TDM_DTYPE_COUNTS(1, &blocklength),             \
+                       TDM_DTYPE_COUNTS(1, &stride));                                              \
+    }                                                                                              \
+    TDM_WEAK(MPI_Type_vector##_s)                                                                  \
+                                                                                                   \
+    static int hvector##_s(const char *fn, _C count, _C blocklength, MPI_Aint stride,              \
+                           MPI_Datatype oldtype, MPI_Datatype *newtype) {                          \
+        tdm_dtype_t *dt;                                                                           \
+        int err = mk_hvector(fn, count, blocklength, stride, false, oldtype, newtype, &dt);        \
+        if (err)                                                                                   \
+            return err;                                                                            \
+        return PUBLISH(fn, 0, dt, MPI_COMBINER_HVECTOR, _C, 1, &oldtype, newtype,                  \
+                       TDM_DTYPE_COUNTS(1, &count), TDM_DTYPE_COUNTS(1, &blocklength),             \
+                       TDM_DTYPE_ADDRS(1, &stride));                                               \
+    }                                                                                              \
+    int PMPI_Type_create_hvector##_s(_C count, _C blocklength, MPI_Aint stride,                    \
+                                     MPI_Datatype oldtype, MPI_Datatype *newtype) {                \
+        return hvector##_s("MPI_Type_create_hvector" #_s, count, blocklength, stride, oldtype,     \
+                           newtype);                                                               \
+    }                                                                                              \
+    TDM_WEAK(MPI_Type_create_hvector##_s)
+TDM_MPI_COUNT_FORMS(VECTOR_FORMS)
 
 int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                       MPI_Datatype *newtype) {
-    return hvector_int("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype);
+    return hvector("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype);
 }
 TDM_WEAK(MPI_Type_hvector)
 
-int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
-                               MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_create_hvector_c";
-    tdm_dtype_t *dt;
-    int err = mk_hvector(fn, count, blocklength, stride, 0, oldtype, newtype, &dt);
-    if (err)
-        return err;
-    MPI_Count c[3] = {count, blocklength, stride};
-    return publish(fn, 0, dt, MPI_COMBINER_HVECTOR, 1, 0, NULL, 0, NULL, 3, c, 1, &oldtype,
-                   newtype);
-}
-TDM_WEAK(MPI_Type_create_hvector_c)
-
 /* ---- indexed family ---- */
 
-/* The common part: blocklens (NULL: all `bl`) and displacements in bytes. */
-static int mk_hindexed(const char *fn, size_t count, const size_t *bls, size_t bl,
-                       const ptrdiff_t *disps, tdm_dtype_t *old, tdm_dtype_t **dt_p) {
-    int rc = tdm_dtype_create_hindexed(count, bls, bl, disps, old, dt_p);
-    return rc ? err_rc(fn, rc) : MPI_SUCCESS;
-}
-
-/* Arrays for one indexed call: lengths as size_t, displacements in bytes. */
-typedef struct idx_args {
-    size_t *bls;
-    ptrdiff_t *disps;
-} idx_args_t;
-
-static int idx_alloc(const char *fn, size_t count, int with_bls, idx_args_t *a) {
-    a->bls = with_bls ? malloc((count ? count : 1) * sizeof(size_t)) : NULL;
-    a->disps = malloc((count ? count : 1) * sizeof(ptrdiff_t));
-    if ((with_bls && !a->bls) || !a->disps) {
-        free(a->bls);
-        free(a->disps);
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory for %zu blocks", count);
-    }
-    return MPI_SUCCESS;
-}
-static void idx_free(idx_args_t *a) {
-    free(a->bls);
-    free(a->disps);
-}
-
 /* Checks shared by every indexed constructor; on success *old_p is set. */
-static int idx_checks(const char *fn, MPI_Count count, const void *bls, int need_bls,
+static int idx_checks(const char *fn, MPI_Count count, const void *bls, bool need_bls,
                       const void *disps, MPI_Datatype oldtype, MPI_Datatype *newtype,
                       tdm_dtype_t **old_p) {
     TDM_CHECK_INIT(fn);
@@ -245,384 +196,178 @@ static int idx_checks(const char *fn, MPI_Count count, const void *bls, int need
     return old_type(fn, oldtype, old_p);
 }
 
-int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
-                      const int array_of_displacements[], MPI_Datatype oldtype,
-                      MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_indexed";
-    tdm_dtype_t *old = NULL, *dt = NULL;
-    idx_args_t a;
-    int err = idx_checks(fn, count, array_of_blocklengths, 1, array_of_displacements, oldtype,
-                         newtype, &old);
-    if (err || (err = idx_alloc(fn, (size_t)count, 1, &a)))
-        return err;
-    err = to_sizes_i(fn, array_of_blocklengths, (size_t)count, a.bls, "array_of_blocklengths");
-    for (int i = 0; i < count; i++)
-        a.disps[i] = (ptrdiff_t)array_of_displacements[i] * tdm_dtype_extent(old);
-    if (!err)
-        err = mk_hindexed(fn, (size_t)count, a.bls, 0, a.disps, old, &dt);
-    idx_free(&a);
-    if (err)
-        return err;
-    int *ints = malloc((2 * (size_t)count + 1) * sizeof(int));
-    if (!ints) {
-        tdm_dtype_release(dt);
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    }
-    ints[0] = count;
-    if (count) {
-        memcpy(ints + 1, array_of_blocklengths, (size_t)count * sizeof(int));
-        memcpy(ints + 1 + count, array_of_displacements, (size_t)count * sizeof(int));
-    }
-    err = publish(fn, 0, dt, MPI_COMBINER_INDEXED, 0, 2 * (size_t)count + 1, ints, 0, NULL, 0, NULL,
-                  1, &oldtype, newtype);
-    free(ints);
-    return err;
-}
-TDM_WEAK(MPI_Type_indexed)
-
-int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                        const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                        MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_indexed_c";
-    tdm_dtype_t *old = NULL, *dt = NULL;
-    idx_args_t a;
-    int err = idx_checks(fn, count, array_of_blocklengths, 1, array_of_displacements, oldtype,
-                         newtype, &old);
-    if (err || (err = idx_alloc(fn, (size_t)count, 1, &a)))
-        return err;
-    err = to_sizes_c(fn, array_of_blocklengths, (size_t)count, a.bls, "array_of_blocklengths");
-    for (MPI_Count i = 0; i < count; i++)
-        a.disps[i] = (ptrdiff_t)array_of_displacements[i] * tdm_dtype_extent(old);
-    if (!err)
-        err = mk_hindexed(fn, (size_t)count, a.bls, 0, a.disps, old, &dt);
-    idx_free(&a);
-    if (err)
-        return err;
-    MPI_Count *c = malloc((2 * (size_t)count + 1) * sizeof(MPI_Count));
-    if (!c) {
-        tdm_dtype_release(dt);
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    }
-    c[0] = count;
-    if (count) {
-        memcpy(c + 1, array_of_blocklengths, (size_t)count * sizeof(MPI_Count));
-        memcpy(c + 1 + count, array_of_displacements, (size_t)count * sizeof(MPI_Count));
-    }
-    err = publish(fn, 0, dt, MPI_COMBINER_INDEXED, 1, 0, NULL, 0, NULL, 2 * (size_t)count + 1, c, 1,
-                  &oldtype, newtype);
-    free(c);
-    return err;
-}
-TDM_WEAK(MPI_Type_indexed_c)
-
-static int hindexed_int(const char *fn, int count, const int bls[], const MPI_Aint disps[],
-                        MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    tdm_dtype_t *old = NULL, *dt = NULL;
-    idx_args_t a;
-    int err = idx_checks(fn, count, bls, 1, disps, oldtype, newtype, &old);
-    if (err || (err = idx_alloc(fn, (size_t)count, 1, &a)))
-        return err;
-    err = to_sizes_i(fn, bls, (size_t)count, a.bls, "array_of_blocklengths");
-    if (!err)
-        err = mk_hindexed(fn, (size_t)count, a.bls, 0, (const ptrdiff_t *)disps, old, &dt);
-    idx_free(&a);
-    if (err)
-        return err;
-    int *ints = malloc(((size_t)count + 1) * sizeof(int));
-    if (!ints) {
-        tdm_dtype_release(dt);
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    }
-    ints[0] = count;
-    if (count)
-        memcpy(ints + 1, bls, (size_t)count * sizeof(int));
-    err = publish(fn, 0, dt, MPI_COMBINER_HINDEXED, 0, (size_t)count + 1, ints, (size_t)count,
-                  disps, 0, NULL, 1, &oldtype, newtype);
-    free(ints);
-    return err;
-}
-
-int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
-                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                              MPI_Datatype *newtype) {
-    return hindexed_int("MPI_Type_create_hindexed", count, array_of_blocklengths,
-                        array_of_displacements, oldtype, newtype);
-}
-TDM_WEAK(MPI_Type_create_hindexed)
-
-int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
-                       MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return hindexed_int("MPI_Type_hindexed", count, array_of_blocklengths, array_of_displacements,
-                        oldtype, newtype);
-}
-TDM_WEAK(MPI_Type_hindexed)
-
-int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                                MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_create_hindexed_c";
-    tdm_dtype_t *old = NULL, *dt = NULL;
-    idx_args_t a;
-    int err = idx_checks(fn, count, array_of_blocklengths, 1, array_of_displacements, oldtype,
-                         newtype, &old);
-    if (err || (err = idx_alloc(fn, (size_t)count, 1, &a)))
-        return err;
-    err = to_sizes_c(fn, array_of_blocklengths, (size_t)count, a.bls, "array_of_blocklengths");
-    for (MPI_Count i = 0; i < count; i++)
-        a.disps[i] = (ptrdiff_t)array_of_displacements[i];
-    if (!err)
-        err = mk_hindexed(fn, (size_t)count, a.bls, 0, a.disps, old, &dt);
-    idx_free(&a);
-    if (err)
-        return err;
-    MPI_Count *c = malloc((2 * (size_t)count + 1) * sizeof(MPI_Count));
-    if (!c) {
-        tdm_dtype_release(dt);
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    }
-    c[0] = count;
-    if (count) {
-        memcpy(c + 1, array_of_blocklengths, (size_t)count * sizeof(MPI_Count));
-        memcpy(c + 1 + count, array_of_displacements, (size_t)count * sizeof(MPI_Count));
-    }
-    err = publish(fn, 0, dt, MPI_COMBINER_HINDEXED, 1, 0, NULL, 0, NULL, 2 * (size_t)count + 1, c,
-                  1, &oldtype, newtype);
-    free(c);
-    return err;
-}
-TDM_WEAK(MPI_Type_create_hindexed_c)
-
-int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
-                                   MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_create_indexed_block";
-    tdm_dtype_t *old = NULL, *dt = NULL;
-    idx_args_t a;
-    int err = idx_checks(fn, count, NULL, 0, array_of_displacements, oldtype, newtype, &old);
-    if (err)
-        return err;
-    CHECK_COUNT_ARG(fn, blocklength, "blocklength", MPI_ERR_ARG);
-    if ((err = idx_alloc(fn, (size_t)count, 0, &a)))
-        return err;
-    for (int i = 0; i < count; i++)
-        a.disps[i] = (ptrdiff_t)array_of_displacements[i] * tdm_dtype_extent(old);
-    err = mk_hindexed(fn, (size_t)count, NULL, (size_t)blocklength, a.disps, old, &dt);
-    idx_free(&a);
-    if (err)
-        return err;
-    int *ints = malloc(((size_t)count + 2) * sizeof(int));
-    if (!ints) {
-        tdm_dtype_release(dt);
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    }
-    ints[0] = count;
-    ints[1] = blocklength;
-    if (count)
-        memcpy(ints + 2, array_of_displacements, (size_t)count * sizeof(int));
-    err = publish(fn, 0, dt, MPI_COMBINER_INDEXED_BLOCK, 0, (size_t)count + 2, ints, 0, NULL, 0,
-                  NULL, 1, &oldtype, newtype);
-    free(ints);
-    return err;
-}
-TDM_WEAK(MPI_Type_create_indexed_block)
-
-int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
-                                     const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                                     MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_create_indexed_block_c";
-    tdm_dtype_t *old = NULL, *dt = NULL;
-    idx_args_t a;
-    int err = idx_checks(fn, count, NULL, 0, array_of_displacements, oldtype, newtype, &old);
-    if (err)
-        return err;
-    CHECK_COUNT_ARG(fn, blocklength, "blocklength", MPI_ERR_ARG);
-    if ((err = idx_alloc(fn, (size_t)count, 0, &a)))
-        return err;
-    for (MPI_Count i = 0; i < count; i++)
-        a.disps[i] = (ptrdiff_t)array_of_displacements[i] * tdm_dtype_extent(old);
-    err = mk_hindexed(fn, (size_t)count, NULL, (size_t)blocklength, a.disps, old, &dt);
-    idx_free(&a);
-    if (err)
-        return err;
-    MPI_Count *c = malloc(((size_t)count + 2) * sizeof(MPI_Count));
-    if (!c) {
-        tdm_dtype_release(dt);
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    }
-    c[0] = count;
-    c[1] = blocklength;
-    if (count)
-        memcpy(c + 2, array_of_displacements, (size_t)count * sizeof(MPI_Count));
-    err = publish(fn, 0, dt, MPI_COMBINER_INDEXED_BLOCK, 1, 0, NULL, 0, NULL, (size_t)count + 2, c,
-                  1, &oldtype, newtype);
-    free(c);
-    return err;
-}
-TDM_WEAK(MPI_Type_create_indexed_block_c)
-
-int PMPI_Type_create_hindexed_block(int count, int blocklength,
-                                    const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                                    MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_create_hindexed_block";
-    tdm_dtype_t *old = NULL, *dt = NULL;
-    int err = idx_checks(fn, count, NULL, 0, array_of_displacements, oldtype, newtype, &old);
-    if (err)
-        return err;
-    CHECK_COUNT_ARG(fn, blocklength, "blocklength", MPI_ERR_ARG);
-    err = mk_hindexed(fn, (size_t)count, NULL, (size_t)blocklength,
-                      (const ptrdiff_t *)array_of_displacements, old, &dt);
-    if (err)
-        return err;
-    int ints[2] = {count, blocklength};
-    return publish(fn, 0, dt, MPI_COMBINER_HINDEXED_BLOCK, 0, 2, ints, (size_t)count,
-                   array_of_displacements, 0, NULL, 1, &oldtype, newtype);
-}
-TDM_WEAK(MPI_Type_create_hindexed_block)
-
-int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
-                                      const MPI_Count array_of_displacements[],
-                                      MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_create_hindexed_block_c";
-    tdm_dtype_t *old = NULL, *dt = NULL;
-    idx_args_t a;
-    int err = idx_checks(fn, count, NULL, 0, array_of_displacements, oldtype, newtype, &old);
-    if (err)
-        return err;
-    CHECK_COUNT_ARG(fn, blocklength, "blocklength", MPI_ERR_ARG);
-    if ((err = idx_alloc(fn, (size_t)count, 0, &a)))
-        return err;
-    for (MPI_Count i = 0; i < count; i++)
-        a.disps[i] = (ptrdiff_t)array_of_displacements[i];
-    err = mk_hindexed(fn, (size_t)count, NULL, (size_t)blocklength, a.disps, old, &dt);
-    idx_free(&a);
-    if (err)
-        return err;
-    MPI_Count *c = malloc(((size_t)count + 2) * sizeof(MPI_Count));
-    if (!c) {
-        tdm_dtype_release(dt);
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    }
-    c[0] = count;
-    c[1] = blocklength;
-    if (count)
-        memcpy(c + 2, array_of_displacements, (size_t)count * sizeof(MPI_Count));
-    err = publish(fn, 0, dt, MPI_COMBINER_HINDEXED_BLOCK, 1, 0, NULL, 0, NULL, (size_t)count + 2, c,
-                  1, &oldtype, newtype);
-    free(c);
-    return err;
-}
-TDM_WEAK(MPI_Type_create_hindexed_block_c)
-
-/* ---- struct ---- */
-
-static int mk_struct(const char *fn, size_t count, const size_t *bls, const ptrdiff_t *disps,
-                     const MPI_Datatype *types, tdm_dtype_t **dt_p) {
-    tdm_dtype_t **t = malloc((count ? count : 1) * sizeof(*t));
-    if (!t)
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    for (size_t i = 0; i < count; i++) {
-        t[i] = tdm_dtype_get(types[i]);
-        if (!t[i]) {
-            free(t);
-            return tdm_mpi_err(NULL, MPI_ERR_TYPE, fn, "invalid array_of_types[%zu] (handle %#x)",
-                               i, (unsigned)types[i]);
-        }
-    }
-    int rc = tdm_dtype_create_struct(count, bls, disps, t, dt_p);
-    free(t);
-    return rc ? err_rc(fn, rc) : MPI_SUCCESS;
-}
-
-static int struct_int(const char *fn, int count, const int bls[], const MPI_Aint disps[],
-                      const MPI_Datatype types[], MPI_Datatype *newtype) {
-    tdm_dtype_t *dt;
-    TDM_CHECK_INIT(fn);
-    CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
-    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
-    if (count > 0) {
-        TDM_CHECK_PTR(fn, NULL, bls, "array_of_blocklengths");
-        TDM_CHECK_PTR(fn, NULL, disps, "array_of_displacements");
-        TDM_CHECK_PTR(fn, NULL, types, "array_of_types");
-    }
-    size_t *b = malloc(((size_t)count + 1) * sizeof(size_t));
-    if (!b)
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    int err = to_sizes_i(fn, bls, (size_t)count, b, "array_of_blocklengths");
-    if (!err)
-        err = mk_struct(fn, (size_t)count, b, (const ptrdiff_t *)disps, types, &dt);
-    free(b);
-    if (err)
-        return err;
-    int *ints = malloc(((size_t)count + 1) * sizeof(int));
-    if (!ints) {
-        tdm_dtype_release(dt);
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    }
-    ints[0] = count;
-    if (count)
-        memcpy(ints + 1, bls, (size_t)count * sizeof(int));
-    err = publish(fn, 0, dt, MPI_COMBINER_STRUCT, 0, (size_t)count + 1, ints, (size_t)count, disps,
-                  0, NULL, (size_t)count, types, newtype);
-    free(ints);
-    return err;
-}
-
-int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
-                            const MPI_Aint array_of_displacements[],
-                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
-    return struct_int("MPI_Type_create_struct", count, array_of_blocklengths,
-                      array_of_displacements, array_of_types, newtype);
-}
-TDM_WEAK(MPI_Type_create_struct)
-
-int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
-                     MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
-    return struct_int("MPI_Type_struct", count, array_of_blocklengths, array_of_displacements,
-                      array_of_types, newtype);
-}
-TDM_WEAK(MPI_Type_struct)
-
-int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                              const MPI_Count array_of_displacements[],
-                              const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_create_struct_c";
-    tdm_dtype_t *dt;
-    TDM_CHECK_INIT(fn);
-    CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);
-    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
-    if (count > 0) {
-        TDM_CHECK_PTR(fn, NULL, array_of_blocklengths, "array_of_blocklengths");
-        TDM_CHECK_PTR(fn, NULL, array_of_displacements, "array_of_displacements");
-        TDM_CHECK_PTR(fn, NULL, array_of_types, "array_of_types");
-    }
-    size_t n = (size_t)count;
-    size_t *b = malloc((n + 1) * sizeof(size_t));
-    ptrdiff_t *d = malloc((n + 1) * sizeof(ptrdiff_t));
-    MPI_Count *c = malloc((2 * n + 1) * sizeof(MPI_Count));
+/* An hindexed layout: block lengths `bls` (NULL: all `bl`), displacements `disps` in
+ * items of old (in_items) or in bytes. */
+static int mk_hindexed(const char *fn, const tdm_dtype_arg_t *bls, size_t bl,
+                       const tdm_dtype_arg_t *disps, bool in_items, tdm_dtype_t *old,
+                       tdm_dtype_t **dt_p) {
+    size_t n = disps->n;
+    size_t *b = bls ? malloc((n ? n : 1) * sizeof(size_t)) : NULL;
+    ptrdiff_t *d = malloc((n ? n : 1) * sizeof(ptrdiff_t));
     int err = MPI_SUCCESS;
-    if (!b || !d || !c)
-        err = tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    if (!err)
-        err = to_sizes_c(fn, array_of_blocklengths, n, b, "array_of_blocklengths");
+    if ((bls && !b) || !d)
+        err = tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory for %zu blocks", n);
+    if (!err && bls)
+        err = to_sizes(fn, *bls, b, "array_of_blocklengths");
     if (!err) {
+        ptrdiff_t unit = in_items ? tdm_dtype_extent(old) : 1;
         for (size_t i = 0; i < n; i++)
-            d[i] = (ptrdiff_t)array_of_displacements[i];
-        err = mk_struct(fn, n, b, d, array_of_types, &dt);
-    }
-    if (!err) {
-        c[0] = count;
-        if (n) {
-            memcpy(c + 1, array_of_blocklengths, n * sizeof(MPI_Count));
-            memcpy(c + 1 + n, array_of_displacements, n * sizeof(MPI_Count));
-        }
-        err = publish(fn, 0, dt, MPI_COMBINER_STRUCT, 1, 0, NULL, 0, NULL, 2 * n + 1, c, n,
-                      array_of_types, newtype);
+            d[i] = (ptrdiff_t)tdm_dtype_arg_at(disps, i) * unit;
+        int rc = tdm_dtype_create_hindexed(n, b, bl, d, old, dt_p);
+        if (rc)
+            err = err_rc(fn, rc);
     }
     free(b);
     free(d);
-    free(c);
     return err;
 }
-TDM_WEAK(MPI_Type_create_struct_c)
+
+/* hindexed and hindexed_c back MPI_Type_create_hindexed(_c) and the MPI-1 MPI_Type_hindexed. */
+#define INDEXED_FORMS(_s, _C, _D)                                                                  \
+    int PMPI_Type_indexed##_s(_C count, const _C array_of_blocklengths[],                          \
+                              const _C array_of_displacements[], MPI_Datatype oldtype,             \
+                              MPI_Datatype *newtype) {                                             \
+        static const char fn[] = "MPI_Type_indexed" #_s;                                           \
+        tdm_dtype_t *old = NULL, *dt = NULL;                                                       \
+        int err = idx_checks(fn, count, array_of_blocklengths, true, array_of_displacements,       \
+                             oldtype, newtype, &old);                                              \
+        tdm_dtype_arg_t bls = TDM_DTYPE_COUNTS(count, array_of_blocklengths),                      \
+                        disps = TDM_DTYPE_COUNTS(count, array_of_displacements);                   \
+        if (err || (err = mk_hindexed(fn, &bls, 0, &disps, true, old, &dt)))                       \
+            return err;                                                                            \
+        return PUBLISH(fn, 0, dt, MPI_COMBINER_INDEXED, _C, 1, &oldtype, newtype,                  \
+                       TDM_DTYPE_COUNTS(1, &count), bls, disps);                                   \
+    }                                                                                              \
+    TDM_WEAK(MPI_Type_indexed##_s)                                                                 \
+                                                                                                   \
+    static int hindexed##_s(const char *fn, _C count, const _C array_of_blocklengths[],            \
+                            const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,         \
+                            MPI_Datatype *newtype) {                                               \
+        tdm_dtype_t *old = NULL, *dt = NULL;                                                       \
+        int err = idx_checks(fn, count, array_of_blocklengths, true, array_of_displacements,       \
+                             oldtype, newtype, &old);                                              \
+        tdm_dtype_arg_t bls = TDM_DTYPE_COUNTS(count, array_of_blocklengths),                      \
+                        disps = TDM_DTYPE_ADDRS(count, array_of_displacements);                    \
+        if (err || (err = mk_hindexed(fn, &bls, 0, &disps, false, old, &dt)))                      \
+            return err;                                                                            \
+        return PUBLISH(fn, 0, dt, MPI_COMBINER_HINDEXED, _C, 1, &oldtype, newtype,                 \
+                       TDM_DTYPE_COUNTS(1, &count), bls, disps);                                   \
+    }                                                                                              \
+    int PMPI_Type_create_hindexed##_s(_C count, const _C array_of_blocklengths[],                  \
+                                      const MPI_Aint array_of_displacements[],                     \
+                                      MPI_Datatype oldtype, MPI_Datatype *newtype) {               \
+        return hindexed##_s("MPI_Type_create_hindexed" #_s, count, array_of_blocklengths,          \
+                            array_of_displacements, oldtype, newtype);                             \
+    }                                                                                              \
+    TDM_WEAK(MPI_Type_create_hindexed##_s)                                                         \
+                                                                                                   \
+    int PMPI_Type_create_indexed_block##_s(_C count, _C blocklength,                               \
+                                           const _C array_of_displacements[],                      \
+                                           MPI_Datatype oldtype, MPI_Datatype *newtype) {          \
+        static const char fn[] = "MPI_Type_create_indexed_block" #_s;                              \
+        tdm_dtype_t *old = NULL, *dt = NULL;                                                       \
+        int err =                                                                                  \
+            idx_checks(fn, count, NULL, false, array_of_displacements, oldtype, newtype, &old);    \
+        if (err)                                                                                   \
+            return err;                                                                            \
+        CHECK_COUNT_ARG(fn, blocklength, "blocklength", MPI_ERR_ARG);                              \
+        tdm_dtype_arg_t disps = TDM_DTYPE_COUNTS(count, array_of_displacements);                   \
+        if ((err = mk_hindexed(fn, NULL, (size_t)blocklength, &disps, true, old, &dt)))            \
+            return err;                                                                            \
+        return PUBLISH(fn, 0, dt, MPI_COMBINER_INDEXED_BLOCK, _C, 1, &oldtype, newtype,            \
+                       TDM_DTYPE_COUNTS(1, &count), TDM_DTYPE_COUNTS(1, &blocklength), disps);     \
+    }                                                                                              \
+    TDM_WEAK(MPI_Type_create_indexed_block##_s)                                                    \
+                                                                                                   \
+    int PMPI_Type_create_hindexed_block##_s(_C count, _C blocklength,                              \
+                                            const MPI_Aint array_of_displacements[],               \
+                                            MPI_Datatype oldtype, MPI_Datatype *newtype) {         \
+        static const char fn[] = "MPI_Type_create_hindexed_block" #_s;                             \
+        tdm_dtype_t *old = NULL, *dt = NULL;                                                       \
+        int err =                                                                                  \
+            idx_checks(fn, count, NULL, false, array_of_displacements, oldtype, newtype, &old);    \
+        if (err)                                                                                   \
+            return err;                                                                            \
+        CHECK_COUNT_ARG(fn, blocklength, "blocklength", MPI_ERR_ARG);                              \
+        tdm_dtype_arg_t disps = TDM_DTYPE_ADDRS(count, array_of_displacements);                    \
+        if ((err = mk_hindexed(fn, NULL, (size_t)blocklength, &disps, false, old, &dt)))           \
+            return err;                                                                            \
+        return PUBLISH(fn, 0, dt, MPI_COMBINER_HINDEXED_BLOCK, _C, 1, &oldtype, newtype,           \
+                       TDM_DTYPE_COUNTS(1, &count), TDM_DTYPE_COUNTS(1, &blocklength), disps);     \
+    }                                                                                              \
+    TDM_WEAK(MPI_Type_create_hindexed_block##_s)
+TDM_MPI_COUNT_FORMS(INDEXED_FORMS)
+
+int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                       MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return hindexed("MPI_Type_hindexed", count, array_of_blocklengths, array_of_displacements,
+                    oldtype, newtype);
+}
+TDM_WEAK(MPI_Type_hindexed)
+
+/* ---- struct ---- */
+
+static int mk_struct(const char *fn, const tdm_dtype_arg_t *bls, const MPI_Aint *disps,
+                     const MPI_Datatype *types, tdm_dtype_t **dt_p) {
+    size_t count = bls->n;
+    size_t *b = malloc((count ? count : 1) * sizeof(size_t));
+    tdm_dtype_t **t = malloc((count ? count : 1) * sizeof(*t));
+    int err = MPI_SUCCESS;
+    if (!b || !t)
+        err = tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (!err)
+        err = to_sizes(fn, *bls, b, "array_of_blocklengths");
+    for (size_t i = 0; !err && i < count; i++) {
+        t[i] = tdm_dtype_get(types[i]);
+        if (!t[i])
+            err = tdm_mpi_err(NULL, MPI_ERR_TYPE, fn, "invalid array_of_types[%zu] (handle %#x)", i,
+                              (unsigned)types[i]);
+    }
+    if (!err) {
+        int rc = tdm_dtype_create_struct(count, b, (const ptrdiff_t *)disps, t, dt_p);
+        if (rc)
+            err = err_rc(fn, rc);
+    }
+    free(b);
+    free(t);
+    return err;
+}
+
+/* type_struct and type_struct_c back MPI_Type_create_struct(_c) and the MPI-1 MPI_Type_struct. */
+#define STRUCT_FORMS(_s, _C, _D)                                                                   \
+    static int type_struct##_s(const char *fn, _C count, const _C bls[], const MPI_Aint disps[],   \
+                               const MPI_Datatype types[], MPI_Datatype *newtype) {                \
+        tdm_dtype_t *dt;                                                                           \
+        TDM_CHECK_INIT(fn);                                                                        \
+        CHECK_COUNT_ARG(fn, count, "count", MPI_ERR_COUNT);                                        \
+        TDM_CHECK_PTR(fn, NULL, newtype, "newtype");                                               \
+        if (count > 0) {                                                                           \
+            TDM_CHECK_PTR(fn, NULL, bls, "array_of_blocklengths");                                 \
+            TDM_CHECK_PTR(fn, NULL, disps, "array_of_displacements");                              \
+            TDM_CHECK_PTR(fn, NULL, types, "array_of_types");                                      \
+        }                                                                                          \
+        tdm_dtype_arg_t b = TDM_DTYPE_COUNTS(count, bls);                                          \
+        int err = mk_struct(fn, &b, disps, types, &dt);                                            \
+        if (err)                                                                                   \
+            return err;                                                                            \
+        return PUBLISH(fn, 0, dt, MPI_COMBINER_STRUCT, _C, (size_t)count, types, newtype,          \
+                       TDM_DTYPE_COUNTS(1, &count), b, TDM_DTYPE_ADDRS(count, disps));             \
+    }                                                                                              \
+    int PMPI_Type_create_struct##_s(_C count, const _C array_of_blocklengths[],                    \
+                                    const MPI_Aint array_of_displacements[],                       \
+                                    const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {  \
+        return type_struct##_s("MPI_Type_create_struct" #_s, count, array_of_blocklengths,         \
+                               array_of_displacements, array_of_types, newtype);                   \
+    }                                                                                              \
+    TDM_WEAK(MPI_Type_create_struct##_s)
+TDM_MPI_COUNT_FORMS(STRUCT_FORMS)
+
+int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                     MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
+    return type_struct("MPI_Type_struct", count, array_of_blocklengths, array_of_displacements,
+                       array_of_types, newtype);
+}
+TDM_WEAK(MPI_Type_struct)
 
 /* ---- subarray, darray ---- */
 
@@ -633,40 +378,44 @@ static int check_order(const char *fn, int order) {
     return MPI_SUCCESS;
 }
 
-static int mk_subarray(const char *fn, int ndims, const MPI_Count *sizes, const MPI_Count *subs,
-                       const MPI_Count *starts, int order, MPI_Datatype oldtype,
-                       MPI_Datatype *newtype, tdm_dtype_t **dt_p) {
+/* sizes, subs, starts: the ndims values of the user's arrays (int or MPI_Count). */
+static int mk_subarray(const char *fn, int ndims, const tdm_dtype_arg_t *sizes,
+                       const tdm_dtype_arg_t *subs, const tdm_dtype_arg_t *starts, int order,
+                       MPI_Datatype oldtype, MPI_Datatype *newtype, tdm_dtype_t **dt_p) {
     tdm_dtype_t *old = NULL;
     TDM_CHECK_INIT(fn);
     TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
     if (ndims <= 0)
         return tdm_mpi_err(NULL, MPI_ERR_DIMS, fn, "invalid ndims %d (must be > 0)", ndims);
-    TDM_CHECK_PTR(fn, NULL, sizes, "array_of_sizes");
-    TDM_CHECK_PTR(fn, NULL, subs, "array_of_subsizes");
-    TDM_CHECK_PTR(fn, NULL, starts, "array_of_starts");
+    TDM_CHECK_PTR(fn, NULL, sizes->v, "array_of_sizes");
+    TDM_CHECK_PTR(fn, NULL, subs->v, "array_of_subsizes");
+    TDM_CHECK_PTR(fn, NULL, starts->v, "array_of_starts");
     int err = check_order(fn, order);
     if (err || (err = old_type(fn, oldtype, &old)))
         return err;
-    for (int i = 0; i < ndims; i++) {
-        if (sizes[i] <= 0)
-            return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid array_of_sizes[%d] = %lld", i,
-                               (long long)sizes[i]);
-        if (subs[i] <= 0 || subs[i] > sizes[i])
-            return tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
-                               "invalid array_of_subsizes[%d] = %lld (size %lld)", i,
-                               (long long)subs[i], (long long)sizes[i]);
-        if (starts[i] < 0 || starts[i] > sizes[i] - subs[i])
-            return tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
-                               "invalid array_of_starts[%d] = %lld (size %lld, subsize %lld)", i,
-                               (long long)starts[i], (long long)sizes[i], (long long)subs[i]);
-    }
     size_t *v = malloc(3 * (size_t)ndims * sizeof(size_t));
     if (!v)
         return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
     for (int i = 0; i < ndims; i++) {
-        v[i] = (size_t)sizes[i];
-        v[ndims + i] = (size_t)subs[i];
-        v[2 * ndims + i] = (size_t)starts[i];
+        long long size = tdm_dtype_arg_at(sizes, (size_t)i),
+                  sub = tdm_dtype_arg_at(subs, (size_t)i),
+                  start = tdm_dtype_arg_at(starts, (size_t)i);
+        if (size <= 0)
+            err = tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid array_of_sizes[%d] = %lld", i, size);
+        else if (sub <= 0 || sub > size)
+            err = tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
+                              "invalid array_of_subsizes[%d] = %lld (size %lld)", i, sub, size);
+        else if (start < 0 || start > size - sub)
+            err = tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
+                              "invalid array_of_starts[%d] = %lld (size %lld, subsize %lld)", i,
+                              start, size, sub);
+        if (err) {
+            free(v);
+            return err;
+        }
+        v[i] = (size_t)size;
+        v[ndims + i] = (size_t)sub;
+        v[2 * ndims + i] = (size_t)start;
     }
     int rc = tdm_dtype_create_subarray(ndims, v, v + ndims, v + 2 * ndims, order == MPI_ORDER_C,
                                        old, dt_p);
@@ -674,74 +423,26 @@ static int mk_subarray(const char *fn, int ndims, const MPI_Count *sizes, const 
     return rc ? err_rc(fn, rc) : MPI_SUCCESS;
 }
 
-int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
-                              const int array_of_starts[], int order, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_create_subarray";
-    tdm_dtype_t *dt;
-    TDM_CHECK_INIT(fn);
-    if (ndims <= 0)
-        return tdm_mpi_err(NULL, MPI_ERR_DIMS, fn, "invalid ndims %d (must be > 0)", ndims);
-    TDM_CHECK_PTR(fn, NULL, array_of_sizes, "array_of_sizes");
-    TDM_CHECK_PTR(fn, NULL, array_of_subsizes, "array_of_subsizes");
-    TDM_CHECK_PTR(fn, NULL, array_of_starts, "array_of_starts");
-    size_t n = (size_t)ndims;
-    MPI_Count *c = malloc(3 * n * sizeof(MPI_Count));
-    int *ints = malloc((3 * n + 2) * sizeof(int));
-    int err = MPI_SUCCESS;
-    if (!c || !ints)
-        err = tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    if (!err) {
-        for (size_t i = 0; i < n; i++) {
-            c[i] = array_of_sizes[i];
-            c[n + i] = array_of_subsizes[i];
-            c[2 * n + i] = array_of_starts[i];
-        }
-        err = mk_subarray(fn, ndims, c, c + n, c + 2 * n, order, oldtype, newtype, &dt);
-    }
-    if (!err) {
-        ints[0] = ndims;
-        memcpy(ints + 1, array_of_sizes, n * sizeof(int));
-        memcpy(ints + 1 + n, array_of_subsizes, n * sizeof(int));
-        memcpy(ints + 1 + 2 * n, array_of_starts, n * sizeof(int));
-        ints[1 + 3 * n] = order;
-        err = publish(fn, 0, dt, MPI_COMBINER_SUBARRAY, 0, 3 * n + 2, ints, 0, NULL, 0, NULL, 1,
-                      &oldtype, newtype);
-    }
-    free(c);
-    free(ints);
-    return err;
-}
-TDM_WEAK(MPI_Type_create_subarray)
+#define SUBARRAY_FORMS(_s, _C, _D)                                                                 \
+    int PMPI_Type_create_subarray##_s(int ndims, const _C array_of_sizes[],                        \
+                                      const _C array_of_subsizes[], const _C array_of_starts[],    \
+                                      int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {    \
+        static const char fn[] = "MPI_Type_create_subarray" #_s;                                   \
+        tdm_dtype_t *dt;                                                                           \
+        tdm_dtype_arg_t sizes = TDM_DTYPE_COUNTS(ndims, array_of_sizes),                           \
+                        subs = TDM_DTYPE_COUNTS(ndims, array_of_subsizes),                         \
+                        starts = TDM_DTYPE_COUNTS(ndims, array_of_starts);                         \
+        int err = mk_subarray(fn, ndims, &sizes, &subs, &starts, order, oldtype, newtype, &dt);    \
+        if (err)                                                                                   \
+            return err;                                                                            \
+        return PUBLISH(fn, 0, dt, MPI_COMBINER_SUBARRAY, _C, 1, &oldtype, newtype,                 \
+                       TDM_DTYPE_INTS(1, &ndims), sizes, subs, starts, TDM_DTYPE_INTS(1, &order)); \
+    }                                                                                              \
+    TDM_WEAK(MPI_Type_create_subarray##_s)
+TDM_MPI_COUNT_FORMS(SUBARRAY_FORMS)
 
-int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
-                                const MPI_Count array_of_subsizes[],
-                                const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
-                                MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_create_subarray_c";
-    tdm_dtype_t *dt;
-    int err = mk_subarray(fn, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order,
-                          oldtype, newtype, &dt);
-    if (err)
-        return err;
-    size_t n = (size_t)ndims;
-    MPI_Count *c = malloc(3 * n * sizeof(MPI_Count));
-    if (!c) {
-        tdm_dtype_release(dt);
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    }
-    memcpy(c, array_of_sizes, n * sizeof(MPI_Count));
-    memcpy(c + n, array_of_subsizes, n * sizeof(MPI_Count));
-    memcpy(c + 2 * n, array_of_starts, n * sizeof(MPI_Count));
-    int ints[2] = {ndims, order};
-    err = publish(fn, 0, dt, MPI_COMBINER_SUBARRAY, 1, 2, ints, 0, NULL, 3 * n, c, 1, &oldtype,
-                  newtype);
-    free(c);
-    return err;
-}
-TDM_WEAK(MPI_Type_create_subarray_c)
-
-static int mk_darray(const char *fn, int size, int rank, int ndims, const MPI_Count *gsizes,
+/* gsizes: the ndims values of the user's array (int or MPI_Count). */
+static int mk_darray(const char *fn, int size, int rank, int ndims, const tdm_dtype_arg_t *gsizes,
                      const int *distribs, const int *dargs, const int *psizes, int order,
                      MPI_Datatype oldtype, MPI_Datatype *newtype, tdm_dtype_t **dt_p) {
     tdm_dtype_t *old = NULL;
@@ -753,7 +454,7 @@ static int mk_darray(const char *fn, int size, int rank, int ndims, const MPI_Co
         return tdm_mpi_err(NULL, MPI_ERR_RANK, fn, "invalid rank %d (size %d)", rank, size);
     if (ndims <= 0)
         return tdm_mpi_err(NULL, MPI_ERR_DIMS, fn, "invalid ndims %d (must be > 0)", ndims);
-    TDM_CHECK_PTR(fn, NULL, gsizes, "array_of_gsizes");
+    TDM_CHECK_PTR(fn, NULL, gsizes->v, "array_of_gsizes");
     TDM_CHECK_PTR(fn, NULL, distribs, "array_of_distribs");
     TDM_CHECK_PTR(fn, NULL, dargs, "array_of_dargs");
     TDM_CHECK_PTR(fn, NULL, psizes, "array_of_psizes");
@@ -762,9 +463,10 @@ static int mk_darray(const char *fn, int size, int rank, int ndims, const MPI_Co
         return err;
     long long procs = 1;
     for (int i = 0; i < ndims; i++) {
-        if (gsizes[i] <= 0)
+        long long gsize = tdm_dtype_arg_at(gsizes, (size_t)i);
+        if (gsize <= 0)
             return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid array_of_gsizes[%d] = %lld", i,
-                               (long long)gsizes[i]);
+                               gsize);
         if (psizes[i] <= 0)
             return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid array_of_psizes[%d] = %d", i,
                                psizes[i]);
@@ -778,11 +480,11 @@ static int mk_darray(const char *fn, int size, int rank, int ndims, const MPI_Co
             break;
         case MPI_DISTRIBUTE_BLOCK:
             if (dargs[i] != MPI_DISTRIBUTE_DFLT_DARG &&
-                (dargs[i] <= 0 || (long long)dargs[i] * psizes[i] < gsizes[i]))
+                (dargs[i] <= 0 || (long long)dargs[i] * psizes[i] < gsize))
                 return tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
                                    "invalid array_of_dargs[%d] = %d: BLOCK needs darg * psize "
                                    ">= gsize (%d * %d < %lld)",
-                                   i, dargs[i], dargs[i], psizes[i], (long long)gsizes[i]);
+                                   i, dargs[i], dargs[i], psizes[i], gsize);
             break;
         case MPI_DISTRIBUTE_CYCLIC:
             if (dargs[i] != MPI_DISTRIBUTE_DFLT_DARG && dargs[i] <= 0)
@@ -803,130 +505,52 @@ static int mk_darray(const char *fn, int size, int rank, int ndims, const MPI_Co
     if (!g)
         return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
     for (int i = 0; i < ndims; i++)
-        g[i] = (size_t)gsizes[i];
+        g[i] = (size_t)tdm_dtype_arg_at(gsizes, (size_t)i);
     int rc = tdm_dtype_create_darray(size, rank, ndims, g, distribs, dargs, psizes,
                                      order == MPI_ORDER_C, old, dt_p);
     free(g);
     return rc ? err_rc(fn, rc) : MPI_SUCCESS;
 }
 
-/* ints of a darray's description: size, rank, ndims, [gsizes,] distribs, dargs, psizes, order */
-static int *darray_ints(int size, int rank, int ndims, const int *gsizes, const int *distribs,
-                        const int *dargs, const int *psizes, int order, size_t *ni_p) {
-    size_t n = (size_t)ndims, k = 0;
-    size_t ni = 4 + (gsizes ? 4 : 3) * n;
-    int *ints = malloc(ni * sizeof(int));
-    if (!ints)
-        return NULL;
-    ints[k++] = size;
-    ints[k++] = rank;
-    ints[k++] = ndims;
-    if (gsizes) {
-        memcpy(ints + k, gsizes, n * sizeof(int));
-        k += n;
-    }
-    memcpy(ints + k, distribs, n * sizeof(int));
-    k += n;
-    memcpy(ints + k, dargs, n * sizeof(int));
-    k += n;
-    memcpy(ints + k, psizes, n * sizeof(int));
-    k += n;
-    ints[k] = order;
-    *ni_p = ni;
-    return ints;
-}
+#define DARRAY_FORMS(_s, _C, _D)                                                                   \
+    int PMPI_Type_create_darray##_s(int size, int rank, int ndims, const _C array_of_gsizes[],     \
+                                    const int array_of_distribs[], const int array_of_dargs[],     \
+                                    const int array_of_psizes[], int order, MPI_Datatype oldtype,  \
+                                    MPI_Datatype *newtype) {                                       \
+        static const char fn[] = "MPI_Type_create_darray" #_s;                                     \
+        tdm_dtype_t *dt;                                                                           \
+        tdm_dtype_arg_t gsizes = TDM_DTYPE_COUNTS(ndims, array_of_gsizes);                         \
+        int err = mk_darray(fn, size, rank, ndims, &gsizes, array_of_distribs, array_of_dargs,     \
+                            array_of_psizes, order, oldtype, newtype, &dt);                        \
+        if (err)                                                                                   \
+            return err;                                                                            \
+        return PUBLISH(                                                                            \
+            fn, 0, dt, MPI_COMBINER_DARRAY, _C, 1, &oldtype, newtype, TDM_DTYPE_INTS(1, &size),    \
+            TDM_DTYPE_INTS(1, &rank), TDM_DTYPE_INTS(1, &ndims), gsizes,                           \
+            TDM_DTYPE_INTS(ndims, array_of_distribs), TDM_DTYPE_INTS(ndims, array_of_dargs),       \
+            TDM_DTYPE_INTS(ndims, array_of_psizes), TDM_DTYPE_INTS(1, &order));                    \
+    }                                                                                              \
+    TDM_WEAK(MPI_Type_create_darray##_s)
+TDM_MPI_COUNT_FORMS(DARRAY_FORMS)
 
-int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
-                            const int array_of_distribs[], const int array_of_dargs[],
-                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                            MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_create_darray";
-    tdm_dtype_t *dt;
-    TDM_CHECK_INIT(fn);
-    if (ndims <= 0)
-        return tdm_mpi_err(NULL, MPI_ERR_DIMS, fn, "invalid ndims %d (must be > 0)", ndims);
-    TDM_CHECK_PTR(fn, NULL, array_of_gsizes, "array_of_gsizes");
-    MPI_Count *g = malloc((size_t)ndims * sizeof(MPI_Count));
-    if (!g)
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    for (int i = 0; i < ndims; i++)
-        g[i] = array_of_gsizes[i];
-    int err = mk_darray(fn, size, rank, ndims, g, array_of_distribs, array_of_dargs,
-                        array_of_psizes, order, oldtype, newtype, &dt);
-    free(g);
-    if (err)
-        return err;
-    size_t ni;
-    int *ints = darray_ints(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
-                            array_of_psizes, order, &ni);
-    if (!ints) {
-        tdm_dtype_release(dt);
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    }
-    err = publish(fn, 0, dt, MPI_COMBINER_DARRAY, 0, ni, ints, 0, NULL, 0, NULL, 1, &oldtype,
-                  newtype);
-    free(ints);
-    return err;
-}
-TDM_WEAK(MPI_Type_create_darray)
+/* ---- resized ---- */
 
-int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
-                              const int array_of_distribs[], const int array_of_dargs[],
-                              const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_create_darray_c";
-    tdm_dtype_t *dt;
-    int err = mk_darray(fn, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
-                        array_of_psizes, order, oldtype, newtype, &dt);
-    if (err)
-        return err;
-    size_t ni;
-    int *ints = darray_ints(size, rank, ndims, NULL, array_of_distribs, array_of_dargs,
-                            array_of_psizes, order, &ni);
-    if (!ints) {
-        tdm_dtype_release(dt);
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    }
-    err = publish(fn, 0, dt, MPI_COMBINER_DARRAY, 1, ni, ints, 0, NULL, (size_t)ndims,
-                  array_of_gsizes, 1, &oldtype, newtype);
-    free(ints);
-    return err;
-}
-TDM_WEAK(MPI_Type_create_darray_c)
-
-/* ---- resized, dup ---- */
-
-int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                             MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_create_resized";
-    tdm_dtype_t *old = NULL, *dt = NULL;
-    TDM_CHECK_INIT(fn);
-    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
-    int err = old_type(fn, oldtype, &old);
-    if (err)
-        return err;
-    int rc = tdm_dtype_create_resized(old, lb, extent, &dt);
-    MPI_Aint a[2] = {lb, extent};
-    return publish(fn, rc, dt, MPI_COMBINER_RESIZED, 0, 0, NULL, 2, a, 0, NULL, 1, &oldtype,
-                   newtype);
-}
-TDM_WEAK(MPI_Type_create_resized)
-
-int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
-                               MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_create_resized_c";
-    tdm_dtype_t *old = NULL, *dt = NULL;
-    TDM_CHECK_INIT(fn);
-    TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
-    int err = old_type(fn, oldtype, &old);
-    if (err)
-        return err;
-    int rc = tdm_dtype_create_resized(old, (ptrdiff_t)lb, (ptrdiff_t)extent, &dt);
-    MPI_Count c[2] = {lb, extent};
-    return publish(fn, rc, dt, MPI_COMBINER_RESIZED, 1, 0, NULL, 0, NULL, 2, c, 1, &oldtype,
-                   newtype);
-}
-TDM_WEAK(MPI_Type_create_resized_c)
+#define RESIZED_FORMS(_s, _C, _D)                                                                  \
+    int PMPI_Type_create_resized##_s(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,           \
+                                     MPI_Datatype *newtype) {                                      \
+        static const char fn[] = "MPI_Type_create_resized" #_s;                                    \
+        tdm_dtype_t *old = NULL, *dt = NULL;                                                       \
+        TDM_CHECK_INIT(fn);                                                                        \
+        TDM_CHECK_PTR(fn, NULL, newtype, "newtype");                                               \
+        int err = old_type(fn, oldtype, &old);                                                     \
+        if (err)                                                                                   \
+            return err;                                                                            \
+        int rc = tdm_dtype_create_resized(old, lb, extent, &dt);                                   \
+        return PUBLISH(fn, rc, dt, MPI_COMBINER_RESIZED, _C, 1, &oldtype, newtype,                 \
+                       TDM_DTYPE_ADDRS(1, &lb), TDM_DTYPE_ADDRS(1, &extent));                      \
+    }                                                                                              \
+    TDM_WEAK(MPI_Type_create_resized##_s)
+TDM_MPI_COUNT_FORMS(RESIZED_FORMS)
 
 /* ---- Fortran 90 parameterized types (MPI-3.1 17.2.5) ----
  * The type for a precision p and decimal exponent range r (MPI_UNDEFINED: any) is
@@ -1009,8 +633,8 @@ static int f90_type(const char *fn, int kind, int p, int r, MPI_Datatype *newtyp
     int rc = tdm_dtype_create_dup(tdm_dtype_get(base), &dt);
     int ints[2] = {kind == F90_INTEGER ? r : p, r};
     MPI_Datatype nt = MPI_DATATYPE_NULL;
-    int err = publish(fn, rc, dt, combiners[kind], 0, kind == F90_INTEGER ? 1 : 2, ints, 0, NULL, 0,
-                      NULL, 0, NULL, &nt);
+    int err = PUBLISH(fn, rc, dt, combiners[kind], int, 0, NULL, &nt,
+                      TDM_DTYPE_INTS(kind == F90_INTEGER ? 1 : 2, ints));
     if (err)
         return err;
     tdm_dtype_commit(dt);
@@ -1049,7 +673,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
     TDM_CHECK_PTR(fn, NULL, newtype, "newtype");
     int rc = tdm_dtype_create_dup(old, &dt);
     MPI_Datatype nt = MPI_DATATYPE_NULL;
-    int err = publish(fn, rc, dt, MPI_COMBINER_DUP, 0, 0, NULL, 0, NULL, 0, NULL, 1, &oldtype, &nt);
+    int err = publish(fn, rc, dt, MPI_COMBINER_DUP, false, NULL, 0, 1, &oldtype, &nt);
     if (err)
         return err;
     rc = tdm_attr_copy_all(TDM_ATTR_TYPE, (tdm_attr_list_t *const *)tdm_dtype_attrs(old), oldtype,
@@ -1101,35 +725,31 @@ TDM_WEAK(MPI_Type_free)
 
 /* ---- size and extent ---- */
 
-int PMPI_Type_size(MPI_Datatype datatype, int *size) {
-    tdm_dtype_t *dt;
-    GET_TYPE("MPI_Type_size", datatype, dt);
-    TDM_CHECK_PTR("MPI_Type_size", NULL, size, "size");
-    *size = dt->size > INT_MAX ? MPI_UNDEFINED : (int)dt->size;
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Type_size)
+/* MPI_Type_size says MPI_UNDEFINED for a size its int cannot hold. */
+#define SIZE_FORMS(_s, _C, _D)                                                                     \
+    int PMPI_Type_size##_s(MPI_Datatype datatype, _C *size) {                                      \
+        static const char fn[] = "MPI_Type_size" #_s;                                              \
+        tdm_dtype_t *dt;                                                                           \
+        GET_TYPE(fn, datatype, dt);                                                                \
+        TDM_CHECK_PTR(fn, NULL, size, "size");                                                     \
+        *size = LARGE(_C) || dt->size <= INT_MAX ? (_C)dt->size : MPI_UNDEFINED;                   \
+        return MPI_SUCCESS;                                                                        \
+    }                                                                                              \
+    TDM_WEAK(MPI_Type_size##_s)
+TDM_MPI_COUNT_FORMS(SIZE_FORMS)
 
-static int size_count(const char *fn, MPI_Datatype datatype, MPI_Count *size) {
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) {
     tdm_dtype_t *dt;
-    GET_TYPE(fn, datatype, dt);
-    TDM_CHECK_PTR(fn, NULL, size, "size");
+    GET_TYPE("MPI_Type_size_x", datatype, dt);
+    TDM_CHECK_PTR("MPI_Type_size_x", NULL, size, "size");
     *size = (MPI_Count)dt->size;
     return MPI_SUCCESS;
 }
-
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) {
-    return size_count("MPI_Type_size_x", datatype, size);
-}
 TDM_WEAK(MPI_Type_size_x)
 
-int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) {
-    return size_count("MPI_Type_size_c", datatype, size);
-}
-TDM_WEAK(MPI_Type_size_c)
-
-/* lb/extent (true_ == 0) or true_lb/true_extent of a type, as MPI_Count. */
-static int bounds_of(const char *fn, MPI_Datatype datatype, int true_, MPI_Count *lb,
+/* lb/extent (true_ false) or true_lb/true_extent of a type; MPI_Aint and MPI_Count
+ * are one type, so this serves the MPI_Aint, _x and _c forms alike. */
+static int bounds_of(const char *fn, MPI_Datatype datatype, bool true_, MPI_Count *lb,
                      MPI_Count *extent) {
     tdm_dtype_t *dt;
     GET_TYPE(fn, datatype, dt);
@@ -1145,48 +765,19 @@ static int bounds_of(const char *fn, MPI_Datatype datatype, int true_, MPI_Count
     return MPI_SUCCESS;
 }
 
-int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) {
-    MPI_Count l, e;
-    int err = bounds_of("MPI_Type_get_extent", datatype, 0, lb ? &l : NULL, extent ? &e : NULL);
-    if (!err) {
-        *lb = (MPI_Aint)l;
-        *extent = (MPI_Aint)e;
-    }
-    return err;
-}
-TDM_WEAK(MPI_Type_get_extent)
-
-int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) {
-    return bounds_of("MPI_Type_get_extent_x", datatype, 0, lb, extent);
-}
-TDM_WEAK(MPI_Type_get_extent_x)
-
-int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) {
-    return bounds_of("MPI_Type_get_extent_c", datatype, 0, lb, extent);
-}
-TDM_WEAK(MPI_Type_get_extent_c)
-
-int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent) {
-    MPI_Count l, e;
-    int err = bounds_of("MPI_Type_get_true_extent", datatype, 1, true_lb ? &l : NULL,
-                        true_extent ? &e : NULL);
-    if (!err) {
-        *true_lb = (MPI_Aint)l;
-        *true_extent = (MPI_Aint)e;
-    }
-    return err;
-}
-TDM_WEAK(MPI_Type_get_true_extent)
-
-int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) {
-    return bounds_of("MPI_Type_get_true_extent_x", datatype, 1, true_lb, true_extent);
-}
-TDM_WEAK(MPI_Type_get_true_extent_x)
-
-int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) {
-    return bounds_of("MPI_Type_get_true_extent_c", datatype, 1, true_lb, true_extent);
-}
-TDM_WEAK(MPI_Type_get_true_extent_c)
+#define EXTENT_FORMS(_s, _C, _D)                                                                   \
+    int PMPI_Type_get_extent##_s(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) {          \
+        return bounds_of("MPI_Type_get_extent" #_s, datatype, false, lb, extent);                  \
+    }                                                                                              \
+    TDM_WEAK(MPI_Type_get_extent##_s)                                                              \
+                                                                                                   \
+    int PMPI_Type_get_true_extent##_s(MPI_Datatype datatype, MPI_Aint *true_lb,                    \
+                                      MPI_Aint *true_extent) {                                     \
+        return bounds_of("MPI_Type_get_true_extent" #_s, datatype, true, true_lb, true_extent);    \
+    }                                                                                              \
+    TDM_WEAK(MPI_Type_get_true_extent##_s)
+TDM_MPI_COUNT_FORMS(EXTENT_FORMS)
+EXTENT_FORMS(_x, MPI_Count, MPI_Aint)
 
 /* MPI-1 forms, removed in MPI-3 but still in the MPICH ABI */
 int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) {
@@ -1509,22 +1100,44 @@ static int pack_common(const char *fn, const void *inbuf, MPI_Count incount, MPI
     return MPI_SUCCESS;
 }
 
-int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
-              int *position, MPI_Comm comm) {
-    MPI_Count pos = position ? *position : 0;
-    int err = pack_common("MPI_Pack", inbuf, incount, datatype, outbuf, outsize,
-                          position ? &pos : NULL, comm);
-    if (!err)
-        *position = (int)pos;
-    return err;
-}
-TDM_WEAK(MPI_Pack)
-
-int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
-                MPI_Count outsize, MPI_Count *position, MPI_Comm comm) {
-    return pack_common("MPI_Pack_c", inbuf, incount, datatype, outbuf, outsize, position, comm);
-}
-TDM_WEAK(MPI_Pack_c)
+/* The int forms' position and size are ints: each call works on an MPI_Count copy. */
+#define PACK_FORMS(_s, _C, _D)                                                                     \
+    int PMPI_Pack##_s(const void *inbuf, _C incount, MPI_Datatype datatype, void *outbuf,          \
+                      _C outsize, _C *position, MPI_Comm comm) {                                   \
+        MPI_Count pos = position ? *position : 0;                                                  \
+        int err = pack_common("MPI_Pack" #_s, inbuf, incount, datatype, outbuf, outsize,           \
+                              position ? &pos : NULL, comm);                                       \
+        if (!err)                                                                                  \
+            *position = (_C)pos;                                                                   \
+        return err;                                                                                \
+    }                                                                                              \
+    TDM_WEAK(MPI_Pack##_s)                                                                         \
+                                                                                                   \
+    int PMPI_Unpack##_s(const void *inbuf, _C insize, _C *position, void *outbuf, _C outcount,     \
+                        MPI_Datatype datatype, MPI_Comm comm) {                                    \
+        MPI_Count pos = position ? *position : 0;                                                  \
+        int err = unpack_common("MPI_Unpack" #_s, inbuf, insize, position ? &pos : NULL, outbuf,   \
+                                outcount, datatype, comm);                                         \
+        if (!err)                                                                                  \
+            *position = (_C)pos;                                                                   \
+        return err;                                                                                \
+    }                                                                                              \
+    TDM_WEAK(MPI_Unpack##_s)                                                                       \
+                                                                                                   \
+    int PMPI_Pack_size##_s(_C incount, MPI_Datatype datatype, MPI_Comm comm, _C *size) {           \
+        static const char fn[] = "MPI_Pack_size" #_s;                                              \
+        MPI_Count sz;                                                                              \
+        int err = pack_size_common(fn, incount, datatype, comm, size ? &sz : NULL);                \
+        if (err)                                                                                   \
+            return err;                                                                            \
+        if (!LARGE(_C) && sz > INT_MAX)                                                            \
+            return tdm_mpi_err(tdm_comm_get(comm), MPI_ERR_VALUE_TOO_LARGE, fn,                    \
+                               "packed size %lld does not fit in an int (use MPI_Pack_size_c)",    \
+                               (long long)sz);                                                     \
+        *size = (_C)sz;                                                                            \
+        return MPI_SUCCESS;                                                                        \
+    }                                                                                              \
+    TDM_WEAK(MPI_Pack_size##_s)
 
 static int unpack_common(const char *fn, const void *inbuf, MPI_Count insize, MPI_Count *position,
                          void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) {
@@ -1549,23 +1162,6 @@ static int unpack_common(const char *fn, const void *inbuf, MPI_Count insize, MP
     return MPI_SUCCESS;
 }
 
-int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                MPI_Datatype datatype, MPI_Comm comm) {
-    MPI_Count pos = position ? *position : 0;
-    int err = unpack_common("MPI_Unpack", inbuf, insize, position ? &pos : NULL, outbuf, outcount,
-                            datatype, comm);
-    if (!err)
-        *position = (int)pos;
-    return err;
-}
-TDM_WEAK(MPI_Unpack)
-
-int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
-                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) {
-    return unpack_common("MPI_Unpack_c", inbuf, insize, position, outbuf, outcount, datatype, comm);
-}
-TDM_WEAK(MPI_Unpack_c)
-
 static int pack_size_common(const char *fn, MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
                             MPI_Count *size) {
     tdm_comm_t *c;
@@ -1580,24 +1176,7 @@ static int pack_size_common(const char *fn, MPI_Count incount, MPI_Datatype data
     return MPI_SUCCESS;
 }
 
-int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size) {
-    MPI_Count s;
-    int err = pack_size_common("MPI_Pack_size", incount, datatype, comm, size ? &s : NULL);
-    if (err)
-        return err;
-    if (s > INT_MAX)
-        return tdm_mpi_err(tdm_comm_get(comm), MPI_ERR_VALUE_TOO_LARGE, "MPI_Pack_size",
-                           "packed size %lld does not fit in an int (use MPI_Pack_size_c)",
-                           (long long)s);
-    *size = (int)s;
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Pack_size)
-
-int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size) {
-    return pack_size_common("MPI_Pack_size_c", incount, datatype, comm, size);
-}
-TDM_WEAK(MPI_Pack_size_c)
+TDM_MPI_COUNT_FORMS(PACK_FORMS)
 
 /* ---- external32 ---- */
 
@@ -1635,25 +1214,6 @@ static int pack_ext_common(const char *fn, const char *datarep, const void *inbu
     return MPI_SUCCESS;
 }
 
-int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype,
-                       void *outbuf, MPI_Aint outsize, MPI_Aint *position) {
-    MPI_Count pos = position ? *position : 0;
-    int err = pack_ext_common("MPI_Pack_external", datarep, inbuf, incount, datatype, outbuf,
-                              outsize, position ? &pos : NULL);
-    if (!err)
-        *position = (MPI_Aint)pos;
-    return err;
-}
-TDM_WEAK(MPI_Pack_external)
-
-int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
-                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
-                         MPI_Count *position) {
-    return pack_ext_common("MPI_Pack_external_c", datarep, inbuf, incount, datatype, outbuf,
-                           outsize, position);
-}
-TDM_WEAK(MPI_Pack_external_c)
-
 static int unpack_ext_common(const char *fn, const char *datarep, const void *inbuf,
                              MPI_Count insize, MPI_Count *position, void *outbuf,
                              MPI_Count outcount, MPI_Datatype datatype) {
@@ -1680,25 +1240,6 @@ static int unpack_ext_common(const char *fn, const char *datarep, const void *in
     return MPI_SUCCESS;
 }
 
-int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
-                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) {
-    MPI_Count pos = position ? *position : 0;
-    int err = unpack_ext_common("MPI_Unpack_external", datarep, inbuf, insize,
-                                position ? &pos : NULL, outbuf, outcount, datatype);
-    if (!err)
-        *position = (MPI_Aint)pos;
-    return err;
-}
-TDM_WEAK(MPI_Unpack_external)
-
-int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
-                           MPI_Count *position, void *outbuf, MPI_Count outcount,
-                           MPI_Datatype datatype) {
-    return unpack_ext_common("MPI_Unpack_external_c", datarep, inbuf, insize, position, outbuf,
-                             outcount, datatype);
-}
-TDM_WEAK(MPI_Unpack_external_c)
-
 static int pack_ext_size(const char *fn, const char *datarep, MPI_Count incount,
                          MPI_Datatype datatype, MPI_Count *size) {
     tdm_dtype_t *dt;
@@ -1713,18 +1254,27 @@ static int pack_ext_size(const char *fn, const char *datarep, MPI_Count incount,
     return MPI_SUCCESS;
 }
 
-int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype,
-                            MPI_Aint *size) {
-    MPI_Count s;
-    int err = pack_ext_size("MPI_Pack_external_size", datarep, incount, datatype, size ? &s : NULL);
-    if (!err)
-        *size = (MPI_Aint)s;
-    return err;
-}
-TDM_WEAK(MPI_Pack_external_size)
-
-int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
-                              MPI_Count *size) {
-    return pack_ext_size("MPI_Pack_external_size_c", datarep, incount, datatype, size);
-}
-TDM_WEAK(MPI_Pack_external_size_c)
+/* Positions and sizes are MPI_Aint in both forms (MPI_Count in the _c one: the same type). */
+#define PACK_EXTERNAL_FORMS(_s, _C, _D)                                                            \
+    int PMPI_Pack_external##_s(const char *datarep, const void *inbuf, _C incount,                 \
+                               MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,              \
+                               MPI_Aint *position) {                                               \
+        return pack_ext_common("MPI_Pack_external" #_s, datarep, inbuf, incount, datatype, outbuf, \
+                               outsize, position);                                                 \
+    }                                                                                              \
+    TDM_WEAK(MPI_Pack_external##_s)                                                                \
+                                                                                                   \
+    int PMPI_Unpack_external##_s(const char datarep[], const void *inbuf, MPI_Aint insize,         \
+                                 MPI_Aint *position, void *outbuf, _C outcount,                    \
+                                 MPI_Datatype datatype) {                                          \
+        return unpack_ext_common("MPI_Unpack_external" #_s, datarep, inbuf, insize, position,      \
+                                 outbuf, outcount, datatype);                                      \
+    }                                                                                              \
+    TDM_WEAK(MPI_Unpack_external##_s)                                                              \
+                                                                                                   \
+    int PMPI_Pack_external_size##_s(const char *datarep, _C incount, MPI_Datatype datatype,        \
+                                    MPI_Aint *size) {                                              \
+        return pack_ext_size("MPI_Pack_external_size" #_s, datarep, incount, datatype, size);      \
+    }                                                                                              \
+    TDM_WEAK(MPI_Pack_external_size##_s)
+TDM_MPI_COUNT_FORMS(PACK_EXTERNAL_FORMS)
