@@ -7,7 +7,8 @@ usage: check_rma.py --compare bench/compare --prefix DIR
 1. The report: Tandem's cells read "unsupported" where its runs answered
    MPI_ERR_UNSUPPORTED_OPERATION, a target is a ratio to the better anchor of the run
    (the lower latency, the higher bandwidth) and an anchor that failed is not that
-   anchor; the Put epoch table gives each library's time and peak RSS, or its failure.
+   anchor; a latency target's "CPUs near" ratio takes the rounds whose host probes were
+   fast only; the Put epoch table gives each library's time and peak RSS, or its failure.
 2. A run that crashes in one KIND:SYNC fails that one alone: the job goes on with the
    rest (a fake library that crashes in allocate:lock).
 3. bench/compare --benches rma on Tandem alone, end to end: every operation and
@@ -61,6 +62,13 @@ def check_report(cmp):
         # Put bandwidth 1 MiB on create windows: the better anchor is the higher, 5000
         for lib, v in (("tandem", 4000), ("ompi", 5000), ("mpich", 3000)):
             fig(lib, "put_bw", "create:flush", 1 << 20, "bw_MBps", v, rnd)
+    # Fetch_and_op: three rounds with the CPUs near (probes 40 ns), Tandem 0.1 against 0.2,
+    # three far (170 ns), Tandem 0.9: over every round 0.5 ÷ 0.2 = 2.50, near alone 0.50
+    for rnd in range(6):
+        near = rnd < 3
+        for lib, v in (("tandem", 0.1 if near else 0.9), ("ompi", 0.2), ("mpich", 0.3)):
+            fig(lib, "fop_latency", "allocate:flush", 8, "lat_us", v, rnd)
+            fig(lib, "fop_latency", "allocate:flush", 8, "c2c_ns", 40 if near else 170, rnd)
     fig("tandem", "put_latency", "allocate:flush", 0, "unsupported", 1)
     # the Put epoch: Tandem completes, MPICH gives up (memory), Open MPI completes
     for lib, t, rss in (("tandem", 1.5, 30), ("ompi", 2.0, 14)):
@@ -78,17 +86,20 @@ def check_report(cmp):
     c = cmp.RmaCells(meta, raw)
     text, met, n = cmp.rma_tables(c, meta)
     r = row_of(text, "| Put latency 8 B, allocate + flush")
-    if r[1] != "unsupported" or r[4] != "—" or not r[6].startswith("no (unsupported)"):
+    if r[1] != "unsupported" or r[4] != "—" or not r[7].startswith("no (unsupported)"):
         sys.exit(f"FAIL: Tandem unsupported must read 'unsupported', no ratio, not met: {r}")
     r = row_of(text, "| Get latency 8 B, allocate + flush")
-    if r[4] != "0.45" or r[6] != "yes":
+    if r[4] != "0.45" or r[5] != "—" or r[7] != "yes":
         sys.exit(f"FAIL: Get latency 0.09 against the better anchor 0.2 must be 0.45, met: {r}")
     r = row_of(text, "| Compare_and_swap latency, allocate + flush")
-    if r[2] != "failed" or r[4] != "0.60" or r[6] != "no":
+    if r[2] != "failed" or r[4] != "0.60" or r[7] != "no":
         sys.exit(f"FAIL: a failed anchor is not the better anchor (0.6 against MPICH 1.0): {r}")
     r = row_of(text, "| Put bandwidth 1 MiB, create + flush")
-    if r[4] != "0.80" or r[6] != "no":
+    if r[4] != "0.80" or r[7] != "no":
         sys.exit(f"FAIL: bandwidth 4000 against the better anchor 5000 must be 0.80, not met: {r}")
+    r = row_of(text, "| Fetch_and_op latency, allocate + flush")
+    if r[4] != "2.50" or r[5] != "0.50" or r[7] != "no":
+        sys.exit(f"FAIL: Fetch_and_op: 2.50 over every round, 0.50 with the CPUs near: {r}")
     if met != 1:
         sys.exit(f"FAIL: one target met in the synthetic run, the report says {met}")
     r = row_of(text, "| allocate | MPICH |")
