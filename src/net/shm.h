@@ -39,7 +39,8 @@ typedef struct tdm_shm_cell {
     unsigned char body[]; /* packet: a wire.h header, then payload */
 } tdm_shm_cell_t;
 
-/* Per-process block in the segment, two cache lines. */
+/* Per-process block in the segment, two cache lines. Written by its process only;
+ * peers read it (and bump `doorbell` to wake it). */
 typedef struct tdm_shm_proc {
     _Atomic uint32_t doorbell; /* futex word: bumped by whoever wakes us */
     _Atomic uint32_t sleeping; /* 1 while blocked (or about to block) on the doorbell */
@@ -59,7 +60,9 @@ typedef struct tdm_shm_proc {
     unsigned char pad1[TDM_CACHELINE - 24];
 } tdm_shm_proc_t;
 
-/* Per ordered pair (producer -> consumer), one cache line. */
+/* Per ordered pair (producer -> consumer), one cache line: `producer_waiting` is
+ * written by both ends (set by the producer, cleared when it drains), `cma_off` by
+ * the first process, each `upper` word by the one side the layer above names. */
 #define TDM_SHM_PAIR_UPPER 2
 typedef struct tdm_shm_pair {
     _Atomic uint32_t producer_waiting; /* producer found the ring full and may block */

@@ -57,6 +57,9 @@ typedef struct tdm_txlog_ent {
     int32_t tag;
 } tdm_txlog_ent_t;
 
+/* The engine's state. Owner: the thread that progresses the engine (one at a
+ * time: the library offers MPI_THREAD_SERIALIZED at most); a threaded engine
+ * must lock or split every field here. */
 typedef struct tdm_p2p_state {
     int rank, size;
     int oversubscribed;

@@ -59,7 +59,7 @@ extern const tdm_proto_t *const tdm_protos[TDM_PROTO_COUNT];
 #include "proto/registry.def"
 #undef TDM_PROTO
 
-/* Rendezvous state of a request (in req->proto_state). */
+/* Rendezvous state of a request (in req->proto_state). Owner: the request's. */
 typedef struct tdm_rndv {
     tdm_layout_t remote;  /* the peer's buffer (CMA protocols) */
     int32_t pid;          /* the peer's pid */

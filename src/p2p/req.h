@@ -64,6 +64,8 @@ typedef struct tdm_txitem {
 
 struct tdm_unexp;
 
+/* Owner: the thread that progresses the engine; `done` is also read by waiters
+ * (set once, last), and the dump reads every field from a signal handler. */
 typedef struct tdm_req {
     tdm_txitem_t tx; /* transmit queue link (sends) */
     tdm_list_t link; /* posted queue link (receives) */
