@@ -103,7 +103,8 @@ void tdm_rndv_load_add(int world_rank, int64_t delta);
 const char *tdm_proto_name(tdm_proto_id_t id);
 
 /* rndv_cma.c: the machinery shared by the protocols */
-void tdm_rndv_split_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts, const tdm_proto_t *p);
+/* The split protocols' receiver start and sender CTS handler (r->proto names which). */
+void tdm_rndv_split_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts);
 void tdm_rndv_split_send_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts);
 /* Sender: the RTS stage (writes the RTS; then waits for CTS or FIN). */
 bool tdm_rndv_push_rts(tdm_req_t *s);
@@ -114,6 +115,9 @@ bool tdm_rndv_push_rts(tdm_req_t *s);
  * ue->received reaches ue->size. */
 void tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t sreq,
                          tdm_unexp_t *ue);
+/* One chunk (TANDEM_COPY_CHUNK) of req's CMA range [cur, hi) by CMA, reading
+ * or writing; cur moves on. 0 or -errno (nothing counted). */
+int tdm_rndv_copy_chunk(tdm_req_t *req, bool write);
 /* Copy queue: one chunk of one pending CMA part per call; events done. */
 int tdm_rndv_copy_progress(void);
 /* Sender: write DATA cells of the stream range; true when none are left. */

@@ -124,27 +124,34 @@ static void fallback(tdm_req_t *req, int err) {
     tdm_p2p_send_ctrl(req->peer_world, &p, sizeof(p));
 }
 
+int tdm_rndv_copy_chunk(tdm_req_t *req, bool write) {
+    tdm_rndv_t *st = tdm_rndv(req);
+    uint64_t n = TDM_MIN(st->hi - st->cur, (uint64_t)tdm_p2p.copy_chunk);
+    tdm_layout_t local;
+    tdm_layout_local(&local, req->buf, req->count, req->dt);
+    int rc = tdm_layout_cma_copy(req->peer_world, st->pid, write, &local, &st->remote,
+                                 (size_t)st->cur, (size_t)n);
+    if (rc < 0)
+        return rc;
+    if (write)
+        tdm_p2p_stats.bytes_written += n;
+    else
+        tdm_p2p_stats.bytes_read += n;
+    st->cur += n;
+    return 0;
+}
+
 int tdm_rndv_copy_progress(void) {
     if (tdm_list_empty(&tdm_p2p.copyq))
         return 0;
     tdm_req_t *req = TDM_CONTAINER_OF(tdm_p2p.copyq.next, tdm_req_t, copy_link);
     tdm_list_remove(&req->copy_link);
     tdm_rndv_t *st = tdm_rndv(req);
-    bool write = is_send(req);
-    uint64_t n = TDM_MIN(st->hi - st->cur, (uint64_t)tdm_p2p.copy_chunk);
-    tdm_layout_t local;
-    tdm_layout_local(&local, req->buf, req->count, req->dt);
-    int rc = tdm_layout_cma_copy(req->peer_world, st->pid, write, &local, &st->remote,
-                                 (size_t)st->cur, (size_t)n);
+    int rc = tdm_rndv_copy_chunk(req, is_send(req));
     if (rc < 0) {
         fallback(req, -rc);
         return 1;
     }
-    if (write)
-        tdm_p2p_stats.bytes_written += n;
-    else
-        tdm_p2p_stats.bytes_read += n;
-    st->cur += n;
     if (st->cur < st->hi) {
         tdm_list_push_back(&tdm_p2p.copyq, &req->copy_link); /* round-robin */
         return 1;
@@ -232,7 +239,8 @@ static void pull_in(tdm_req_t *s, const tdm_pkt_pull_t *pull) {
 
 /* ---- split protocols (RGET, RPUT, COOP) ---- */
 
-void tdm_rndv_split_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts, const tdm_proto_t *p) {
+void tdm_rndv_split_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts) {
+    const tdm_proto_t *p = tdm_protos[r->proto];
     tdm_rndv_t *st = tdm_rndv(r);
     uint64_t total = TDM_MIN((uint64_t)r->msg_size, (uint64_t)r->bytes);
     uint64_t split = p->split(total);
@@ -249,13 +257,11 @@ void tdm_rndv_split_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts, const td
     if (sender_copies && split < total)
         tdm_rndv_load_add(r->peer_world, 1);
     if (sender_copies) {
-        tdm_pkt_cts_cma_t cts = {.cts = {.type = TDM_PKT_CTS, .sreq = rts->sreq, .rreq = r->id},
-                                 .pid = (int32_t)tdm_shm.procs[tdm_p2p.rank].pid,
-                                 .split = split,
-                                 .total = total};
-        for (int i = 0; i < TDM_PROTO_COUNT; i++)
-            if (tdm_protos[i] == p)
-                cts.cts.proto = (uint8_t)i;
+        tdm_pkt_cts_cma_t cts = {
+            .cts = {.type = TDM_PKT_CTS, .proto = r->proto, .sreq = rts->sreq, .rreq = r->id},
+            .pid = (int32_t)tdm_shm.procs[tdm_p2p.rank].pid,
+            .split = split,
+            .total = total};
         tdm_layout_t mine;
         tdm_layout_local(&mine, r->buf, r->count, r->dt);
         tdm_layout_to_wire(&mine, &cts.buf);

@@ -7,14 +7,10 @@
  */
 #include "../p2p_impl.h"
 
-static void coop_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts) {
-    tdm_rndv_split_recv_start(r, rts, &tdm_proto_coop);
-}
-
 const tdm_proto_t tdm_proto_coop = {
     .name = "rndv/coop/cma",
     .caps = TDM_CAP_CMA,
     .split = tdm_p2p_select_coop_split,
-    .recv_start = coop_recv_start,
+    .recv_start = tdm_rndv_split_recv_start,
     .send_cts = tdm_rndv_split_send_cts,
 };

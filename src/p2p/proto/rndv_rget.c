@@ -8,14 +8,10 @@ static uint64_t rget_split(uint64_t total) {
     return total;
 }
 
-static void rget_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts) {
-    tdm_rndv_split_recv_start(r, rts, &tdm_proto_rget);
-}
-
 const tdm_proto_t tdm_proto_rget = {
     .name = "rndv/rget/cma",
     .caps = TDM_CAP_CMA,
     .split = rget_split,
-    .recv_start = rget_recv_start,
+    .recv_start = tdm_rndv_split_recv_start,
     .send_cts = NULL, /* the sender never gets a CTS: FIN completes it */
 };

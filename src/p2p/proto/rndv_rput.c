@@ -9,14 +9,10 @@ static uint64_t rput_split(uint64_t total) {
     return 0;
 }
 
-static void rput_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts) {
-    tdm_rndv_split_recv_start(r, rts, &tdm_proto_rput);
-}
-
 const tdm_proto_t tdm_proto_rput = {
     .name = "rndv/rput/cma",
     .caps = TDM_CAP_CMA,
     .split = rput_split,
-    .recv_start = rput_recv_start,
+    .recv_start = tdm_rndv_split_recv_start,
     .send_cts = tdm_rndv_split_send_cts,
 };

@@ -156,18 +156,12 @@ bool tdm_rtr_try_send(tdm_req_t *s) {
 bool tdm_rtr_push(tdm_req_t *s) {
     tdm_rndv_t *st = tdm_rndv(s);
     if (st->cur < st->hi && !st->via_data) {
-        uint64_t n = TDM_MIN(st->hi - st->cur, (uint64_t)tdm_p2p.copy_chunk);
-        tdm_layout_t local;
-        tdm_layout_local(&local, s->buf, s->count, s->dt);
-        int rc = tdm_layout_cma_copy(s->peer_world, st->pid, true, &local, &st->remote,
-                                     (size_t)st->cur, (size_t)n);
+        int rc = tdm_rndv_copy_chunk(s, true);
         if (rc < 0) {
             tdm_cma_disable(s->peer_world, st->pid, -rc);
             tdm_p2p_stats.cma_fallbacks++;
             st->via_data = 1; /* the rest goes as DATA after the RTR_FIN */
         } else {
-            tdm_p2p_stats.bytes_written += n;
-            st->cur += n;
             if (st->cur < st->hi)
                 return false; /* stay at the head: later sends wait behind us */
             tdm_p2p_stats.copies++;
