@@ -2,7 +2,7 @@
 /* Collective bindings: argument checks, then one call into src/coll. Each
  * blocking collective, its I-variant and its persistent _init form
  * (coll_persist.c) share one function (request NULL: blocking), which ends in
- * a tdm_mpi_ccall_t run now or bound to a persistent request
+ * a tdm_coll_call_t run now or bound to a persistent request
  * (tdm_mpi_ccall_submit). On an intercommunicator it hands over to
  * coll_inter.c's checks, which end the same way. The large-count forms
  * (MPI_<Coll>_c) are the same functions: counts are MPI_Count and count and
@@ -42,80 +42,6 @@ int tdm_mpi_coll_error(tdm_comm_t *c, const char *fn, int rc) {
     return tdm_mpi_err(c, tdm_mpi_class_of((tdm_rc_t)rc), fn, "collective failed");
 }
 
-/* The two-group meanings of cc's fields (coll/inter.h); the checks refuse SCAN
- * on intercommunicators and topologies are never built on them, so those two
- * kinds cannot reach here. */
-static int ccall_run_inter(tdm_comm_t *c, const tdm_mpi_ccall_t *cc, tdm_req_t **req_p) {
-    switch (cc->kind) {
-    case TDM_CCALL_BARRIER:
-        return tdm_coll_inter_barrier(c, req_p);
-    case TDM_CCALL_BCAST:
-        return tdm_coll_inter_bcast(cc->rbuf, cc->rcount, cc->rdt, cc->root, c, req_p);
-    case TDM_CCALL_REDUCE:
-        return tdm_coll_inter_reduce(cc->sbuf, cc->rbuf, cc->rcount, cc->rdt, cc->op, cc->root, c,
-                                     req_p);
-    case TDM_CCALL_ALLREDUCE:
-        return tdm_coll_inter_allreduce(cc->sbuf, cc->rbuf, cc->rcount, cc->rdt, cc->op, c, req_p);
-    case TDM_CCALL_GATHERV:
-        return tdm_coll_inter_gatherv(cc->sbuf, cc->scount, cc->sdt, cc->rbuf, cc->rcounts,
-                                      cc->rdispls, cc->rcount, cc->rdt, cc->root, c, req_p);
-    case TDM_CCALL_SCATTERV:
-        return tdm_coll_inter_scatterv(cc->sbuf, cc->scounts, cc->sdispls, cc->scount, cc->sdt,
-                                       cc->rbuf, cc->rcount, cc->rdt, cc->root, c, req_p);
-    case TDM_CCALL_ALLGATHERV:
-        return tdm_coll_inter_allgatherv(cc->sbuf, cc->scount, cc->sdt, cc->rbuf, cc->rcounts,
-                                         cc->rdispls, cc->rcount, cc->rdt, c, req_p);
-    case TDM_CCALL_ALLTOALLW:
-        return tdm_coll_inter_alltoallw(cc->sbuf, cc->scounts, cc->sdispls, cc->sdts, cc->scount,
-                                        cc->sdt, cc->rbuf, cc->rcounts, cc->rdispls, cc->rdts,
-                                        cc->rcount, cc->rdt, c, req_p);
-    case TDM_CCALL_REDUCE_SCATTER:
-        return tdm_coll_inter_reduce_scatter(cc->sbuf, cc->rbuf, cc->rcounts, cc->rcount, cc->rdt,
-                                             cc->op, c, req_p);
-    case TDM_CCALL_SCAN:
-    case TDM_CCALL_NEIGHBOR:
-        break;
-    }
-    return TDM_ERR_INTERN;
-}
-
-int tdm_mpi_ccall_run(tdm_comm_t *c, const tdm_mpi_ccall_t *cc, tdm_req_t **req_p) {
-    if (TDM_UNLIKELY(c->inter))
-        return ccall_run_inter(c, cc, req_p);
-    switch (cc->kind) {
-    case TDM_CCALL_BARRIER:
-        return tdm_coll_barrier(c, req_p);
-    case TDM_CCALL_BCAST:
-        return tdm_coll_bcast(cc->rbuf, cc->rcount, cc->rdt, cc->root, c, req_p);
-    case TDM_CCALL_REDUCE:
-        return tdm_coll_reduce(cc->sbuf, cc->rbuf, cc->rcount, cc->rdt, cc->op, cc->root, c, req_p);
-    case TDM_CCALL_ALLREDUCE:
-        return tdm_coll_allreduce(cc->sbuf, cc->rbuf, cc->rcount, cc->rdt, cc->op, c, req_p);
-    case TDM_CCALL_SCAN:
-        return tdm_coll_scan(cc->sbuf, cc->rbuf, cc->rcount, cc->rdt, cc->op, cc->exclusive, c,
-                             req_p);
-    case TDM_CCALL_GATHERV:
-        return tdm_coll_gatherv(cc->sbuf, cc->scount, cc->sdt, cc->rbuf, cc->rcounts, cc->rdispls,
-                                cc->rcount, cc->rdt, cc->root, c, req_p);
-    case TDM_CCALL_SCATTERV:
-        return tdm_coll_scatterv(cc->sbuf, cc->scounts, cc->sdispls, cc->scount, cc->sdt, cc->rbuf,
-                                 cc->rcount, cc->rdt, cc->root, c, req_p);
-    case TDM_CCALL_ALLGATHERV:
-        return tdm_coll_allgatherv(cc->sbuf, cc->scount, cc->sdt, cc->rbuf, cc->rcounts,
-                                   cc->rdispls, cc->rcount, cc->rdt, c, req_p);
-    case TDM_CCALL_ALLTOALLW:
-        return tdm_coll_alltoallw(cc->sbuf, cc->scounts, cc->sdispls, cc->sdts, cc->scount, cc->sdt,
-                                  cc->rbuf, cc->rcounts, cc->rdispls, cc->rdts, cc->rcount, cc->rdt,
-                                  c, req_p);
-    case TDM_CCALL_REDUCE_SCATTER:
-        return tdm_coll_reduce_scatter(cc->sbuf, cc->rbuf, cc->rcounts, cc->rcount, cc->rdt, cc->op,
-                                       c, req_p);
-    case TDM_CCALL_NEIGHBOR:
-        return tdm_coll_neighbor(&cc->nsend, &cc->nrecv, cc->cart, c, req_p);
-    }
-    return TDM_ERR_INTERN;
-}
-
 /* The blocking forms of the most frequent small collectives call the algorithm
  * at once: building the 288-byte call record and dispatching on it was a
  * tenth of a 2-rank 4-byte Bcast's root. */
@@ -124,11 +50,11 @@ static inline int blocking_done(tdm_comm_t *c, const char *fn, int rc) {
 }
 
 int tdm_mpi_ccall_submit(tdm_comm_t *c, const char *fn, tdm_mpi_call_mode_t mode,
-                         MPI_Request *request, const tdm_mpi_ccall_t *cc) {
+                         MPI_Request *request, const tdm_coll_call_t *cc) {
     if (mode == TDM_CALL_PERSISTENT)
         return tdm_mpi_coll_persist_init(c, fn, cc, request);
     tdm_req_t *r = NULL;
-    int rc = tdm_mpi_ccall_run(c, cc, mode == TDM_CALL_NONBLOCKING ? &r : NULL);
+    int rc = tdm_coll_call_run(c, cc, mode == TDM_CALL_NONBLOCKING ? &r : NULL);
     if (TDM_UNLIKELY(rc != TDM_OK))
         return tdm_mpi_coll_error(c, fn, rc);
     if (request)
@@ -148,7 +74,7 @@ int tdm_mpi_coll_barrier(MPI_Comm comm, MPI_Request *request, const char *fn,
     if (mode == TDM_CALL_BLOCKING)
         return blocking_done(c, fn, tdm_coll_barrier(c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BARRIER});
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_BARRIER});
 }
 int PMPI_Barrier(MPI_Comm comm) {
     return tdm_mpi_coll_barrier(comm, NULL, "MPI_Barrier", TDM_CALL_BLOCKING);
@@ -177,7 +103,7 @@ int tdm_mpi_coll_bcast(void *buf, MPI_Count count, MPI_Datatype datatype, int ro
     if (mode == TDM_CALL_BLOCKING)
         return blocking_done(c, fn, tdm_coll_bcast(buf, (size_t)count, dt, root, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BCAST,
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_BCAST,
                                                    .rbuf = buf,
                                                    .rcount = (size_t)count,
                                                    .rdt = dt,
@@ -241,7 +167,7 @@ int tdm_mpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datat
         return blocking_done(c, fn,
                              tdm_coll_reduce(sbuf, rbuf, (size_t)count, dt, o, root, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE,
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_REDUCE,
                                                    .sbuf = sbuf,
                                                    .rbuf = rbuf,
                                                    .rcount = (size_t)count,
@@ -281,7 +207,7 @@ int tdm_mpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Da
     if (mode == TDM_CALL_BLOCKING)
         return blocking_done(c, fn, tdm_coll_allreduce(sbuf, rbuf, (size_t)count, dt, o, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLREDUCE,
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_ALLREDUCE,
                                                    .sbuf = sbuf,
                                                    .rbuf = rbuf,
                                                    .rcount = (size_t)count,
@@ -318,7 +244,7 @@ int tdm_mpi_coll_scan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatyp
         return err;
     TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_SCAN,
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_SCAN,
                                                    .sbuf = sbuf,
                                                    .rbuf = rbuf,
                                                    .rcount = (size_t)count,
@@ -389,7 +315,7 @@ int tdm_mpi_coll_red_scatter(const void *sbuf, void *rbuf, tdm_coll_arr_t rcount
                 dt->size > 0 && (rcounts.p ? any_positive(rcounts, c->size) : rcount > 0));
     TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE_SCATTER,
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_REDUCE_SCATTER,
                                                    .sbuf = sbuf,
                                                    .rbuf = rbuf,
                                                    .rcounts = rcounts,
@@ -489,7 +415,7 @@ int tdm_mpi_coll_gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, 
                              v ? rcounts : TDM_COLL_ARR_NONE, v ? displs : TDM_COLL_ARR_NONE,
                              (size_t)(rcount > 0 ? rcount : 0), rdt ? rdt : sdt, root, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_GATHERV,
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_GATHERV,
                                                    .sbuf = sbuf,
                                                    .scount = (size_t)scount,
                                                    .sdt = sdt,
@@ -574,7 +500,7 @@ int tdm_mpi_coll_scatter(const void *sbuf, MPI_Count scount, tdm_coll_arr_t scou
                               (size_t)(scount > 0 ? scount : 0), sdt ? sdt : rdt, rbuf,
                               (size_t)(rcount > 0 ? rcount : 0), rdt, root, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_SCATTERV,
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_SCATTERV,
                                                    .sbuf = sbuf,
                                                    .scounts = v ? scounts : TDM_COLL_ARR_NONE,
                                                    .sdispls = v ? displs : TDM_COLL_ARR_NONE,
@@ -654,7 +580,7 @@ int tdm_mpi_coll_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype styp
                                 v ? rcounts : TDM_COLL_ARR_NONE, v ? displs : TDM_COLL_ARR_NONE,
                                 (size_t)(rcount > 0 ? rcount : 0), rdt, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLGATHERV,
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_ALLGATHERV,
                                                    .sbuf = sbuf,
                                                    .scount = (size_t)(scount > 0 ? scount : 0),
                                                    .sdt = sdt ? sdt : rdt,
@@ -775,7 +701,7 @@ int tdm_mpi_coll_alltoall(const void *sbuf, MPI_Count scount, tdm_coll_arr_t sco
         return err;
     }
     int err = tdm_mpi_ccall_submit(c, fn, mode, request,
-                                   &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLTOALLW,
+                                   &(tdm_coll_call_t){.kind = TDM_COLL_CALL_ALLTOALLW,
                                                       .sbuf = sbuf,
                                                       .scounts = form ? scounts : TDM_COLL_ARR_NONE,
                                                       .sdispls = form ? sdispls : TDM_COLL_ARR_NONE,

@@ -6,7 +6,7 @@
  * the arguments significant at the caller are checked. Per-peer arrays have an
  * entry per remote rank (Reduce_scatter's recvcounts: per local rank).
  * MPI_IN_PLACE is not defined on intercommunicators. The checks end in a
- * tdm_mpi_ccall_t, as coll.c's do, so the blocking, I- and _init forms share
+ * tdm_coll_call_t, as coll.c's do, so the blocking, I- and _init forms share
  * one path (tdm_mpi_ccall_submit, which dispatches to src/coll/inter.c).
  */
 #include "coll_inter.h"
@@ -42,7 +42,7 @@ int tdm_mpi_inter_barrier(tdm_comm_t *c, MPI_Request *request, const char *fn,
                           tdm_mpi_call_mode_t mode) {
     TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BARRIER});
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_BARRIER});
 }
 
 int tdm_mpi_inter_bcast(tdm_comm_t *c, void *buf, MPI_Count count, MPI_Datatype datatype, int root,
@@ -59,7 +59,7 @@ int tdm_mpi_inter_bcast(tdm_comm_t *c, void *buf, MPI_Count count, MPI_Datatype 
     }
     TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_BCAST,
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_BCAST,
                                                    .rbuf = buf,
                                                    .rcount = (size_t)(count > 0 ? count : 0),
                                                    .rdt = dt,
@@ -96,7 +96,7 @@ int tdm_mpi_inter_reduce(tdm_comm_t *c, const void *sbuf, void *rbuf, MPI_Count 
         return err;
     TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE,
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_REDUCE,
                                                    .sbuf = sbuf,
                                                    .rbuf = rbuf,
                                                    .rcount = (size_t)(count > 0 ? count : 0),
@@ -117,7 +117,7 @@ int tdm_mpi_inter_allreduce(tdm_comm_t *c, const void *sbuf, void *rbuf, MPI_Cou
     TDM_CHECK_BUF(fn, c, rbuf, count, dt);
     TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLREDUCE,
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_ALLREDUCE,
                                                    .sbuf = sbuf,
                                                    .rbuf = rbuf,
                                                    .rcount = (size_t)count,
@@ -143,7 +143,7 @@ int tdm_mpi_inter_red_scatter(tdm_comm_t *c, const void *sbuf, void *rbuf, tdm_c
     TDM_CHECK_NOT_IN_PLACE(fn, c, rbuf, "the receive buffer");
     TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_REDUCE_SCATTER,
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_REDUCE_SCATTER,
                                                    .sbuf = sbuf,
                                                    .rbuf = rbuf,
                                                    .rcounts = rcounts,
@@ -175,7 +175,7 @@ int tdm_mpi_inter_gather(tdm_comm_t *c, const void *sbuf, MPI_Count scount, MPI_
     }
     TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_GATHERV,
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_GATHERV,
                                                    .sbuf = sbuf,
                                                    .scount = (size_t)(scount > 0 ? scount : 0),
                                                    .sdt = sdt,
@@ -210,7 +210,7 @@ int tdm_mpi_inter_scatter(tdm_comm_t *c, const void *sbuf, MPI_Count scount, tdm
     }
     TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_SCATTERV,
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_SCATTERV,
                                                    .sbuf = sbuf,
                                                    .scounts = v ? scounts : TDM_COLL_ARR_NONE,
                                                    .sdispls = v ? displs : TDM_COLL_ARR_NONE,
@@ -242,7 +242,7 @@ int tdm_mpi_inter_allgather(tdm_comm_t *c, const void *sbuf, MPI_Count scount, M
     }
     TDM_CHECK_REQ(fn, c, request, mode != TDM_CALL_BLOCKING);
     return tdm_mpi_ccall_submit(c, fn, mode, request,
-                                &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLGATHERV,
+                                &(tdm_coll_call_t){.kind = TDM_COLL_CALL_ALLGATHERV,
                                                    .sbuf = sbuf,
                                                    .scount = (size_t)scount,
                                                    .sdt = sdt,
@@ -299,7 +299,7 @@ int tdm_mpi_inter_alltoall(tdm_comm_t *c, const void *sbuf, MPI_Count scount,
     }
     /* a schedule or a persistent request keeps what it needs of sdts: it can go */
     int err = tdm_mpi_ccall_submit(c, fn, mode, request,
-                                   &(tdm_mpi_ccall_t){.kind = TDM_CCALL_ALLTOALLW,
+                                   &(tdm_coll_call_t){.kind = TDM_COLL_CALL_ALLTOALLW,
                                                       .sbuf = sbuf,
                                                       .scounts = form ? scounts : TDM_COLL_ARR_NONE,
                                                       .sdispls = form ? sdispls : TDM_COLL_ARR_NONE,

@@ -446,7 +446,7 @@ int PMPI_Request_free(MPI_Request *request) {
             return tdm_mpi_err(r->comm, MPI_ERR_REQUEST, "MPI_Request_free",
                                "persistent collective request %#x is active (complete it first)",
                                (unsigned)*request);
-        tdm_mpi_coll_persist_free(r);
+        tdm_coll_persist_free(r);
     } else if (r->persistent) {
         if (r->active && r->inner) {
             /* the operation goes on; it is released when it completes */

@@ -686,8 +686,8 @@ static int neighbor(const char *fn, MPI_Comm comm, const nargs_t *sa, const narg
         free(dts);
         return err;
     }
-    tdm_mpi_ccall_t cc = {
-        .kind = TDM_CCALL_NEIGHBOR, .nsend = s, .nrecv = r, .cart = t->kind == TDM_TOPO_CART};
+    tdm_coll_call_t cc = {
+        .kind = TDM_COLL_CALL_NEIGHBOR, .nsend = s, .nrecv = r, .cart = t->kind == TDM_TOPO_CART};
     if (mode == TDM_CALL_PERSISTENT) {
         err = tdm_mpi_coll_persist_init(c, fn, &cc, request);
         free(dts);
@@ -695,7 +695,7 @@ static int neighbor(const char *fn, MPI_Comm comm, const nargs_t *sa, const narg
     }
     tdm_req_t *req = NULL;
     /* the schedule holds its own references to the types: dts can go at once */
-    int rc = tdm_mpi_ccall_run(c, &cc, mode == TDM_CALL_NONBLOCKING ? &req : NULL);
+    int rc = tdm_coll_call_run(c, &cc, mode == TDM_CALL_NONBLOCKING ? &req : NULL);
     free(dts);
     if (TDM_UNLIKELY(rc != TDM_OK)) {
         if (rc == TDM_ERR_TRUNCATE)
