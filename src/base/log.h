@@ -25,6 +25,7 @@ typedef enum {
     _X(DTYPE, "dtype")         \
     _X(COMM, "comm")           \
     _X(COLL, "coll")           \
+    _X(RMA, "rma")             \
     _X(MPIT, "mpit")           \
     _X(MPI, "mpi")
 /* clang-format on */

@@ -83,6 +83,12 @@ bool tdm_op_valid_for(const tdm_op_t *op, const tdm_dtype_t *dt);
  * buffer (both buffers). */
 void tdm_op_apply(const tdm_op_t *op, const void *in, void *inout, size_t count, tdm_dtype_t *dt);
 const char *tdm_op_name(const tdm_op_t *op);
+/* inout[i] = in[i] op inout[i] for n packed elements of predefined type `basic` and
+ * predefined op `code` (1..12); false when the op is not defined on the type
+ * (one-sided accumulates, element by element). */
+bool tdm_op_reduce_basic(int code, int basic, const void *in, void *inout, size_t n);
+/* 1: `basic` is a two's-complement integer type; 2: floating point; 0: anything else. */
+int tdm_op_basic_class(int basic);
 
 /* ---- per-rank count and displacement arrays ---- */
 

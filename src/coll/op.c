@@ -522,6 +522,32 @@ bool tdm_op_valid_for(const tdm_op_t *op, const tdm_dtype_t *dt) {
     return dt->basic && reduce_packed(op->code, kind_of(dt->basic), NULL, NULL, 0);
 }
 
+bool tdm_op_reduce_basic(int code, int basic, const void *in, void *inout, size_t n) {
+    return reduce_packed(code, kind_of(basic), in, inout, n);
+}
+
+int tdm_op_basic_class(int basic) {
+    switch (kind_of(basic)) {
+    case K_I8:
+    case K_U8:
+    case K_I16:
+    case K_U16:
+    case K_I32:
+    case K_U32:
+    case K_I64:
+    case K_U64:
+        return 1;
+    case K_F16:
+    case K_BF16:
+    case K_F32:
+    case K_F64:
+    case K_LD:
+        return 2;
+    default:
+        return 0;
+    }
+}
+
 typedef void(user_fn_t)(void *, void *, int *, int *);
 typedef void(user_fn_c_t)(void *, void *, tdm_mpi_count_t *, int *);
 

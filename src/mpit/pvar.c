@@ -16,6 +16,7 @@
 #include "mpit_impl.h"
 #include "../coll/select.h"
 #include "../p2p/p2p.h"
+#include "../rma/rma.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ static const struct {
     {tdm_p2p_pvars, &tdm_p2p_npvars},
     {tdm_coll_pvars, &tdm_coll_npvars},
     {tdm_comm_pvars, &tdm_comm_npvars},
+    {tdm_rma_pvars, &tdm_rma_npvars},
 };
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))
 static const int own_n = (int)(sizeof(own_pvars) / sizeof(own_pvars[0]));

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Inside src/rma only: the window's shared object, op and target objects, and the
+ * helpers the files share.
+ */
+#ifndef TDM_RMA_IMPL_H
+#define TDM_RMA_IMPL_H
+
+#include "rma.h"
+#include "../base/log.h"
+#include "../base/params.h"
+#include "../coll/coll.h"
+#include "../net/shm.h"
+
+#include <stdatomic.h>
+#include <sys/types.h>
+
+#define TDM_RMA_MAGIC 0x746e64726d61ull /* "tndrma" */
+
+/* The window's shared object starts with this header. */
+typedef struct tdm_rma_shared {
+    uint64_t magic;
+    uint32_t nranks;
+    uint32_t slot_stride; /* bytes between slots (a multiple of a cache line) */
+    uint64_t slots_off;   /* where slot 0 is */
+    uint64_t data_off;    /* allocate / shared: where the members' memory starts */
+    unsigned char pad0[TDM_CACHELINE - 32];
+    /* the fence barrier: arrivals of this generation, and the generation */
+    _Atomic uint32_t bar_count;
+    _Atomic uint32_t bar_gen;
+    _Atomic uint32_t am; /* a member cannot reach another by CMA: messages (am.c) */
+    unsigned char pad1[TDM_CACHELINE - 12];
+} tdm_rma_shared_t;
+
+/* The lock word: this bit while held exclusively, else the number of shared holders. */
+#define TDM_RMA_LOCK_X 0x80000000u
+
+/* One member's slot. The first line is written at creation only; the others by the
+ * origins that lock, accumulate and synchronize with this member. */
+struct tdm_rma_slot {
+    uint64_t base;  /* create: the address in its owner; allocate/shared: offset from data */
+    uint64_t bytes; /* size of its memory */
+    int64_t disp_unit;
+    int32_t pid;
+    int32_t world; /* its rank in MPI_COMM_WORLD (doorbells) */
+    unsigned char pad0[TDM_CACHELINE - 32];
+    /* passive target */
+    _Atomic uint32_t lock;  /* TDM_RMA_LOCK_X, or shared holders */
+    _Atomic uint32_t xwait; /* exclusive requests waiting: new shared ones wait behind them */
+    _Atomic uint32_t nwait; /* processes waiting for this lock or the accumulate lock */
+    _Atomic uint32_t acc;   /* the accumulate lock, for what the CPU cannot do atomically */
+    _Atomic int32_t owner;  /* window rank holding the lock exclusively, -1 */
+    unsigned char pad1[TDM_CACHELINE - 20];
+    /* PSCW: posts naming this member as an origin, completes naming it as a target */
+    _Atomic uint32_t posts;
+    _Atomic uint32_t completes;
+    unsigned char pad2[TDM_CACHELINE - 8];
+    /* dynamic windows: the regions attached, under a sequence lock (odd: changing) */
+    _Atomic uint32_t dyn_seq;
+    uint32_t ndyn;
+    struct {
+        uint64_t base, bytes;
+    } dyn[];
+};
+
+static inline tdm_rma_slot_t *tdm_rma_slot(const tdm_win_t *w, int rank) {
+    return (tdm_rma_slot_t *)(void *)((unsigned char *)w->sh + w->sh->slots_off +
+                                      (size_t)rank * w->sh->slot_stride);
+}
+
+/* A queued operation (a fixed pool shared by every window). */
+typedef struct tdm_rma_op {
+    tdm_list_t link;
+    tdm_rma_args_t a; /* the datatypes are retained while queued */
+} tdm_rma_op_t;
+
+/* A target this process has a lock on (or asks for one), in the window's RMA table. */
+typedef struct tdm_rma_target {
+    tdm_list_t link;
+    int rank;
+    uint8_t type;     /* TDM_RMA_LOCK_*, 0: none yet */
+    uint8_t granted;  /* the lock is held */
+    uint8_t xwaiting; /* counted in the slot's xwait */
+    uint8_t all;      /* part of MPI_Win_lock_all */
+    uint8_t nocheck;  /* MPI_MODE_NOCHECK: no lock taken */
+} tdm_rma_target_t;
+
+/* ---- state shared by the files ---- */
+/* Set the thread's failure message (printf format); returns rc. */
+tdm_rma_rc_t tdm_rma_fail(tdm_rma_rc_t rc, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* pools (pool.c) */
+tdm_rma_op_t *tdm_rma_op_alloc(tdm_win_t *w);
+void tdm_rma_op_free(tdm_rma_op_t *op);
+tdm_rma_target_t *tdm_rma_target_find(tdm_win_t *w, int rank);
+tdm_rma_target_t *tdm_rma_target_new(tdm_win_t *w, int rank);
+void tdm_rma_target_free(tdm_win_t *w, tdm_rma_target_t *t);
+void tdm_rma_pool_fini(void);
+extern tdm_list_t tdm_rma_win_list;
+
+/* waiting (sync.c) */
+void tdm_rma_poke(int world);
+void tdm_rma_poke_all(tdm_win_t *w);
+void tdm_rma_wait_for(bool (*cond)(void *), void *arg);
+/* the accumulate lock of a target (never waits in progress: holders do not either) */
+void tdm_rma_acc_lock(tdm_win_t *w, int rank);
+void tdm_rma_acc_unlock(tdm_win_t *w, int rank);
+/* Is the synchronization that lets operations reach `rank` complete (checks it)? */
+bool tdm_rma_ready(tdm_win_t *w, int rank);
+/* Wait until it is. */
+void tdm_rma_ready_wait(tdm_win_t *w, int rank);
+/* Issue queued operations: of `rank` (-1: all), waiting for their synchronization. */
+tdm_rma_rc_t tdm_rma_drain(tdm_win_t *w, int rank);
+/* Issue the queued operations whose synchronization is ready, waiting for nothing. */
+tdm_rma_rc_t tdm_rma_drain_ready(tdm_win_t *w);
+/* The shared barrier of the window's members, blocking. */
+void tdm_rma_barrier(tdm_win_t *w);
+
+/* data movement (op.c) */
+tdm_rma_rc_t tdm_rma_issue(tdm_win_t *w, const tdm_rma_args_t *a);
+/* Check the target range of a (ERANGE, naming what was asked). */
+tdm_rma_rc_t tdm_rma_check_range(tdm_win_t *w, const tdm_rma_args_t *a);
+/* Apply accumulate `op` to n packed elements at `t` from `o` (locked path). */
+void tdm_rma_reduce(int op, tdm_dtype_t *dt, const void *o, void *t, size_t n);
+
+/* message path (am.c) */
+tdm_rma_rc_t tdm_rma_am_start(tdm_win_t *w);
+void tdm_rma_am_stop(tdm_win_t *w);
+bool tdm_rma_am_target(tdm_win_t *w, int rank);
+tdm_rma_rc_t tdm_rma_am_issue(tdm_win_t *w, const tdm_rma_args_t *a);
+/* Wait until every message sent to `rank` (-1: all) has been applied there. */
+tdm_rma_rc_t tdm_rma_am_flush(tdm_win_t *w, int rank);
+
+#endif

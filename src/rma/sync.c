@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Synchronization: fence, PSCW, passive target locks, flushes, and when queued
+ * operations are issued.
+ *
+ * Everything a synchronization needs is in the window's shared object, so no
+ * synchronization waits for another process to make an MPI call:
+ * - a lock is a word in the target's slot (exclusive bit, or a count of shared
+ *   holders): MPI_Win_lock asks at once with one atomic (no piggy-backing on the
+ *   first operation) and returns; the grant is checked when an operation needs it.
+ *   An exclusive request that finds the lock taken registers in the slot's `xwait`,
+ *   and new shared requests wait behind it, so writers are not starved. A process
+ *   waiting for a lock counts itself in `nwait` and blocks on its doorbell; whoever
+ *   releases the lock rings the doorbells of the sleeping members when `nwait` is not
+ *   zero. The target itself does nothing: it may compute outside MPI.
+ * - PSCW: MPI_Win_post adds one to each origin's `posts`, MPI_Win_complete one to
+ *   each target's `completes`; start and wait count them.
+ * - Fence: a barrier on the object's header. A fence that opens an epoch with
+ *   MPI_MODE_NOPRECEDE only arrives (ScalaRMA's non-blocking opening barrier): the
+ *   operations that follow queue until every member has arrived.
+ * Waits go through tdm_p2p_wait_until: they poll, then block on the doorbell, and
+ * serve the window's messages meanwhile (am.c).
+ */
+#include "rma_impl.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tdm_rma_poke(int world) {
+    if (atomic_load_explicit(&tdm_shm.procs[world].sleeping, memory_order_seq_cst))
+        tdm_shm_wake(world);
+}
+
+void tdm_rma_poke_all(tdm_win_t *w) {
+    for (int i = 0; i < w->size; i++)
+        if (i != w->rank)
+            tdm_rma_poke(tdm_rma_slot(w, i)->world);
+}
+
+void tdm_rma_wait_for(bool (*cond)(void *), void *arg) {
+    if (!cond(arg))
+        tdm_p2p_wait_until(cond, arg);
+}
+
+/* ---- the fence barrier ---- */
+
+static void barrier_arrive(tdm_win_t *w) {
+    tdm_rma_shared_t *sh = w->sh;
+    uint32_t gen = atomic_load_explicit(&sh->bar_gen, memory_order_acquire);
+    w->fence_gen = gen;
+    w->fence_pending = true;
+    if (atomic_fetch_add_explicit(&sh->bar_count, 1, memory_order_acq_rel) + 1 ==
+        (uint32_t)w->size) {
+        atomic_store_explicit(&sh->bar_count, 0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sh->bar_gen, 1, memory_order_seq_cst);
+        tdm_rma_poke_all(w);
+        w->fence_pending = false;
+    }
+}
+
+static bool barrier_done(void *arg) {
+    tdm_win_t *w = arg;
+    if (w->fence_pending &&
+        atomic_load_explicit(&w->sh->bar_gen, memory_order_acquire) != w->fence_gen)
+        w->fence_pending = false;
+    return !w->fence_pending;
+}
+
+void tdm_rma_barrier(tdm_win_t *w) {
+    tdm_rma_wait_for(barrier_done, w); /* a pending non-blocking arrival first */
+    barrier_arrive(w);
+    tdm_rma_wait_for(barrier_done, w);
+}
+
+/* ---- locks ---- */
+
+static bool lock_try(tdm_win_t *w, tdm_rma_target_t *t) {
+    tdm_rma_slot_t *s = tdm_rma_slot(w, t->rank);
+    if (t->type == TDM_RMA_LOCK_EXCLUSIVE) {
+        uint32_t z = 0;
+        if (!atomic_compare_exchange_strong_explicit(&s->lock, &z, TDM_RMA_LOCK_X,
+                                                     memory_order_acquire, memory_order_relaxed))
+            return false;
+        atomic_store_explicit(&s->owner, w->rank, memory_order_relaxed);
+        if (t->xwaiting) {
+            atomic_fetch_sub_explicit(&s->xwait, 1, memory_order_relaxed);
+            t->xwaiting = 0;
+        }
+        return true;
+    }
+    uint32_t v = atomic_load_explicit(&s->lock, memory_order_relaxed);
+    while (!(v & TDM_RMA_LOCK_X) && !atomic_load_explicit(&s->xwait, memory_order_relaxed)) {
+        if (atomic_compare_exchange_weak_explicit(&s->lock, &v, v + 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return true;
+    }
+    return false;
+}
+
+/* Ask for t's lock: granted now, or registered so that it comes next. */
+static void lock_request(tdm_win_t *w, tdm_rma_target_t *t) {
+    if (t->nocheck || lock_try(w, t)) {
+        t->granted = 1;
+        return;
+    }
+    if (t->type == TDM_RMA_LOCK_EXCLUSIVE && !t->xwaiting) {
+        atomic_fetch_add_explicit(&tdm_rma_slot(w, t->rank)->xwait, 1, memory_order_relaxed);
+        t->xwaiting = 1;
+    }
+}
+
+static void lock_release(tdm_win_t *w, int rank, int type) {
+    tdm_rma_slot_t *s = tdm_rma_slot(w, rank);
+    uint32_t left;
+    if (type == TDM_RMA_LOCK_EXCLUSIVE) {
+        atomic_store_explicit(&s->owner, -1, memory_order_relaxed);
+        atomic_store_explicit(&s->lock, 0, memory_order_seq_cst);
+        left = 0;
+    } else {
+        left = atomic_fetch_sub_explicit(&s->lock, 1, memory_order_seq_cst) - 1;
+    }
+    if (left == 0 && atomic_load_explicit(&s->nwait, memory_order_seq_cst))
+        tdm_rma_poke_all(w);
+}
+
+typedef struct {
+    tdm_win_t *w;
+    tdm_rma_target_t *t;
+} lock_wait_t;
+
+static bool lock_granted(void *arg) {
+    lock_wait_t *l = arg;
+    if (!l->t->granted && lock_try(l->w, l->t))
+        l->t->granted = 1;
+    return l->t->granted;
+}
+
+static void lock_wait(tdm_win_t *w, tdm_rma_target_t *t) {
+    lock_wait_t l = {w, t};
+    if (lock_granted(&l))
+        return;
+    tdm_rma_lock_waits++;
+    tdm_rma_slot_t *s = tdm_rma_slot(w, t->rank);
+    atomic_fetch_add_explicit(&s->nwait, 1, memory_order_seq_cst);
+    tdm_p2p_wait_until(lock_granted, &l);
+    atomic_fetch_sub_explicit(&s->nwait, 1, memory_order_relaxed);
+}
+
+/* The accumulate lock: held for the few copies of one operation, by a process that
+ * never waits for anything while it holds it, so a waiter only yields. */
+void tdm_rma_acc_lock(tdm_win_t *w, int rank) {
+    _Atomic uint32_t *a = &tdm_rma_slot(w, rank)->acc;
+    for (unsigned k = 0;; k++) {
+        uint32_t z = 0;
+        if (atomic_load_explicit(a, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_weak_explicit(a, &z, 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return;
+        if (k >= 64)
+            sched_yield();
+    }
+}
+
+void tdm_rma_acc_unlock(tdm_win_t *w, int rank) {
+    atomic_store_explicit(&tdm_rma_slot(w, rank)->acc, 0, memory_order_release);
+}
+
+/* ---- readiness ---- */
+
+static bool start_ready(tdm_win_t *w) {
+    if (w->start_nocheck)
+        return true;
+    uint32_t got = atomic_load_explicit(&tdm_rma_slot(w, w->rank)->posts, memory_order_acquire);
+    if (got - w->posts_seen < (uint32_t)w->start_n)
+        return false;
+    w->posts_seen += (uint32_t)w->start_n;
+    w->start_nocheck = true; /* consumed: ready until MPI_Win_complete */
+    return true;
+}
+
+bool tdm_rma_ready(tdm_win_t *w, int rank) {
+    switch (w->epoch) {
+    case TDM_EPOCH_FENCE:
+        return barrier_done(w);
+    case TDM_EPOCH_START:
+        return start_ready(w);
+    case TDM_EPOCH_LOCK:
+    case TDM_EPOCH_LOCK_ALL: {
+        tdm_rma_target_t *t = tdm_rma_target_find(w, rank);
+        if (!t)
+            return w->epoch == TDM_EPOCH_LOCK_ALL; /* granted at lock_all */
+        lock_wait_t l = {w, t};
+        return lock_granted(&l);
+    }
+    default:
+        return true;
+    }
+}
+
+typedef struct {
+    tdm_win_t *w;
+    int rank;
+} ready_t;
+
+static bool ready_cb(void *arg) {
+    ready_t *r = arg;
+    return tdm_rma_ready(r->w, r->rank);
+}
+
+void tdm_rma_ready_wait(tdm_win_t *w, int rank) {
+    if (w->epoch == TDM_EPOCH_LOCK || w->epoch == TDM_EPOCH_LOCK_ALL) {
+        tdm_rma_target_t *t = tdm_rma_target_find(w, rank);
+        if (t)
+            lock_wait(w, t);
+        return;
+    }
+    ready_t r = {w, rank};
+    tdm_rma_wait_for(ready_cb, &r);
+}
+
+tdm_rma_rc_t tdm_rma_drain(tdm_win_t *w, int rank) {
+    tdm_list_t *it, *tmp;
+    tdm_rma_rc_t rc = TDM_RMA_OK;
+    tdm_list_for_each_safe(it, tmp, &w->queue) {
+        tdm_rma_op_t *op = TDM_CONTAINER_OF(it, tdm_rma_op_t, link);
+        if (rank >= 0 && op->a.target != rank)
+            continue;
+        tdm_rma_ready_wait(w, op->a.target);
+        tdm_list_remove(&op->link);
+        w->nqueued--;
+        tdm_rma_rc_t r = tdm_rma_issue(w, &op->a);
+        if (r != TDM_RMA_OK && rc == TDM_RMA_OK)
+            rc = r;
+        if (op->a.odt)
+            tdm_dtype_release(op->a.odt);
+        if (op->a.rdt)
+            tdm_dtype_release(op->a.rdt);
+        tdm_dtype_release(op->a.tdt);
+        tdm_rma_op_free(op);
+    }
+    return rc;
+}
+
+tdm_rma_rc_t tdm_rma_drain_ready(tdm_win_t *w) {
+    tdm_list_t *it, *tmp;
+    tdm_rma_rc_t rc = TDM_RMA_OK;
+    tdm_list_for_each_safe(it, tmp, &w->queue) {
+        tdm_rma_op_t *op = TDM_CONTAINER_OF(it, tdm_rma_op_t, link);
+        if (!tdm_rma_ready(w, op->a.target))
+            continue; /* later ones to this target stay behind it: drain keeps order */
+        tdm_rma_rc_t r = tdm_rma_drain(w, op->a.target);
+        if (r != TDM_RMA_OK && rc == TDM_RMA_OK)
+            rc = r;
+        return rc == TDM_RMA_OK ? tdm_rma_drain_ready(w) : rc; /* the list changed */
+    }
+    return rc;
+}
+
+/* ---- epochs ---- */
+
+bool tdm_rma_passive(tdm_win_t *w) {
+    return w->epoch == TDM_EPOCH_LOCK || w->epoch == TDM_EPOCH_LOCK_ALL;
+}
+
+bool tdm_rma_may_access(tdm_win_t *w, int rank) {
+    switch (w->epoch) {
+    case TDM_EPOCH_FENCE:
+    case TDM_EPOCH_LOCK_ALL:
+        return true;
+    case TDM_EPOCH_LOCK:
+        return tdm_rma_target_find(w, rank) != NULL;
+    case TDM_EPOCH_START:
+        for (int i = 0; i < w->start_n; i++)
+            if (w->start_ranks[i] == rank)
+                return true;
+        return false;
+    default:
+        return false;
+    }
+}
+
+/* A new access epoch: delayed, unless the thresholds say eager from the start. */
+static void epoch_open(tdm_win_t *w) {
+    w->epoch_nops = 0;
+    w->epoch_bytes = 0;
+    w->eager = TDM_PARAM_I(RMA_EAGER_OPS) == 0;
+}
+
+/* A fence epoch in which nothing was done may give way to another kind. */
+static tdm_rma_rc_t leave_idle_fence(tdm_win_t *w, const char *what) {
+    if (w->epoch != TDM_EPOCH_FENCE)
+        return TDM_RMA_OK;
+    if (w->fence_ops)
+        return tdm_rma_fail(TDM_RMA_ESYNC,
+                            "%s inside a fence epoch in which operations were "
+                            "posted (close it with MPI_MODE_NOSUCCEED)",
+                            what);
+    tdm_rma_wait_for(barrier_done, w);
+    w->epoch = TDM_EPOCH_NONE;
+    return TDM_RMA_OK;
+}
+
+tdm_rma_rc_t tdm_rma_fence(tdm_win_t *w, int assert) {
+    if (w->epoch != TDM_EPOCH_NONE && w->epoch != TDM_EPOCH_FENCE)
+        return tdm_rma_fail(TDM_RMA_ESYNC, "a %s epoch is open",
+                            w->epoch == TDM_EPOCH_START ? "PSCW access (MPI_Win_start)"
+                                                        : "passive target (lock)");
+    if (w->exposed)
+        return tdm_rma_fail(TDM_RMA_ESYNC, "an exposure epoch (MPI_Win_post) is open");
+    tdm_rma_rc_t rc = tdm_rma_drain(w, -1);
+    if (rc == TDM_RMA_OK && w->am)
+        rc = tdm_rma_am_flush(w, -1);
+    if (rc != TDM_RMA_OK)
+        return rc;
+    atomic_thread_fence(memory_order_seq_cst);
+    tdm_rma_wait_for(barrier_done, w);
+    barrier_arrive(w);
+    bool opening_only = (assert &TDM_RMA_MODE_NOPRECEDE) && !(assert &TDM_RMA_MODE_NOSUCCEED);
+    if (!opening_only || TDM_PARAM_I(RMA_EAGER_OPS) == 0)
+        tdm_rma_wait_for(barrier_done, w);
+    w->fence_ops = 0;
+    if (assert & TDM_RMA_MODE_NOSUCCEED) {
+        w->epoch = TDM_EPOCH_NONE;
+    } else {
+        w->epoch = TDM_EPOCH_FENCE;
+        epoch_open(w);
+    }
+    return TDM_RMA_OK;
+}
+
+tdm_rma_rc_t tdm_rma_lock(tdm_win_t *w, int type, int rank, int assert) {
+    tdm_rma_rc_t rc = leave_idle_fence(w, "MPI_Win_lock");
+    if (rc != TDM_RMA_OK)
+        return rc;
+    if (w->epoch != TDM_EPOCH_NONE && w->epoch != TDM_EPOCH_LOCK)
+        return tdm_rma_fail(TDM_RMA_ESYNC, "a %s epoch is open",
+                            w->epoch == TDM_EPOCH_START      ? "PSCW access (MPI_Win_start)"
+                            : w->epoch == TDM_EPOCH_LOCK_ALL ? "lock_all"
+                                                             : "fence");
+    if (tdm_rma_target_find(w, rank))
+        return tdm_rma_fail(TDM_RMA_ESYNC, "rank %d is locked already in this window", rank);
+    tdm_rma_target_t *t = tdm_rma_target_new(w, rank);
+    if (!t)
+        return tdm_rma_fail(TDM_RMA_ENOMEM, "out of memory for a target object");
+    t->type = (uint8_t)type;
+    t->nocheck = (assert &TDM_RMA_MODE_NOCHECK) != 0;
+    if (w->nlocks++ == 0) {
+        w->epoch = TDM_EPOCH_LOCK;
+        epoch_open(w);
+    }
+    lock_request(w, t);
+    if (w->eager)
+        lock_wait(w, t);
+    return TDM_RMA_OK;
+}
+
+tdm_rma_rc_t tdm_rma_unlock(tdm_win_t *w, int rank) {
+    tdm_rma_target_t *t = w->epoch == TDM_EPOCH_LOCK ? tdm_rma_target_find(w, rank) : NULL;
+    if (!t)
+        return tdm_rma_fail(TDM_RMA_ESYNC,
+                            "rank %d is not locked by this process (no "
+                            "MPI_Win_lock before)",
+                            rank);
+    tdm_rma_rc_t rc = tdm_rma_drain(w, rank);
+    if (rc == TDM_RMA_OK && w->am)
+        rc = tdm_rma_am_flush(w, rank);
+    /* the lock is held once, even without operations: a program may use it as a mutex */
+    lock_wait(w, t);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!t->nocheck)
+        lock_release(w, rank, t->type);
+    tdm_rma_target_free(w, t);
+    if (--w->nlocks == 0)
+        w->epoch = TDM_EPOCH_NONE;
+    return rc;
+}
+
+tdm_rma_rc_t tdm_rma_lock_all(tdm_win_t *w, int assert) {
+    tdm_rma_rc_t rc = leave_idle_fence(w, "MPI_Win_lock_all");
+    if (rc != TDM_RMA_OK)
+        return rc;
+    if (w->epoch != TDM_EPOCH_NONE)
+        return tdm_rma_fail(TDM_RMA_ESYNC, "a %s epoch is open",
+                            w->epoch == TDM_EPOCH_START  ? "PSCW access (MPI_Win_start)"
+                            : w->epoch == TDM_EPOCH_LOCK ? "lock"
+                                                         : "lock_all");
+    w->epoch = TDM_EPOCH_LOCK_ALL;
+    epoch_open(w);
+    w->lock_all_nocheck = (assert &TDM_RMA_MODE_NOCHECK) != 0;
+    if (w->lock_all_nocheck)
+        return TDM_RMA_OK;
+    /* every request now; only the ones not granted keep an object */
+    for (int r = 0; r < w->size; r++) {
+        tdm_rma_target_t probe = {.rank = r, .type = TDM_RMA_LOCK_SHARED};
+        if (lock_try(w, &probe))
+            continue;
+        tdm_rma_target_t *t = tdm_rma_target_new(w, r);
+        if (!t) {
+            /* cannot remember it: wait for it instead */
+            lock_wait(w, &probe);
+            continue;
+        }
+        t->type = TDM_RMA_LOCK_SHARED;
+        t->all = 1;
+        if (w->eager)
+            lock_wait(w, t);
+    }
+    return TDM_RMA_OK;
+}
+
+tdm_rma_rc_t tdm_rma_unlock_all(tdm_win_t *w) {
+    if (w->epoch != TDM_EPOCH_LOCK_ALL)
+        return tdm_rma_fail(TDM_RMA_ESYNC, "no MPI_Win_lock_all epoch is open");
+    tdm_rma_rc_t rc = tdm_rma_drain(w, -1);
+    if (rc == TDM_RMA_OK && w->am)
+        rc = tdm_rma_am_flush(w, -1);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!w->lock_all_nocheck) {
+        for (int r = 0; r < w->size; r++) {
+            tdm_rma_target_t *t = tdm_rma_target_find(w, r);
+            if (t) {
+                lock_wait(w, t);
+                tdm_rma_target_free(w, t);
+            }
+            lock_release(w, r, TDM_RMA_LOCK_SHARED);
+        }
+    }
+    w->epoch = TDM_EPOCH_NONE;
+    return rc;
+}
+
+tdm_rma_rc_t tdm_rma_flush(tdm_win_t *w, int rank, bool local) {
+    (void)local; /* operations complete at the target when issued (messages: flushed) */
+    if (!tdm_rma_passive(w))
+        return tdm_rma_fail(TDM_RMA_ESYNC, "no passive target epoch (MPI_Win_lock or "
+                                           "MPI_Win_lock_all) is open");
+    if (rank >= 0 && w->epoch == TDM_EPOCH_LOCK && !tdm_rma_target_find(w, rank))
+        return tdm_rma_fail(TDM_RMA_ESYNC, "rank %d is not locked by this process", rank);
+    /* what waited for other targets' synchronization and may go now goes too */
+    tdm_rma_rc_t rc = tdm_rma_drain_ready(w);
+    if (rc == TDM_RMA_OK)
+        rc = tdm_rma_drain(w, rank);
+    if (rc == TDM_RMA_OK && w->am)
+        rc = tdm_rma_am_flush(w, rank);
+    atomic_thread_fence(memory_order_seq_cst);
+    return rc;
+}
+
+tdm_rma_rc_t tdm_rma_post_group(tdm_win_t *w, const int *ranks, int n, int assert) {
+    if (w->exposed)
+        return tdm_rma_fail(TDM_RMA_ESYNC, "an exposure epoch is open already (MPI_Win_post "
+                                           "without MPI_Win_wait)");
+    tdm_rma_rc_t rc = leave_idle_fence(w, "MPI_Win_post");
+    if (rc != TDM_RMA_OK)
+        return rc;
+    if (w->epoch == TDM_EPOCH_LOCK || w->epoch == TDM_EPOCH_LOCK_ALL)
+        return tdm_rma_fail(TDM_RMA_ESYNC, "a passive target epoch is open");
+    /* local stores before the post are seen by the origins' accesses after start */
+    atomic_thread_fence(memory_order_seq_cst);
+    w->post_n = n;
+    w->exposed = true;
+    if (assert & TDM_RMA_MODE_NOCHECK)
+        return TDM_RMA_OK;
+    for (int i = 0; i < n; i++) {
+        tdm_rma_slot_t *s = tdm_rma_slot(w, ranks[i]);
+        atomic_fetch_add_explicit(&s->posts, 1, memory_order_seq_cst);
+        if (ranks[i] != w->rank)
+            tdm_rma_poke(s->world);
+    }
+    return TDM_RMA_OK;
+}
+
+tdm_rma_rc_t tdm_rma_start(tdm_win_t *w, const int *ranks, int n, int assert) {
+    tdm_rma_rc_t rc = leave_idle_fence(w, "MPI_Win_start");
+    if (rc != TDM_RMA_OK)
+        return rc;
+    if (w->epoch != TDM_EPOCH_NONE)
+        return tdm_rma_fail(TDM_RMA_ESYNC, "an access epoch is open already");
+    int *copy = n ? malloc((size_t)n * sizeof(int)) : NULL;
+    if (n && !copy)
+        return tdm_rma_fail(TDM_RMA_ENOMEM, "out of memory for the start group");
+    if (n)
+        memcpy(copy, ranks, (size_t)n * sizeof(int));
+    free(w->start_ranks);
+    w->start_ranks = copy;
+    w->start_n = n;
+    w->start_nocheck = (assert &TDM_RMA_MODE_NOCHECK) != 0;
+    w->epoch = TDM_EPOCH_START;
+    epoch_open(w);
+    if (w->eager) {
+        ready_t r = {w, -1};
+        tdm_rma_wait_for(ready_cb, &r);
+    }
+    return TDM_RMA_OK;
+}
+
+tdm_rma_rc_t tdm_rma_complete(tdm_win_t *w) {
+    if (w->epoch != TDM_EPOCH_START)
+        return tdm_rma_fail(TDM_RMA_ESYNC, "no MPI_Win_start epoch is open");
+    tdm_rma_rc_t rc = tdm_rma_drain(w, -1);
+    if (rc == TDM_RMA_OK && w->am)
+        rc = tdm_rma_am_flush(w, -1);
+    /* the posts of this epoch are counted even when nothing was accessed */
+    ready_t r = {w, -1};
+    tdm_rma_wait_for(ready_cb, &r);
+    atomic_thread_fence(memory_order_seq_cst);
+    for (int i = 0; i < w->start_n; i++) {
+        tdm_rma_slot_t *s = tdm_rma_slot(w, w->start_ranks[i]);
+        atomic_fetch_add_explicit(&s->completes, 1, memory_order_seq_cst);
+        if (w->start_ranks[i] != w->rank)
+            tdm_rma_poke(s->world);
+    }
+    w->epoch = TDM_EPOCH_NONE;
+    w->start_n = 0;
+    return rc;
+}
+
+static bool exposure_done(void *arg) {
+    tdm_win_t *w = arg;
+    uint32_t got = atomic_load_explicit(&tdm_rma_slot(w, w->rank)->completes, memory_order_acquire);
+    return got - w->completes_seen >= (uint32_t)w->post_n;
+}
+
+tdm_rma_rc_t tdm_rma_wait(tdm_win_t *w, bool test, bool *flag_p) {
+    if (!w->exposed)
+        return tdm_rma_fail(TDM_RMA_ESYNC, "no exposure epoch is open (MPI_Win_post)");
+    if (test) {
+        if (!exposure_done(w)) {
+            tdm_p2p_progress();
+            if (!exposure_done(w)) {
+                *flag_p = false;
+                return TDM_RMA_OK;
+            }
+        }
+        *flag_p = true;
+    } else {
+        tdm_rma_wait_for(exposure_done, w);
+    }
+    w->completes_seen += (uint32_t)w->post_n;
+    w->exposed = false;
+    atomic_thread_fence(memory_order_seq_cst);
+    return TDM_RMA_OK;
+}
+
+void tdm_rma_sync(tdm_win_t *w) {
+    /* a program that polls its window with MPI_Win_sync waits for others' operations,
+     * which may wait for this process's queued ones */
+    if (w->nqueued)
+        tdm_rma_drain_ready(w);
+    atomic_thread_fence(memory_order_seq_cst);
+}
