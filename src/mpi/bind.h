@@ -98,7 +98,7 @@ _Noreturn void tdm_mpi_abort_call(int code, const char *why);
 /* ---- error handlers (errors.c) ---- */
 
 /* The object kinds an error handler is made for (MPI_<Kind>_create_errhandler). */
-enum { TDM_ERRH_COMM = 1, TDM_ERRH_SESSION = 2 };
+enum { TDM_ERRH_COMM = 1, TDM_ERRH_SESSION = 2, TDM_ERRH_WIN = 3 };
 /* A predefined handler or a live one made for `kind`? */
 bool tdm_mpi_errh_valid(MPI_Errhandler eh, int kind);
 /* An object's reference to a handler (no-ops on predefined ones). */

@@ -150,6 +150,22 @@ int tdm_mpi_bottom_refused(tdm_comm_t *comm, const char *fn, const char *what, M
                                (_handle) == MPI_SESSION_NULL ? ", MPI_SESSION_NULL" : "");         \
     } while (0)
 
+/* A window handle into `_var` (tdm_mpi_win_get, win.h); an invalid one has no handler
+ * of its own to report to. The _WIN forms report on window `_mw`. */
+#define TDM_GET_WIN(_fn, _handle, _var)                                                            \
+    do {                                                                                           \
+        TDM_CHECK_INIT(_fn);                                                                       \
+        (_var) = tdm_mpi_win_get(_handle);                                                         \
+        if (TDM_UNLIKELY(!(_var)))                                                                 \
+            return tdm_mpi_err(NULL, MPI_ERR_WIN, _fn, "invalid window (handle %#x%s)",            \
+                               (unsigned)(_handle),                                                \
+                               (_handle) == MPI_WIN_NULL ? ", MPI_WIN_NULL" : "");                 \
+    } while (0)
+#define TDM_CHECK_PTR_WIN(_fn, _mw, _ptr, _name)                                                   \
+    TDM_CHECK_PTR_BY(tdm_mpi_win_err, _mw, _fn, _ptr, _name)
+#define TDM_GET_INFO_OR_NULL_WIN(_fn, _mw, _handle, _var)                                          \
+    TDM_GET_INFO_OR_NULL_BY(tdm_mpi_win_err, _mw, _fn, _handle, _var)
+
 /* A reduction operation into `_v`, defined on datatype `_dt`. */
 #define TDM_GET_OP(_fn, _c, _h, _dt, _v)                                                           \
     do {                                                                                           \

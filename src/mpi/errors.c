@@ -17,6 +17,7 @@
  * (MPI-4.1 §11.4.1), on codes and handlers made while it was.
  */
 #include "bind.h"
+#include "win.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -461,6 +462,7 @@ bool tdm_mpi_errh_valid(MPI_Errhandler eh, int kind) {
 static const char *errh_why(MPI_Errhandler eh, int kind) {
     if (errh_valid(eh, 0))
         return kind == TDM_ERRH_SESSION ? "it was not made by MPI_Session_create_errhandler"
+               : kind == TDM_ERRH_WIN   ? "it was not made by MPI_Win_create_errhandler"
                                         : "it was not made by MPI_Comm_create_errhandler";
     return eh == MPI_ERRHANDLER_NULL ? "MPI_ERRHANDLER_NULL" : "no such error handler";
 }
@@ -629,3 +631,62 @@ int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) {
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Session_call_errhandler)
+
+/* ---- windows' error handlers ---- */
+
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
+                               MPI_Errhandler *errhandler) {
+    TDM_CHECK_INIT("MPI_Win_create_errhandler");
+    return errh_create("MPI_Win_create_errhandler", TDM_ERRH_WIN,
+                       (MPI_Comm_errhandler_function *)win_errhandler_fn, errhandler);
+}
+TDM_WEAK(MPI_Win_create_errhandler)
+
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
+    static const char fn[] = "MPI_Win_set_errhandler";
+    tdm_mpi_win_t *mw;
+    TDM_GET_WIN(fn, win, mw);
+    if (!errh_valid(errhandler, TDM_ERRH_WIN))
+        return tdm_mpi_win_err(mw, MPI_ERR_ARG, fn, "invalid errhandler (handle %#x): %s",
+                               (unsigned)errhandler, errh_why(errhandler, TDM_ERRH_WIN));
+    errh_retain(errhandler);
+    errh_release(mw->errhandler);
+    mw->errhandler = errhandler;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Win_set_errhandler)
+
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) {
+    static const char fn[] = "MPI_Win_get_errhandler";
+    tdm_mpi_win_t *mw;
+    TDM_GET_WIN(fn, win, mw);
+    TDM_CHECK_PTR_WIN(fn, mw, errhandler, "errhandler");
+    errh_retain(mw->errhandler); /* a new reference, released by MPI_Errhandler_free */
+    *errhandler = mw->errhandler;
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Win_get_errhandler)
+
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
+    tdm_mpi_win_t *mw;
+    TDM_GET_WIN("MPI_Win_call_errhandler", win, mw);
+    char msg[MPI_MAX_ERROR_STRING], what[MPI_MAX_OBJECT_NAME + 16];
+    int len;
+    if (PMPI_Error_string(errorcode, msg, &len) != MPI_SUCCESS)
+        snprintf(msg, sizeof(msg), "error code %d", errorcode);
+    snprintf(what, sizeof(what), "window %s", mw->name);
+    raise_on(mw->errhandler, mw->handle, what, &errorcode, msg);
+    return MPI_SUCCESS;
+}
+TDM_WEAK(MPI_Win_call_errhandler)
+
+int tdm_mpi_win_err(tdm_mpi_win_t *mw, int errclass, const char *fn, const char *fmt, ...) {
+    char msg[MPI_MAX_ERROR_STRING], what[MPI_MAX_OBJECT_NAME + 16];
+    va_list ap;
+    va_start(ap, fmt);
+    int code = vmake(errclass, fn, msg, fmt, ap);
+    va_end(ap);
+    snprintf(what, sizeof(what), "window %s", mw->name);
+    raise_on(mw->errhandler, mw->handle, what, &code, msg);
+    return code;
+}

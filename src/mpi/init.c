@@ -4,6 +4,7 @@
 #include "../base/params.h"
 #include "../coll/select.h"
 #include "../mpit/mpit.h"
+#include "../rma/rma.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -122,6 +123,8 @@ void tdm_mpi_users_drop(void) {
     tdm_p2p_drain(tdm_comm_boot->ctx);
     if (TDM_PARAM_I(COLL_STATS))
         tdm_coll_stats_print(tdm_mpi.boot.rank);
+    if (TDM_PARAM_I(PROTO_STATS))
+        tdm_rma_stats_print(tdm_mpi.boot.rank);
     size_t leaked = tdm_req_in_use();
     if (leaked)
         tdm_debug(MPI, "%zu requests were never completed or freed before the last finalize",

@@ -9,7 +9,7 @@
  * MPI_T_ functions return MPI_T_ERR_NOT_SUPPORTED: the tool interface never
  * calls error handlers.
  *
- * 638 functions declared, 468 implemented elsewhere, 170 stubbed here.
+ * 638 functions declared, 527 implemented elsewhere, 111 stubbed here.
  *
  * Never stubbed (they do not return an error code); implemented elsewhere:
  *   MPI_Aint MPI_Aint_add
@@ -26,20 +26,6 @@
 
 /* Stubs ignore their arguments. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-
-int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                    int target_rank, MPI_Aint target_disp, int target_count,
-                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Accumulate");
-}
-TDM_WEAK(MPI_Accumulate)
-
-int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Accumulate_c");
-}
-TDM_WEAK(MPI_Accumulate_c)
 
 int PMPI_Close_port(const char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Close_port");
@@ -76,19 +62,6 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
     return tdm_mpi_unsupported(comm, "MPI_Comm_spawn_multiple");
 }
 TDM_WEAK(MPI_Comm_spawn_multiple)
-
-int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
-                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
-                          MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Compare_and_swap");
-}
-TDM_WEAK(MPI_Compare_and_swap)
-
-int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
-                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Fetch_and_op");
-}
-TDM_WEAK(MPI_Fetch_and_op)
 
 int PMPI_File_call_errhandler(MPI_File fh, int errorcode) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_File_call_errhandler");
@@ -582,36 +555,6 @@ int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
 }
 TDM_WEAK(MPI_File_write_shared_c)
 
-int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Get");
-}
-TDM_WEAK(MPI_Get)
-
-int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                        void *result_addr, int result_count, MPI_Datatype result_datatype,
-                        int target_rank, MPI_Aint target_disp, int target_count,
-                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Get_accumulate");
-}
-TDM_WEAK(MPI_Get_accumulate)
-
-int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                          MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
-                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                          MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Get_accumulate_c");
-}
-TDM_WEAK(MPI_Get_accumulate_c)
-
-int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-               MPI_Datatype target_datatype, MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Get_c");
-}
-TDM_WEAK(MPI_Get_c)
-
 int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Lookup_name");
 }
@@ -626,35 +569,6 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Publish_name");
 }
 TDM_WEAK(MPI_Publish_name)
-
-int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-             MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Put");
-}
-TDM_WEAK(MPI_Put)
-
-int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-               MPI_Datatype target_datatype, MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Put_c");
-}
-TDM_WEAK(MPI_Put_c)
-
-int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                     int target_rank, MPI_Aint target_disp, int target_count,
-                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Raccumulate");
-}
-TDM_WEAK(MPI_Raccumulate)
-
-int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
-                       MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                       MPI_Request *request) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Raccumulate_c");
-}
-TDM_WEAK(MPI_Raccumulate_c)
 
 int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
                           MPI_Datarep_conversion_function *write_conversion_fn,
@@ -671,271 +585,10 @@ int PMPI_Register_datarep_c(const char *datarep,
 }
 TDM_WEAK(MPI_Register_datarep_c)
 
-int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-              MPI_Request *request) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Rget");
-}
-TDM_WEAK(MPI_Rget)
-
-int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                         void *result_addr, int result_count, MPI_Datatype result_datatype,
-                         int target_rank, MPI_Aint target_disp, int target_count,
-                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                         MPI_Request *request) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Rget_accumulate");
-}
-TDM_WEAK(MPI_Rget_accumulate)
-
-int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                           MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
-                           MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                           MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                           MPI_Win win, MPI_Request *request) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Rget_accumulate_c");
-}
-TDM_WEAK(MPI_Rget_accumulate_c)
-
-int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Rget_c");
-}
-TDM_WEAK(MPI_Rget_c)
-
-int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-              MPI_Win win, MPI_Request *request) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Rput");
-}
-TDM_WEAK(MPI_Rput)
-
-int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Rput_c");
-}
-TDM_WEAK(MPI_Rput_c)
-
 int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) {
     return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Unpublish_name");
 }
 TDM_WEAK(MPI_Unpublish_name)
-
-int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                      MPI_Win *win) {
-    return tdm_mpi_unsupported(comm, "MPI_Win_allocate");
-}
-TDM_WEAK(MPI_Win_allocate)
-
-int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
-                        void *baseptr, MPI_Win *win) {
-    return tdm_mpi_unsupported(comm, "MPI_Win_allocate_c");
-}
-TDM_WEAK(MPI_Win_allocate_c)
-
-int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                             void *baseptr, MPI_Win *win) {
-    return tdm_mpi_unsupported(comm, "MPI_Win_allocate_shared");
-}
-TDM_WEAK(MPI_Win_allocate_shared)
-
-int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
-                               void *baseptr, MPI_Win *win) {
-    return tdm_mpi_unsupported(comm, "MPI_Win_allocate_shared_c");
-}
-TDM_WEAK(MPI_Win_allocate_shared_c)
-
-int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_attach");
-}
-TDM_WEAK(MPI_Win_attach)
-
-int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_call_errhandler");
-}
-TDM_WEAK(MPI_Win_call_errhandler)
-
-int PMPI_Win_complete(MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_complete");
-}
-TDM_WEAK(MPI_Win_complete)
-
-int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                    MPI_Win *win) {
-    return tdm_mpi_unsupported(comm, "MPI_Win_create");
-}
-TDM_WEAK(MPI_Win_create)
-
-int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
-                      MPI_Win *win) {
-    return tdm_mpi_unsupported(comm, "MPI_Win_create_c");
-}
-TDM_WEAK(MPI_Win_create_c)
-
-int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
-    return tdm_mpi_unsupported(comm, "MPI_Win_create_dynamic");
-}
-TDM_WEAK(MPI_Win_create_dynamic)
-
-int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
-                               MPI_Errhandler *errhandler) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_create_errhandler");
-}
-TDM_WEAK(MPI_Win_create_errhandler)
-
-int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
-                           MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
-                           void *extra_state) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_create_keyval");
-}
-TDM_WEAK(MPI_Win_create_keyval)
-
-int PMPI_Win_delete_attr(MPI_Win win, int win_keyval) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_delete_attr");
-}
-TDM_WEAK(MPI_Win_delete_attr)
-
-int PMPI_Win_detach(MPI_Win win, const void *base) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_detach");
-}
-TDM_WEAK(MPI_Win_detach)
-
-int PMPI_Win_fence(int assert, MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_fence");
-}
-TDM_WEAK(MPI_Win_fence)
-
-int PMPI_Win_flush(int rank, MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_flush");
-}
-TDM_WEAK(MPI_Win_flush)
-
-int PMPI_Win_flush_all(MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_flush_all");
-}
-TDM_WEAK(MPI_Win_flush_all)
-
-int PMPI_Win_flush_local(int rank, MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_flush_local");
-}
-TDM_WEAK(MPI_Win_flush_local)
-
-int PMPI_Win_flush_local_all(MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_flush_local_all");
-}
-TDM_WEAK(MPI_Win_flush_local_all)
-
-int PMPI_Win_free(MPI_Win *win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_free");
-}
-TDM_WEAK(MPI_Win_free)
-
-int PMPI_Win_free_keyval(int *win_keyval) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_free_keyval");
-}
-TDM_WEAK(MPI_Win_free_keyval)
-
-int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_get_attr");
-}
-TDM_WEAK(MPI_Win_get_attr)
-
-int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_get_errhandler");
-}
-TDM_WEAK(MPI_Win_get_errhandler)
-
-int PMPI_Win_get_group(MPI_Win win, MPI_Group *group) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_get_group");
-}
-TDM_WEAK(MPI_Win_get_group)
-
-int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_get_info");
-}
-TDM_WEAK(MPI_Win_get_info)
-
-int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_get_name");
-}
-TDM_WEAK(MPI_Win_get_name)
-
-int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_lock");
-}
-TDM_WEAK(MPI_Win_lock)
-
-int PMPI_Win_lock_all(int assert, MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_lock_all");
-}
-TDM_WEAK(MPI_Win_lock_all)
-
-int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_post");
-}
-TDM_WEAK(MPI_Win_post)
-
-int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_set_attr");
-}
-TDM_WEAK(MPI_Win_set_attr)
-
-int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_set_errhandler");
-}
-TDM_WEAK(MPI_Win_set_errhandler)
-
-int PMPI_Win_set_info(MPI_Win win, MPI_Info info) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_set_info");
-}
-TDM_WEAK(MPI_Win_set_info)
-
-int PMPI_Win_set_name(MPI_Win win, const char *win_name) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_set_name");
-}
-TDM_WEAK(MPI_Win_set_name)
-
-int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_shared_query");
-}
-TDM_WEAK(MPI_Win_shared_query)
-
-int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
-                            void *baseptr) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_shared_query_c");
-}
-TDM_WEAK(MPI_Win_shared_query_c)
-
-int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_start");
-}
-TDM_WEAK(MPI_Win_start)
-
-int PMPI_Win_sync(MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_sync");
-}
-TDM_WEAK(MPI_Win_sync)
-
-int PMPI_Win_test(MPI_Win win, int *flag) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_test");
-}
-TDM_WEAK(MPI_Win_test)
-
-int PMPI_Win_unlock(int rank, MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_unlock");
-}
-TDM_WEAK(MPI_Win_unlock)
-
-int PMPI_Win_unlock_all(MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_unlock_all");
-}
-TDM_WEAK(MPI_Win_unlock_all)
-
-int PMPI_Win_wait(MPI_Win win) {
-    return tdm_mpi_unsupported(MPI_COMM_NULL, "MPI_Win_wait");
-}
-TDM_WEAK(MPI_Win_wait)
 
 int PMPIX_Comm_agree(MPI_Comm comm, int *flag) {
     return tdm_mpi_unsupported(comm, "MPIX_Comm_agree");

@@ -5,8 +5,8 @@
  * naming the function; the process carries on normally afterwards. MPI-IO calls
  * return their errors even under MPI_ERRORS_ARE_FATAL on the communicator (files
  * have MPI_ERRORS_RETURN by default).
- * MPI_File_open (MPI-IO) and MPI_Win_create (one-sided) are the examples; when
- * one becomes implemented, pick another.
+ * MPI_File_open (MPI-IO) and MPI_Comm_accept (dynamic processes) are the examples;
+ * when one becomes implemented, pick another.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -61,18 +61,18 @@ int main(int argc, char **argv) {
                         MPI_INFO_NULL, &fh);
     expect_unsupported(err, "MPI_File_open");
 
-    int base[4];
-    MPI_Win win = MPI_WIN_NULL;
-    err = MPI_Win_create(base, sizeof(base), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
-    expect_unsupported(err, "MPI_Win_create");
+    char port[MPI_MAX_PORT_NAME] = "tandem-test-port";
+    MPI_Comm inter = MPI_COMM_NULL;
+    err = MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+    expect_unsupported(err, "MPI_Comm_accept");
 
     /* through a user handler on the communicator of the call */
     MPI_Errhandler eh;
     MPI_Comm_create_errhandler(handler, &eh);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
-    err = MPI_Win_create(base, sizeof(base), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    err = MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
     CHECK(handler_calls == 1 && handler_code == err,
-          "MPI_Win_create with a user handler: %d calls, code %d, returned %d", handler_calls,
+          "MPI_Comm_accept with a user handler: %d calls, code %d, returned %d", handler_calls,
           handler_code, err);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Errhandler_free(&eh);

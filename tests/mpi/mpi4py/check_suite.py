@@ -29,10 +29,6 @@ NUMPY = "numpy==2.2.6"
 
 # module -> the issue whose chapter it needs
 EXCLUDED_MODULES = {
-    "test_rma": "one-sided communication (issue 25)",
-    "test_rma_nb": "one-sided communication (issue 25)",
-    "test_win": "one-sided communication (issue 25)",
-    "test_util_sync": "one-sided communication: its Sequential/Counter/Mutex use windows (issue 25)",
     "test_file": "MPI I/O (no issue yet)",
     "test_io": "MPI I/O (no issue yet)",
     "test_subclass": "MPI I/O: the module opens a file when it is imported (no issue yet)",
@@ -42,7 +38,6 @@ EXCLUDED_MODULES = {
 }
 # test-name substrings (main.py -x) -> the issue they wait for
 EXCLUDED_TESTS = {
-    "TestMessageRMA": "one-sided communication (issue 25)",
     "TestErrhandlerFile": "MPI I/O (no issue yet)",
     # opens /dev/null with MPI_File_open; when that fails, the user op it made is never
     # freed and mpi4py's 32-slot op registry is short of one for test_op

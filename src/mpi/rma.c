@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One-sided operations: Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
+ * Compare_and_swap, their request forms and their large-count (_c) forms. One
+ * check for all of them (rma_call), then tdm_rma_post; src/rma checks what needs the
+ * target's window (the epoch, the range, attached memory).
+ */
+#include "win.h"
+#include "../coll/coll.h"
+
+#include <string.h>
+
+_Static_assert((int)TDM_RMA_OP_SUM == (int)TDM_OP_SUM && (int)TDM_RMA_OP_BAND == (int)TDM_OP_BAND &&
+                   (int)TDM_RMA_OP_BOR == (int)TDM_OP_BOR &&
+                   (int)TDM_RMA_OP_BXOR == (int)TDM_OP_BXOR &&
+                   (int)TDM_RMA_OP_REPLACE == (int)TDM_OP_REPLACE &&
+                   (int)TDM_RMA_OP_NO_OP == (int)TDM_OP_NO_OP,
+               "op codes shared with src/rma");
+
+typedef struct call {
+    tdm_rma_kind_t kind;
+    const void *obuf;
+    MPI_Count ocount;
+    MPI_Datatype otype;
+    void *rbuf;
+    MPI_Count rcount;
+    MPI_Datatype rtype;
+    const void *cbuf;
+    int target;
+    MPI_Aint disp;
+    MPI_Count tcount;
+    MPI_Datatype ttype;
+    MPI_Op op;
+} call_t;
+
+#define GET_DT(_fn, _mw, _handle, _what, _var)                                                     \
+    do {                                                                                           \
+        (_var) = tdm_dtype_get(_handle);                                                           \
+        if (TDM_UNLIKELY(!(_var)))                                                                 \
+            return tdm_mpi_win_err(_mw, MPI_ERR_TYPE, _fn, "invalid %s (handle %#x)", _what,       \
+                                   (unsigned)(_handle));                                           \
+        if (TDM_UNLIKELY(!(_var)->committed))                                                      \
+            return tdm_mpi_win_err(_mw, MPI_ERR_TYPE, _fn,                                         \
+                                   "%s %#x is not committed (call MPI_Type_commit)", _what,        \
+                                   (unsigned)(_handle));                                           \
+    } while (0)
+
+#define CHECK_CNT(_fn, _mw, _count, _what)                                                         \
+    do {                                                                                           \
+        if (TDM_UNLIKELY((_count) < 0))                                                            \
+            return tdm_mpi_win_err(_mw, MPI_ERR_COUNT, _fn, "invalid %s %lld", _what,              \
+                                   (long long)(_count));                                           \
+    } while (0)
+
+static bool is_acc(tdm_rma_kind_t k) {
+    return k == TDM_RMA_ACC || k == TDM_RMA_GACC || k == TDM_RMA_FOP;
+}
+
+static int rma_call(const char *fn, call_t *c, MPI_Win win, MPI_Request *request, bool want_req) {
+    tdm_mpi_win_t *mw;
+    TDM_GET_WIN(fn, win, mw);
+    tdm_win_t *w = mw->w;
+    tdm_dtype_t *odt = NULL, *rdt = NULL, *tdt;
+    tdm_op_t *op = NULL;
+    bool uses_origin = c->kind != TDM_RMA_GET,
+         uses_result = c->rbuf != NULL || c->kind == TDM_RMA_GET;
+    if (is_acc(c->kind) || c->kind == TDM_RMA_CAS) {
+        if (c->kind != TDM_RMA_CAS) {
+            op = tdm_op_get(c->op);
+            if (!op)
+                return tdm_mpi_win_err(mw, MPI_ERR_OP, fn, "invalid op (handle %#x)",
+                                       (unsigned)c->op);
+            if (!op->predefined)
+                return tdm_mpi_win_err(mw, MPI_ERR_OP, fn,
+                                       "op %#x is user-defined: one-sided accumulates take "
+                                       "predefined ops only (MPI-4.1 12.3.4)",
+                                       (unsigned)c->op);
+            if (op->code == TDM_OP_NO_OP && c->kind != TDM_RMA_ACC)
+                uses_origin = false; /* the origin buffer is ignored */
+        }
+    }
+    if (uses_origin) {
+        CHECK_CNT(fn, mw, c->ocount, "origin_count");
+        GET_DT(fn, mw, c->otype, "origin_datatype", odt);
+    }
+    if (uses_result) {
+        CHECK_CNT(fn, mw, c->rcount, "result_count");
+        GET_DT(fn, mw, c->rtype, c->kind == TDM_RMA_GET ? "origin_datatype" : "result_datatype",
+               rdt);
+    }
+    CHECK_CNT(fn, mw, c->tcount, "target_count");
+    GET_DT(fn, mw, c->ttype, "target_datatype", tdt);
+    if (TDM_UNLIKELY((c->target < 0 || c->target >= w->size) && c->target != MPI_PROC_NULL))
+        return tdm_mpi_win_err(mw, MPI_ERR_RANK, fn, "invalid target_rank %d (window of size %d)",
+                               c->target, w->size);
+    if (TDM_UNLIKELY(c->disp < 0))
+        return tdm_mpi_win_err(mw, MPI_ERR_DISP, fn, "invalid target_disp %lld (negative)",
+                               (long long)c->disp);
+    if (want_req && !request)
+        return tdm_mpi_win_err(mw, MPI_ERR_REQUEST, fn, "request argument is NULL");
+    size_t tbytes = (size_t)c->tcount * tdt->size;
+    if (is_acc(c->kind) || c->kind == TDM_RMA_CAS) {
+        /* MPI-4.1 12.3.4: every datatype of an accumulate is made of one predefined type,
+         * the same on each side; Fetch_and_op and Compare_and_swap take one element */
+        if (!tdt->basic)
+            return tdm_mpi_win_err(mw, MPI_ERR_TYPE, fn,
+                                   "target_datatype %#x is made of more than one predefined type",
+                                   (unsigned)c->ttype);
+        if ((odt && odt->basic != tdt->basic) || (rdt && rdt->basic != tdt->basic))
+            return tdm_mpi_win_err(
+                mw, MPI_ERR_TYPE, fn,
+                "the %s datatype is not made of target_datatype's predefined type",
+                odt && odt->basic != tdt->basic ? "origin" : "result");
+        if ((c->kind == TDM_RMA_FOP || c->kind == TDM_RMA_CAS) && !tdt->predefined)
+            return tdm_mpi_win_err(mw, MPI_ERR_TYPE, fn, "datatype %#x is not predefined",
+                                   (unsigned)c->ttype);
+        if (c->kind == TDM_RMA_CAS &&
+            (tdm_op_basic_class(tdt->basic) == 2 || tdt->nelems != 1 || tdt->size > 8))
+            return tdm_mpi_win_err(mw, MPI_ERR_TYPE, fn,
+                                   "datatype %#x is not an integer, logical or byte type",
+                                   (unsigned)c->ttype);
+        /* an empty accumulate applies nothing (MPICH takes MPI_SUM on MPI_BYTE then) */
+        if (tbytes && op && op->code != TDM_OP_REPLACE && op->code != TDM_OP_NO_OP &&
+            !tdm_op_valid_for(op, tdt))
+            return tdm_mpi_win_err(mw, MPI_ERR_OP, fn, "op %s is not defined on datatype %#x",
+                                   tdm_op_name(op), (unsigned)c->ttype);
+    }
+    if (odt && (size_t)c->ocount * odt->size != tbytes)
+        return tdm_mpi_win_err(mw, MPI_ERR_TYPE, fn,
+                               "the origin's %lld bytes do not match the target's %zu "
+                               "(origin_count x origin_datatype against target_count x "
+                               "target_datatype)",
+                               (long long)((size_t)c->ocount * odt->size), tbytes);
+    if (rdt && (size_t)c->rcount * rdt->size != tbytes)
+        return tdm_mpi_win_err(mw, MPI_ERR_TYPE, fn,
+                               "the result buffer's %lld bytes do not match the target's %zu",
+                               (long long)((size_t)c->rcount * rdt->size), tbytes);
+    if (TDM_UNLIKELY(c->target == MPI_PROC_NULL)) {
+        if (!want_req)
+            return MPI_SUCCESS;
+        tdm_req_t *r = tdm_req_alloc(TDM_REQ_OTHER);
+        if (!r)
+            return tdm_mpi_win_err(mw, MPI_ERR_NO_MEM, fn, "out of requests");
+        r->status.source = MPI_PROC_NULL;
+        r->status.tag = MPI_ANY_TAG;
+        r->done = 1;
+        *request = tdm_req_handle(r);
+        return MPI_SUCCESS;
+    }
+    tdm_rma_args_t a = {.kind = (uint8_t)c->kind,
+                        .op = op ? op->code : 0,
+                        .obuf = uses_origin ? c->obuf : NULL,
+                        .ocount = uses_origin ? (size_t)c->ocount : 0,
+                        .odt = odt,
+                        .rbuf = uses_result ? c->rbuf : NULL,
+                        .rcount = uses_result ? (size_t)c->rcount : 0,
+                        .rdt = rdt,
+                        .cbuf = c->cbuf,
+                        .target = c->target,
+                        .disp = (int64_t)c->disp,
+                        .tcount = (size_t)c->tcount,
+                        .tdt = tdt};
+    tdm_req_t *r = NULL;
+    tdm_rma_rc_t rc = tdm_rma_post(w, &a, want_req ? &r : NULL);
+    if (TDM_UNLIKELY(rc != TDM_RMA_OK))
+        return tdm_mpi_win_rma_err(mw, rc, fn);
+    if (want_req)
+        *request = tdm_req_handle(r);
+    return MPI_SUCCESS;
+}
+
+/* ---- Put, Get ---- */
+
+#define PUT_ARGS(_kind)                                                                            \
+    call_t c = {.kind = _kind,                                                                     \
+                .obuf = origin_addr,                                                               \
+                .ocount = origin_count,                                                            \
+                .otype = origin_datatype,                                                          \
+                .target = target_rank,                                                             \
+                .disp = target_disp,                                                               \
+                .tcount = target_count,                                                            \
+                .ttype = target_datatype}
+#define GET_ARGS                                                                                   \
+    call_t c = {.kind = TDM_RMA_GET,                                                               \
+                .rbuf = origin_addr,                                                               \
+                .rcount = origin_count,                                                            \
+                .rtype = origin_datatype,                                                          \
+                .target = target_rank,                                                             \
+                .disp = target_disp,                                                               \
+                .tcount = target_count,                                                            \
+                .ttype = target_datatype}
+
+int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+             MPI_Win win) {
+    PUT_ARGS(TDM_RMA_PUT);
+    return rma_call("MPI_Put", &c, win, NULL, false);
+}
+TDM_WEAK(MPI_Put)
+
+int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win) {
+    PUT_ARGS(TDM_RMA_PUT);
+    return rma_call("MPI_Put_c", &c, win, NULL, false);
+}
+TDM_WEAK(MPI_Put_c)
+
+int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+              MPI_Win win, MPI_Request *request) {
+    PUT_ARGS(TDM_RMA_PUT);
+    return rma_call("MPI_Rput", &c, win, request, true);
+}
+TDM_WEAK(MPI_Rput)
+
+int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
+    PUT_ARGS(TDM_RMA_PUT);
+    return rma_call("MPI_Rput_c", &c, win, request, true);
+}
+TDM_WEAK(MPI_Rput_c)
+
+int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+    GET_ARGS;
+    return rma_call("MPI_Get", &c, win, NULL, false);
+}
+TDM_WEAK(MPI_Get)
+
+int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win) {
+    GET_ARGS;
+    return rma_call("MPI_Get_c", &c, win, NULL, false);
+}
+TDM_WEAK(MPI_Get_c)
+
+int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+              MPI_Request *request) {
+    GET_ARGS;
+    return rma_call("MPI_Rget", &c, win, request, true);
+}
+TDM_WEAK(MPI_Rget)
+
+int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
+    GET_ARGS;
+    return rma_call("MPI_Rget_c", &c, win, request, true);
+}
+TDM_WEAK(MPI_Rget_c)
+
+/* ---- accumulates ---- */
+
+#define ACC_ARGS                                                                                   \
+    call_t c = {.kind = TDM_RMA_ACC,                                                               \
+                .obuf = origin_addr,                                                               \
+                .ocount = origin_count,                                                            \
+                .otype = origin_datatype,                                                          \
+                .target = target_rank,                                                             \
+                .disp = target_disp,                                                               \
+                .tcount = target_count,                                                            \
+                .ttype = target_datatype,                                                          \
+                .op = op}
+#define GACC_ARGS                                                                                  \
+    call_t c = {.kind = TDM_RMA_GACC,                                                              \
+                .obuf = origin_addr,                                                               \
+                .ocount = origin_count,                                                            \
+                .otype = origin_datatype,                                                          \
+                .rbuf = result_addr,                                                               \
+                .rcount = result_count,                                                            \
+                .rtype = result_datatype,                                                          \
+                .target = target_rank,                                                             \
+                .disp = target_disp,                                                               \
+                .tcount = target_count,                                                            \
+                .ttype = target_datatype,                                                          \
+                .op = op}
+
+int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+    ACC_ARGS;
+    return rma_call("MPI_Accumulate", &c, win, NULL, false);
+}
+TDM_WEAK(MPI_Accumulate)
+
+int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+    ACC_ARGS;
+    return rma_call("MPI_Accumulate_c", &c, win, NULL, false);
+}
+TDM_WEAK(MPI_Accumulate_c)
+
+int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+    ACC_ARGS;
+    return rma_call("MPI_Raccumulate", &c, win, request, true);
+}
+TDM_WEAK(MPI_Raccumulate)
+
+int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
+                       MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                       MPI_Request *request) {
+    ACC_ARGS;
+    return rma_call("MPI_Raccumulate_c", &c, win, request, true);
+}
+TDM_WEAK(MPI_Raccumulate_c)
+
+int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                        void *result_addr, int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+    GACC_ARGS;
+    return rma_call("MPI_Get_accumulate", &c, win, NULL, false);
+}
+TDM_WEAK(MPI_Get_accumulate)
+
+int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                          MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                          MPI_Win win) {
+    GACC_ARGS;
+    return rma_call("MPI_Get_accumulate_c", &c, win, NULL, false);
+}
+TDM_WEAK(MPI_Get_accumulate_c)
+
+int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                         void *result_addr, int result_count, MPI_Datatype result_datatype,
+                         int target_rank, MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                         MPI_Request *request) {
+    GACC_ARGS;
+    return rma_call("MPI_Rget_accumulate", &c, win, request, true);
+}
+TDM_WEAK(MPI_Rget_accumulate)
+
+int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                           MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                           MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                           MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                           MPI_Win win, MPI_Request *request) {
+    GACC_ARGS;
+    return rma_call("MPI_Rget_accumulate_c", &c, win, request, true);
+}
+TDM_WEAK(MPI_Rget_accumulate_c)
+
+int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+    call_t c = {.kind = TDM_RMA_FOP,
+                .obuf = origin_addr,
+                .ocount = 1,
+                .otype = datatype,
+                .rbuf = result_addr,
+                .rcount = 1,
+                .rtype = datatype,
+                .target = target_rank,
+                .disp = target_disp,
+                .tcount = 1,
+                .ttype = datatype,
+                .op = op};
+    return rma_call("MPI_Fetch_and_op", &c, win, NULL, false);
+}
+TDM_WEAK(MPI_Fetch_and_op)
+
+int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Win win) {
+    call_t c = {.kind = TDM_RMA_CAS,
+                .obuf = origin_addr,
+                .ocount = 1,
+                .otype = datatype,
+                .rbuf = result_addr,
+                .rcount = 1,
+                .rtype = datatype,
+                .cbuf = compare_addr,
+                .target = target_rank,
+                .disp = target_disp,
+                .tcount = 1,
+                .ttype = datatype};
+    return rma_call("MPI_Compare_and_swap", &c, win, NULL, false);
+}
+TDM_WEAK(MPI_Compare_and_swap)
