@@ -75,7 +75,12 @@ static int rma_call(const char *fn, call_t *c, MPI_Win win, MPI_Request *request
                                        "op %#x is user-defined: one-sided accumulates take "
                                        "predefined ops only (MPI-4.1 12.3.4)",
                                        (unsigned)c->op);
-            if (op->code == TDM_OP_NO_OP && c->kind != TDM_RMA_ACC)
+            if (op->code == TDM_OP_NO_OP && c->kind == TDM_RMA_ACC)
+                return tdm_mpi_win_err(mw, MPI_ERR_OP, fn,
+                                       "op MPI_NO_OP is for the fetching accumulates; "
+                                       "%s takes a predefined op or MPI_REPLACE (MPI-4.1 12.3.4)",
+                                       fn);
+            if (op->code == TDM_OP_NO_OP)
                 uses_origin = false; /* the origin buffer is ignored */
         }
     }

@@ -234,8 +234,28 @@ static int next_tag(tdm_win_t *w) {
     return (int)(w->am_seq++ & 0x3fffffffu);
 }
 
+/* Requests sent that the engine still holds (a ring was full): each holds its message.
+ * An origin that issues faster than its target serves would queue without bound (10
+ * million 8-byte Puts took 1 GB), so past TANDEM_RMA_OPS of them it waits for the
+ * engine to drain half (seed 003 §3.4: constant resources whatever the epoch holds). */
+static uint64_t inflight;
+
+static void origin_sent(tdm_req_t *r) {
+    inflight--;
+    free(r->cb_arg);
+}
+
+static bool inflight_low(void *arg) {
+    (void)arg;
+    return inflight <= (uint64_t)TDM_PARAM_I(RMA_OPS) / 2;
+}
+
 /* Send msg (malloc'ed, taken over) to target. */
 static tdm_rma_rc_t send_msg(tdm_win_t *w, int target, void *msg, size_t len) {
+    if (inflight >= (uint64_t)TDM_PARAM_I(RMA_OPS)) {
+        tdm_rma_cleanups++;
+        tdm_p2p_wait_until(inflight_low, NULL);
+    }
     tdm_req_t *r = NULL;
     tdm_rc_t rc = tdm_p2p_isend(msg, len, tdm_dtype_byte(), tdm_rma_slot(w, target)->world, w->rank,
                                 0, w->comm->ctx, TDM_MODE_STD, w->comm, false, &r);
@@ -251,8 +271,9 @@ static tdm_rma_rc_t send_msg(tdm_win_t *w, int target, void *msg, size_t len) {
         return TDM_RMA_OK;
     }
     r->cb_arg = msg;
-    r->on_complete = am_sent;
+    r->on_complete = origin_sent;
     r->user_freed = 1;
+    inflight++;
     return TDM_RMA_OK;
 }
 

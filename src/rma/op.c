@@ -413,9 +413,9 @@ tdm_rma_rc_t tdm_rma_check_range(tdm_win_t *w, const tdm_rma_args_t *a) {
         hi += a->disp;
         if (!dyn_covers(s, lo, hi))
             return tdm_rma_fail(TDM_RMA_ERANGE,
-                                "target address %#llx with %zu items of the target datatype "
-                                "(bytes [%lld, %lld) from it) is not within memory rank %d "
-                                "attached to the dynamic window",
+                                "target_disp %#llx (an address: the window is dynamic) with "
+                                "%zu items of the target datatype (bytes [%lld, %lld) from it) "
+                                "is not within memory rank %d attached to the window",
                                 (unsigned long long)a->disp, a->tcount, (long long)(lo - a->disp),
                                 (long long)(hi - a->disp), a->target);
         return TDM_RMA_OK;
