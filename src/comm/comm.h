@@ -365,7 +365,5 @@ int tdm_comm_verify(const tdm_comm_peers_t *p, const void *key, size_t len,
 int tdm_comm_ctxid_init(void);
 void tdm_comm_ctxid_release(uint32_t ctx);
 void tdm_comm_ctxid_fini(void);
-/* Ids in use here (tests). */
-int tdm_comm_ctxid_in_use(void);
 
 #endif

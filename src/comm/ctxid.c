@@ -64,7 +64,6 @@ _Static_assert(TDM_COMM_TAG_AGREE(0) < TDM_P2P_PART_TAG_MIN &&
 
 static uint64_t *used, *held;
 static size_t nwords;
-static int nused;
 
 static int grow(size_t words) {
     if (words <= nwords)
@@ -95,7 +94,6 @@ static int mark(uint32_t bit) {
     if (grow(bit / 64 + 1))
         return -1;
     used[bit / 64] |= 1ull << (bit % 64);
-    nused++;
     return 0;
 }
 
@@ -108,10 +106,8 @@ int tdm_comm_ctxid_init(void) {
 
 void tdm_comm_ctxid_release(uint32_t ctx) {
     uint32_t bit = ctx / 2;
-    if (ctx != TDM_COMM_CTX_NONE && bit_in(used, nwords, bit)) {
+    if (ctx != TDM_COMM_CTX_NONE && bit_in(used, nwords, bit))
         used[bit / 64] &= ~(1ull << (bit % 64));
-        nused--;
-    }
 }
 
 void tdm_comm_ctxid_fini(void) {
@@ -119,11 +115,6 @@ void tdm_comm_ctxid_fini(void) {
     free(held);
     used = held = NULL;
     nwords = 0;
-    nused = 0;
-}
-
-int tdm_comm_ctxid_in_use(void) {
-    return nused;
 }
 
 /* Words up to and including the last non-zero one. */

@@ -189,7 +189,3 @@ void tdm_group_release(tdm_group_t *g) {
     tdm_rankmap_release(&g->map);
     free(g);
 }
-
-int tdm_group_count(void) {
-    return tdm_htab_live(&groups);
-}

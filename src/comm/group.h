@@ -84,8 +84,6 @@ tdm_group_t *tdm_group_get(int handle);
 /* Drop a user reference (MPI_Group_free). */
 void tdm_group_release(tdm_group_t *g);
 extern tdm_group_t *tdm_group_empty;
-/* Groups still allocated (for leak reports). */
-int tdm_group_count(void);
 
 int tdm_group_init(int world_rank);
 void tdm_group_fini(void);

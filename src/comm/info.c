@@ -126,10 +126,6 @@ bool tdm_info_delete(tdm_info_t *info, const char *key) {
     return true;
 }
 
-int tdm_info_count(void) {
-    return tdm_htab_live(&infos);
-}
-
 void tdm_info_env_init(int world_size, const char *thread_level) {
     if (world_size == env_size && strcmp(thread_level, env_thread_level) == 0)
         return;

@@ -42,8 +42,6 @@ int tdm_info_set(tdm_info_t *info, const char *key, const char *val);
 const char *tdm_info_find(const tdm_info_t *info, const char *key);
 /* true if the key was there. */
 bool tdm_info_delete(tdm_info_t *info, const char *key);
-/* Objects with a handle still allocated (leak reports). */
-int tdm_info_count(void);
 
 /* What MPI_INFO_ENV says about the job; it is filled again on its next use when
  * these change (it may be read before MPI_Init, when less is known). */

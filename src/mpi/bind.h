@@ -132,8 +132,6 @@ static inline MPI_Request tdm_req_handle(const tdm_req_t *r) {
 tdm_req_t *tdm_mpi_req_get(MPI_Request h);
 /* Status of a completed request into the user's status (may be IGNORE). */
 void tdm_mpi_status_set(MPI_Status *st, const tdm_status_t *s);
-/* Complete-and-release a finished request; returns its MPI error code. */
-int tdm_mpi_req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st);
 
 /* The empty status (MPI-4.1 3.7.3) and the status of a receive from MPI_PROC_NULL.
  * Neither writes MPI_ERROR: a call that completes one request leaves it alone, and

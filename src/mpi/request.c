@@ -103,10 +103,6 @@ static int req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st, const c
     return err;
 }
 
-int tdm_mpi_req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st) {
-    return req_finish(r, handle, st, "MPI_Wait");
-}
-
 /* Resolve a handle for a completion call: NULL for MPI_REQUEST_NULL; sets *err
  * for an invalid one. */
 static tdm_req_t *get_req(MPI_Request h, const char *fn, int *err) {

@@ -118,15 +118,3 @@ bool tdm_req_busy_on(const void *comm) {
     }
     return false;
 }
-
-void tdm_req_pool_fini(void) {
-    size_t n = nchunks;
-    nchunks = 0;
-    atomic_signal_fence(memory_order_seq_cst);
-    for (size_t i = 0; i < n; i++) {
-        free(chunks[i]);
-        chunks[i] = NULL;
-    }
-    free_list = NULL;
-    in_use = 0;
-}

@@ -126,7 +126,6 @@ tdm_req_t *tdm_req_by_index(uint32_t index);
 /* The slot of an index whatever its state (kind TDM_REQ_FREE included), or NULL past the
  * last chunk: for walking every request (dump.c); safe in a signal handler. */
 tdm_req_t *tdm_req_slot(uint32_t index);
-void tdm_req_pool_fini(void);
 /* Requests currently allocated (for leak checks at finalize). */
 size_t tdm_req_in_use(void);
 /* Is an operation on `comm` under way: a request attached to it and not yet
