@@ -57,6 +57,16 @@ typedef struct tdm_pvar_desc {
     const char *items;     /* STATE: the states' names, "a|b|c" (value i is the i-th) */
 } tdm_pvar_desc_t;
 
+/* The descriptor of one line of a layer's pvars.def (TDM_PVAR(_id, _cls, _verb, _cat,
+ * _desc, fields...)) as the designated initializer of its entry `_ix` in the table. */
+#define TDM_PVAR_DESC(_ix, _id, _cls, _verb, _cat, _desc, ...)                                     \
+    [_ix] = {.name = "tandem_" #_id,                                                               \
+             .desc = _desc,                                                                        \
+             .category = _cat,                                                                     \
+             .cls = TDM_PVC_##_cls,                                                                \
+             .verbosity = TDM_PVERB_##_verb,                                                       \
+             __VA_ARGS__},
+
 /* Element i of a variable (obj: the bound object's counters, or NULL). */
 uint64_t tdm_pvar_u64(const tdm_pvar_desc_t *d, const void *obj, int i);
 double tdm_pvar_double(const tdm_pvar_desc_t *d, const void *obj, int i);

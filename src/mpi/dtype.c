@@ -222,86 +222,71 @@ static int mk_hindexed(const char *fn, const tdm_dtype_arg_t *bls, size_t bl,
     return err;
 }
 
-/* hindexed and hindexed_c back MPI_Type_create_hindexed(_c) and the MPI-1 MPI_Type_hindexed. */
+/* Every indexed constructor: `count` blocks of `bls` items each (NULL: all of `bl`,
+ * the block forms), at displacements in items of the old type (in_items) or in
+ * bytes. count, bls or bl and disps are the user's arguments, which the
+ * description lists in that order; a wide count means the _c form. */
+static int indexed(const char *fn, int combiner, tdm_dtype_arg_t count, const tdm_dtype_arg_t *bls,
+                   const tdm_dtype_arg_t *bl, tdm_dtype_arg_t disps, bool in_items,
+                   MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    tdm_dtype_t *old = NULL, *dt = NULL;
+    int err = idx_checks(fn, tdm_dtype_arg_at(&count, 0), bls ? bls->v : NULL, bls != NULL, disps.v,
+                         oldtype, newtype, &old);
+    if (err)
+        return err;
+    if (bl)
+        CHECK_COUNT_ARG(fn, tdm_dtype_arg_at(bl, 0), "blocklength", MPI_ERR_ARG);
+    if ((err = mk_hindexed(fn, bls, bl ? (size_t)tdm_dtype_arg_at(bl, 0) : 0, &disps, in_items, old,
+                           &dt)))
+        return err;
+    const tdm_dtype_arg_t args[] = {count, bls ? *bls : *bl, disps};
+    return publish(fn, 0, dt, combiner, count.wide, args, 3, 1, &oldtype, newtype);
+}
+
 #define INDEXED_FORMS(_s, _C, _D)                                                                  \
     int PMPI_Type_indexed##_s(_C count, const _C array_of_blocklengths[],                          \
                               const _C array_of_displacements[], MPI_Datatype oldtype,             \
                               MPI_Datatype *newtype) {                                             \
-        static const char fn[] = "MPI_Type_indexed" #_s;                                           \
-        tdm_dtype_t *old = NULL, *dt = NULL;                                                       \
-        int err = idx_checks(fn, count, array_of_blocklengths, true, array_of_displacements,       \
-                             oldtype, newtype, &old);                                              \
-        tdm_dtype_arg_t bls = TDM_DTYPE_COUNTS(count, array_of_blocklengths),                      \
-                        disps = TDM_DTYPE_COUNTS(count, array_of_displacements);                   \
-        if (err || (err = mk_hindexed(fn, &bls, 0, &disps, true, old, &dt)))                       \
-            return err;                                                                            \
-        return PUBLISH(fn, 0, dt, MPI_COMBINER_INDEXED, _C, 1, &oldtype, newtype,                  \
-                       TDM_DTYPE_COUNTS(1, &count), bls, disps);                                   \
+        return indexed("MPI_Type_indexed" #_s, MPI_COMBINER_INDEXED, TDM_DTYPE_COUNTS(1, &count),  \
+                       &TDM_DTYPE_COUNTS(count, array_of_blocklengths), NULL,                      \
+                       TDM_DTYPE_COUNTS(count, array_of_displacements), true, oldtype, newtype);   \
     }                                                                                              \
     TDM_WEAK(MPI_Type_indexed##_s)                                                                 \
                                                                                                    \
-    static int hindexed##_s(const char *fn, _C count, const _C array_of_blocklengths[],            \
-                            const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,         \
-                            MPI_Datatype *newtype) {                                               \
-        tdm_dtype_t *old = NULL, *dt = NULL;                                                       \
-        int err = idx_checks(fn, count, array_of_blocklengths, true, array_of_displacements,       \
-                             oldtype, newtype, &old);                                              \
-        tdm_dtype_arg_t bls = TDM_DTYPE_COUNTS(count, array_of_blocklengths),                      \
-                        disps = TDM_DTYPE_ADDRS(count, array_of_displacements);                    \
-        if (err || (err = mk_hindexed(fn, &bls, 0, &disps, false, old, &dt)))                      \
-            return err;                                                                            \
-        return PUBLISH(fn, 0, dt, MPI_COMBINER_HINDEXED, _C, 1, &oldtype, newtype,                 \
-                       TDM_DTYPE_COUNTS(1, &count), bls, disps);                                   \
-    }                                                                                              \
     int PMPI_Type_create_hindexed##_s(_C count, const _C array_of_blocklengths[],                  \
                                       const MPI_Aint array_of_displacements[],                     \
                                       MPI_Datatype oldtype, MPI_Datatype *newtype) {               \
-        return hindexed##_s("MPI_Type_create_hindexed" #_s, count, array_of_blocklengths,          \
-                            array_of_displacements, oldtype, newtype);                             \
+        return indexed("MPI_Type_create_hindexed" #_s, MPI_COMBINER_HINDEXED,                      \
+                       TDM_DTYPE_COUNTS(1, &count),                                                \
+                       &TDM_DTYPE_COUNTS(count, array_of_blocklengths), NULL,                      \
+                       TDM_DTYPE_ADDRS(count, array_of_displacements), false, oldtype, newtype);   \
     }                                                                                              \
     TDM_WEAK(MPI_Type_create_hindexed##_s)                                                         \
                                                                                                    \
     int PMPI_Type_create_indexed_block##_s(_C count, _C blocklength,                               \
                                            const _C array_of_displacements[],                      \
                                            MPI_Datatype oldtype, MPI_Datatype *newtype) {          \
-        static const char fn[] = "MPI_Type_create_indexed_block" #_s;                              \
-        tdm_dtype_t *old = NULL, *dt = NULL;                                                       \
-        int err =                                                                                  \
-            idx_checks(fn, count, NULL, false, array_of_displacements, oldtype, newtype, &old);    \
-        if (err)                                                                                   \
-            return err;                                                                            \
-        CHECK_COUNT_ARG(fn, blocklength, "blocklength", MPI_ERR_ARG);                              \
-        tdm_dtype_arg_t disps = TDM_DTYPE_COUNTS(count, array_of_displacements);                   \
-        if ((err = mk_hindexed(fn, NULL, (size_t)blocklength, &disps, true, old, &dt)))            \
-            return err;                                                                            \
-        return PUBLISH(fn, 0, dt, MPI_COMBINER_INDEXED_BLOCK, _C, 1, &oldtype, newtype,            \
-                       TDM_DTYPE_COUNTS(1, &count), TDM_DTYPE_COUNTS(1, &blocklength), disps);     \
+        return indexed("MPI_Type_create_indexed_block" #_s, MPI_COMBINER_INDEXED_BLOCK,            \
+                       TDM_DTYPE_COUNTS(1, &count), NULL, &TDM_DTYPE_COUNTS(1, &blocklength),      \
+                       TDM_DTYPE_COUNTS(count, array_of_displacements), true, oldtype, newtype);   \
     }                                                                                              \
     TDM_WEAK(MPI_Type_create_indexed_block##_s)                                                    \
                                                                                                    \
     int PMPI_Type_create_hindexed_block##_s(_C count, _C blocklength,                              \
                                             const MPI_Aint array_of_displacements[],               \
                                             MPI_Datatype oldtype, MPI_Datatype *newtype) {         \
-        static const char fn[] = "MPI_Type_create_hindexed_block" #_s;                             \
-        tdm_dtype_t *old = NULL, *dt = NULL;                                                       \
-        int err =                                                                                  \
-            idx_checks(fn, count, NULL, false, array_of_displacements, oldtype, newtype, &old);    \
-        if (err)                                                                                   \
-            return err;                                                                            \
-        CHECK_COUNT_ARG(fn, blocklength, "blocklength", MPI_ERR_ARG);                              \
-        tdm_dtype_arg_t disps = TDM_DTYPE_ADDRS(count, array_of_displacements);                    \
-        if ((err = mk_hindexed(fn, NULL, (size_t)blocklength, &disps, false, old, &dt)))           \
-            return err;                                                                            \
-        return PUBLISH(fn, 0, dt, MPI_COMBINER_HINDEXED_BLOCK, _C, 1, &oldtype, newtype,           \
-                       TDM_DTYPE_COUNTS(1, &count), TDM_DTYPE_COUNTS(1, &blocklength), disps);     \
+        return indexed("MPI_Type_create_hindexed_block" #_s, MPI_COMBINER_HINDEXED_BLOCK,          \
+                       TDM_DTYPE_COUNTS(1, &count), NULL, &TDM_DTYPE_COUNTS(1, &blocklength),      \
+                       TDM_DTYPE_ADDRS(count, array_of_displacements), false, oldtype, newtype);   \
     }                                                                                              \
     TDM_WEAK(MPI_Type_create_hindexed_block##_s)
 TDM_MPI_COUNT_FORMS(INDEXED_FORMS)
 
 int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
                        MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return hindexed("MPI_Type_hindexed", count, array_of_blocklengths, array_of_displacements,
-                    oldtype, newtype);
+    return indexed("MPI_Type_hindexed", MPI_COMBINER_HINDEXED, TDM_DTYPE_COUNTS(1, &count),
+                   &TDM_DTYPE_COUNTS(count, array_of_blocklengths), NULL,
+                   TDM_DTYPE_ADDRS(count, array_of_displacements), false, oldtype, newtype);
 }
 TDM_WEAK(MPI_Type_hindexed)
 
