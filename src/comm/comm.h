@@ -350,6 +350,18 @@ int tdm_comm_ctxid_start(const tdm_comm_peers_t *p, const tdm_comm_bridge_t *b,
 int tdm_comm_ctxid_agree(const tdm_comm_peers_t *p, uint32_t *ctx_p);
 int tdm_comm_ctxid_agree_bridged(const tdm_comm_peers_t *p, const tdm_comm_bridge_t *b,
                                  uint32_t *ctx_p);
+/* The binomial tree over participants 0..n-1 that these exchanges use, rooted at 0:
+ * me's parent clears me's lowest set bit, and its children are me + m for the powers
+ * of two m below the bound returned (me's lowest set bit; at the root, n rounded up
+ * to a power of two). */
+static inline int tdm_comm_tree_bound(int me, int n) {
+    if (me)
+        return me & -me;
+    int low = 1;
+    while (low < n)
+        low <<= 1;
+    return low;
+}
 /* Participant 0's `len` bytes at buf to every participant (binomial tree). */
 int tdm_comm_bcast(const tdm_comm_peers_t *p, void *buf, size_t len);
 /* Did all participants pass the same arguments? Each holds a `len`-byte key;

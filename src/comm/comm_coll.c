@@ -73,32 +73,14 @@ int tdm_comm_allgather(const tdm_comm_peers_t *p, const void *in, size_t len, vo
                 return -1;
         }
     }
-    if (me != 0 && tdm_comm_peer_recv(p, me & (me - 1), o, (size_t)n * len, p->tag_down))
-        return -1;
-    int low = 1;
-    if (me)
-        low = me & -me;
-    else
-        while (low < n)
-            low <<= 1;
-    for (int m = low >> 1; m >= 1; m >>= 1) {
-        if (me + m < n && tdm_comm_peer_send(p, me + m, o, (size_t)n * len, p->tag_down))
-            return -1;
-    }
-    return 0;
+    return tdm_comm_bcast(p, o, (size_t)n * len);
 }
 
 int tdm_comm_bcast(const tdm_comm_peers_t *p, void *buf, size_t len) {
     int me = p->me, n = p->n;
     if (me != 0 && tdm_comm_peer_recv(p, me & (me - 1), buf, len, p->tag_down))
         return -1;
-    int low = 1;
-    if (me)
-        low = me & -me;
-    else
-        while (low < n)
-            low <<= 1;
-    for (int m = low >> 1; m >= 1; m >>= 1) {
+    for (int m = tdm_comm_tree_bound(me, n) >> 1; m >= 1; m >>= 1) {
         if (me + m < n && tdm_comm_peer_send(p, me + m, buf, len, p->tag_down))
             return -1;
     }

@@ -577,13 +577,7 @@ int tdm_comm_ctxid_start(const tdm_comm_peers_t *p, const tdm_comm_bridge_t *b,
      * bit, its children are i + m for the powers of two m below that bit */
     int me = p->me, n = p->n;
     a->parent = me ? (me & (me - 1)) : -1;
-    int low = 1;
-    if (me)
-        low = me & -me;
-    else
-        while (low < n)
-            low <<= 1;
-    for (int m = low >> 1; m >= 1; m >>= 1) {
+    for (int m = tdm_comm_tree_bound(me, n) >> 1; m >= 1; m >>= 1) {
         if (me + m < n)
             a->children[a->nchildren++] = me + m;
     }

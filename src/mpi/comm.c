@@ -38,6 +38,18 @@ static void adopt(tdm_comm_t *parent, tdm_comm_t *c, MPI_Comm *newcomm) {
     *newcomm = c->handle;
 }
 
+/* The end of a creation: its error, or the new communicator (MPI_COMM_NULL where
+ * this process is not in it) adopting its parent's error handler. */
+static int created(tdm_comm_t *parent, int rc, tdm_comm_t *nc, const char *fn, MPI_Comm *newcomm) {
+    if (rc)
+        return create_error(parent, rc, fn);
+    if (!nc)
+        *newcomm = MPI_COMM_NULL;
+    else
+        adopt(parent, nc, newcomm);
+    return MPI_SUCCESS;
+}
+
 static int dup_common(const char *fn, MPI_Comm comm, MPI_Info info, bool with_info,
                       MPI_Comm *newcomm) {
     tdm_comm_t *c, *nc;
@@ -48,10 +60,7 @@ static int dup_common(const char *fn, MPI_Comm comm, MPI_Info info, bool with_in
         TDM_GET_INFO_OR_NULL(fn, c, info, hints);
     tdm_info_t empty = {0};
     int rc = tdm_comm_dup(c, with_info ? (hints ? hints : &empty) : NULL, &nc);
-    if (rc)
-        return create_error(c, rc, fn);
-    adopt(c, nc, newcomm);
-    return MPI_SUCCESS;
+    return created(c, rc, nc, fn, newcomm);
 }
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
@@ -119,13 +128,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
                            color);
     int rc =
         c->inter ? tdm_comm_inter_split(c, color, key, &nc) : tdm_comm_split(c, color, key, &nc);
-    if (rc)
-        return create_error(c, rc, fn);
-    if (!nc)
-        *newcomm = MPI_COMM_NULL;
-    else
-        adopt(c, nc, newcomm);
-    return MPI_SUCCESS;
+    return created(c, rc, nc, fn, newcomm);
 }
 TDM_WEAK(MPI_Comm_split)
 
@@ -293,13 +296,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     int rc = c->inter ? tdm_comm_inter_split(c, g->rank == MPI_UNDEFINED ? MPI_UNDEFINED : 0,
                                              g->rank, &nc)
                       : tdm_comm_create(c, g, &nc);
-    if (rc)
-        return create_error(c, rc, fn);
-    if (!nc)
-        *newcomm = MPI_COMM_NULL;
-    else
-        adopt(c, nc, newcomm);
-    return MPI_SUCCESS;
+    return created(c, rc, nc, fn, newcomm);
 }
 TDM_WEAK(MPI_Comm_create)
 
@@ -321,10 +318,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
         return MPI_SUCCESS;
     }
     int rc = tdm_comm_create_group(c, g, tag, &nc);
-    if (rc)
-        return create_error(c, rc, fn);
-    adopt(c, nc, newcomm);
-    return MPI_SUCCESS;
+    return created(c, rc, nc, fn, newcomm);
 }
 TDM_WEAK(MPI_Comm_create_group)
 
@@ -490,10 +484,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         return tdm_mpi_err(c, tdm_mpi_comm_bad_class(rc), fn, "%s (local_leader %d)", what,
                            local_leader);
     }
-    if (rc)
-        return create_error(c, rc, fn);
-    adopt(c, nc, newintercomm);
-    return MPI_SUCCESS;
+    return created(c, rc, nc, fn, newintercomm);
 }
 TDM_WEAK(MPI_Intercomm_create)
 
@@ -504,10 +495,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
     CHECK_INTER(fn, c);
     TDM_CHECK_PTR(fn, c, newintracomm, "newintracomm");
     int rc = tdm_comm_intercomm_merge(c, high != 0, &nc);
-    if (rc)
-        return create_error(c, rc, fn);
-    adopt(c, nc, newintracomm);
-    return MPI_SUCCESS;
+    return created(c, rc, nc, fn, newintracomm);
 }
 TDM_WEAK(MPI_Intercomm_merge)
 

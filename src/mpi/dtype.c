@@ -764,33 +764,19 @@ static int bounds_of(const char *fn, MPI_Datatype datatype, bool true_, MPI_Coun
 TDM_MPI_COUNT_FORMS(EXTENT_FORMS)
 EXTENT_FORMS(_x, MPI_Count, MPI_Aint)
 
-/* MPI-1 forms, removed in MPI-3 but still in the MPICH ABI */
-int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) {
-    tdm_dtype_t *dt;
-    GET_TYPE("MPI_Type_extent", datatype, dt);
-    TDM_CHECK_PTR("MPI_Type_extent", NULL, extent, "extent");
-    *extent = tdm_dtype_extent(dt);
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Type_extent)
-
-int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) {
-    tdm_dtype_t *dt;
-    GET_TYPE("MPI_Type_lb", datatype, dt);
-    TDM_CHECK_PTR("MPI_Type_lb", NULL, displacement, "displacement");
-    *displacement = dt->lb;
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Type_lb)
-
-int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) {
-    tdm_dtype_t *dt;
-    GET_TYPE("MPI_Type_ub", datatype, dt);
-    TDM_CHECK_PTR("MPI_Type_ub", NULL, displacement, "displacement");
-    *displacement = dt->ub;
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Type_ub)
+/* MPI-1 forms, removed in MPI-3 but still in the MPICH ABI: one bound each */
+#define MPI1_BOUND(_name, _arg, _value)                                                            \
+    int PMPI_Type_##_name(MPI_Datatype datatype, MPI_Aint *_arg) {                                 \
+        tdm_dtype_t *dt;                                                                           \
+        GET_TYPE("MPI_Type_" #_name, datatype, dt);                                                \
+        TDM_CHECK_PTR("MPI_Type_" #_name, NULL, _arg, #_arg);                                      \
+        *_arg = (_value);                                                                          \
+        return MPI_SUCCESS;                                                                        \
+    }                                                                                              \
+    TDM_WEAK(MPI_Type_##_name)
+MPI1_BOUND(extent, extent, tdm_dtype_extent(dt))
+MPI1_BOUND(lb, displacement, dt->lb)
+MPI1_BOUND(ub, displacement, dt->ub)
 
 /* ---- envelope and contents ---- */
 

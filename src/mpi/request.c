@@ -423,17 +423,26 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) 
 }
 TDM_WEAK(MPI_Request_get_status)
 
-int PMPI_Request_free(MPI_Request *request) {
+/* The request that Request_free or Cancel acts on: neither takes MPI_REQUEST_NULL. */
+static int get_live_req(const char *fn, const MPI_Request *request, tdm_req_t **r_p) {
     int err;
-    TDM_CHECK_INIT("MPI_Request_free");
+    TDM_CHECK_INIT(fn);
     if (!request)
-        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Request_free", "request is NULL");
-    tdm_req_t *r = get_req(*request, "MPI_Request_free", &err);
+        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, fn, "request is NULL");
+    tdm_req_t *r = get_req(*request, fn, &err);
     if (err)
         return err;
     if (!r)
-        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Request_free",
-                           "request is MPI_REQUEST_NULL");
+        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, fn, "request is MPI_REQUEST_NULL");
+    *r_p = r;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Request_free(MPI_Request *request) {
+    tdm_req_t *r;
+    int err = get_live_req("MPI_Request_free", request, &r);
+    if (err)
+        return err;
     if (tdm_mpi_is_part(r))
         return tdm_mpi_part_free(r, request, "MPI_Request_free");
     if (r->persistent && r->kind == TDM_REQ_OTHER) {
@@ -470,15 +479,10 @@ int PMPI_Request_free(MPI_Request *request) {
 TDM_WEAK(MPI_Request_free)
 
 int PMPI_Cancel(MPI_Request *request) {
-    int err;
-    TDM_CHECK_INIT("MPI_Cancel");
-    if (!request)
-        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Cancel", "request is NULL");
-    tdm_req_t *r = get_req(*request, "MPI_Cancel", &err);
+    tdm_req_t *r;
+    int err = get_live_req("MPI_Cancel", request, &r);
     if (err)
         return err;
-    if (!r)
-        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Cancel", "request is MPI_REQUEST_NULL");
     if (tdm_mpi_is_part(r))
         return tdm_mpi_part_cancel(r, *request, "MPI_Cancel");
     if (r->persistent)

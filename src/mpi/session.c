@@ -207,15 +207,27 @@ static int find_pset(const char *fn, tdm_mpi_session_t *s, const char *name, int
     return i;
 }
 
-int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) {
-    static const char fn[] = "MPI_Session_get_pset_info";
+/* The session and the process set that a query names, and its output argument checked. */
+static int pset_args(const char *fn, MPI_Session session, const char *pset_name, const void *out,
+                     const char *out_name, tdm_mpi_session_t **s_p, int *i_p) {
     tdm_mpi_session_t *s;
     TDM_GET_SESSION(fn, session, s);
     int err = MPI_SUCCESS;
     int i = find_pset(fn, s, pset_name, &err);
     if (i < 0)
         return err;
-    TDM_CHECK_PTR_SESSION(fn, s, info, "info");
+    TDM_CHECK_PTR_SESSION(fn, s, out, out_name);
+    *s_p = s;
+    *i_p = i;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) {
+    static const char fn[] = "MPI_Session_get_pset_info";
+    tdm_mpi_session_t *s;
+    int i, err = pset_args(fn, session, pset_name, info, "info", &s, &i);
+    if (err)
+        return err;
     char size[16];
     snprintf(size, sizeof(size), "%d", tdm_boot_pset(&tdm_mpi.boot, i).count);
     tdm_info_t *out = tdm_info_new(true);
@@ -231,12 +243,9 @@ TDM_WEAK(MPI_Session_get_pset_info)
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) {
     static const char fn[] = "MPI_Group_from_session_pset";
     tdm_mpi_session_t *s;
-    TDM_GET_SESSION(fn, session, s);
-    int err = MPI_SUCCESS;
-    int i = find_pset(fn, s, pset_name, &err);
-    if (i < 0)
+    int i, err = pset_args(fn, session, pset_name, newgroup, "newgroup", &s, &i);
+    if (err)
         return err;
-    TDM_CHECK_PTR_SESSION(fn, s, newgroup, "newgroup");
     tdm_boot_pset_t ps = tdm_boot_pset(&tdm_mpi.boot, i);
     tdm_group_t *g = tdm_group_new(tdm_rankmap_affine(ps.count, ps.first, 1), -1);
     if (!g)
