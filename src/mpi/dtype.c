@@ -1048,6 +1048,25 @@ TDM_WEAK(MPI_Address)
 
 /* ---- Pack / Unpack ---- */
 
+/* The part of a pack (`packing`) or unpack that both representations share: `count`
+ * items of dt, `item` bytes each packed, at *position of the packed buffer of `size`
+ * bytes; `user` is the typed buffer. *bytes_p: the bytes to move. */
+static int pack_window(const char *fn, tdm_comm_t *c, bool packing, MPI_Count count,
+                       const tdm_dtype_t *dt, size_t item, const void *user, const void *packed,
+                       MPI_Count size, MPI_Count position, size_t *bytes_p) {
+    size_t bytes = (size_t)count * item;
+    if (position < 0 || size < 0 || (MPI_Count)bytes > size - position)
+        return tdm_mpi_err(c, MPI_ERR_TRUNCATE, fn,
+                           "%zu bytes %s at position %lld of a %lld-byte buffer", bytes,
+                           packing ? "do not fit" : "wanted", (long long)position, (long long)size);
+    TDM_CHECK_BUF_NAMED(fn, c, user, packing ? "inbuf" : "outbuf", count, dt);
+    if (bytes && !packed)
+        return tdm_mpi_err(c, MPI_ERR_BUFFER, fn, "%s is NULL with %zu bytes to %s",
+                           packing ? "outbuf" : "inbuf", bytes, packing ? "pack" : "unpack");
+    *bytes_p = bytes;
+    return MPI_SUCCESS;
+}
+
 static int pack_common(const char *fn, const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
                        void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm) {
     tdm_comm_t *c;
@@ -1058,14 +1077,11 @@ static int pack_common(const char *fn, const void *inbuf, MPI_Count incount, MPI
     if (!position)
         return tdm_mpi_err(c, MPI_ERR_ARG, fn, "position is NULL");
     TDM_GET_DTYPE(fn, c, datatype, dt);
-    size_t bytes = (size_t)incount * dt->size;
-    if (*position < 0 || outsize < 0 || (MPI_Count)bytes > outsize - *position)
-        return tdm_mpi_err(c, MPI_ERR_TRUNCATE, fn,
-                           "%zu bytes do not fit at position %lld of a %lld-byte buffer", bytes,
-                           (long long)*position, (long long)outsize);
-    TDM_CHECK_BUF_NAMED(fn, c, inbuf, "inbuf", incount, dt);
-    if (bytes && !outbuf)
-        return tdm_mpi_err(c, MPI_ERR_BUFFER, fn, "outbuf is NULL with %zu bytes to pack", bytes);
+    size_t bytes;
+    int err =
+        pack_window(fn, c, true, incount, dt, dt->size, inbuf, outbuf, outsize, *position, &bytes);
+    if (err)
+        return err;
     tdm_dtype_pack(inbuf, (size_t)incount, dt, 0, (char *)outbuf + *position, bytes);
     *position += (MPI_Count)bytes;
     return MPI_SUCCESS;
@@ -1120,14 +1136,11 @@ static int unpack_common(const char *fn, const void *inbuf, MPI_Count insize, MP
     if (!position)
         return tdm_mpi_err(c, MPI_ERR_ARG, fn, "position is NULL");
     TDM_GET_DTYPE(fn, c, datatype, dt);
-    size_t bytes = (size_t)outcount * dt->size;
-    if (*position < 0 || insize < 0 || (MPI_Count)bytes > insize - *position)
-        return tdm_mpi_err(c, MPI_ERR_TRUNCATE, fn,
-                           "%zu bytes wanted at position %lld of a %lld-byte buffer", bytes,
-                           (long long)*position, (long long)insize);
-    TDM_CHECK_BUF_NAMED(fn, c, outbuf, "outbuf", outcount, dt);
-    if (bytes && !inbuf)
-        return tdm_mpi_err(c, MPI_ERR_BUFFER, fn, "inbuf is NULL with %zu bytes to unpack", bytes);
+    size_t bytes;
+    int err =
+        pack_window(fn, c, false, outcount, dt, dt->size, outbuf, inbuf, insize, *position, &bytes);
+    if (err)
+        return err;
     tdm_dtype_unpack(outbuf, (size_t)outcount, dt, 0, (const char *)inbuf + *position, bytes);
     *position += (MPI_Count)bytes;
     return MPI_SUCCESS;
@@ -1170,15 +1183,10 @@ static int pack_ext_common(const char *fn, const char *datarep, const void *inbu
     CHECK_COUNT_ARG(fn, incount, "incount", MPI_ERR_COUNT);
     TDM_CHECK_PTR(fn, NULL, position, "position");
     TDM_GET_DTYPE(fn, NULL, datatype, dt);
-    size_t bytes = (size_t)incount * tdm_dtype_ext32_size(dt);
-    if (*position < 0 || outsize < 0 || (MPI_Count)bytes > outsize - *position)
-        return tdm_mpi_err(NULL, MPI_ERR_TRUNCATE, fn,
-                           "%zu bytes do not fit at position %lld of a %lld-byte buffer", bytes,
-                           (long long)*position, (long long)outsize);
-    TDM_CHECK_BUF_NAMED(fn, NULL, inbuf, "inbuf", incount, dt);
-    if (bytes && !outbuf)
-        return tdm_mpi_err(NULL, MPI_ERR_BUFFER, fn, "outbuf is NULL with %zu bytes to pack",
-                           bytes);
+    size_t bytes;
+    if ((err = pack_window(fn, NULL, true, incount, dt, tdm_dtype_ext32_size(dt), inbuf, outbuf,
+                           outsize, *position, &bytes)))
+        return err;
     if (tdm_dtype_pack_ext32(inbuf, (size_t)incount, dt, (char *)outbuf + *position))
         return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory converting %zu bytes", bytes);
     *position += (MPI_Count)bytes;
@@ -1196,15 +1204,10 @@ static int unpack_ext_common(const char *fn, const char *datarep, const void *in
     CHECK_COUNT_ARG(fn, outcount, "outcount", MPI_ERR_COUNT);
     TDM_CHECK_PTR(fn, NULL, position, "position");
     TDM_GET_DTYPE(fn, NULL, datatype, dt);
-    size_t bytes = (size_t)outcount * tdm_dtype_ext32_size(dt);
-    if (*position < 0 || insize < 0 || (MPI_Count)bytes > insize - *position)
-        return tdm_mpi_err(NULL, MPI_ERR_TRUNCATE, fn,
-                           "%zu bytes wanted at position %lld of a %lld-byte buffer", bytes,
-                           (long long)*position, (long long)insize);
-    TDM_CHECK_BUF_NAMED(fn, NULL, outbuf, "outbuf", outcount, dt);
-    if (bytes && !inbuf)
-        return tdm_mpi_err(NULL, MPI_ERR_BUFFER, fn, "inbuf is NULL with %zu bytes to unpack",
-                           bytes);
+    size_t bytes;
+    if ((err = pack_window(fn, NULL, false, outcount, dt, tdm_dtype_ext32_size(dt), outbuf, inbuf,
+                           insize, *position, &bytes)))
+        return err;
     if (tdm_dtype_unpack_ext32((const char *)inbuf + *position, outbuf, (size_t)outcount, dt))
         return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory converting %zu bytes", bytes);
     *position += (MPI_Count)bytes;

@@ -541,48 +541,23 @@ static int to_int(MPI_Count c) {
     return c > 0x7fffffff ? MPI_UNDEFINED : (int)c;
 }
 
-int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) {
-    MPI_Count c;
-    if (!count)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_count", "count is NULL");
-    int err = count_common("MPI_Get_count", status, datatype, 0, &c);
-    if (!err)
-        *count = to_int(c);
-    return err;
-}
-TDM_WEAK(MPI_Get_count)
+/* Get_count and Get_elements: the int forms say MPI_UNDEFINED for what an int cannot hold. */
+#define GET_COUNT_FN(_name, _C, _elements)                                                         \
+    int PMPI_##_name(const MPI_Status *status, MPI_Datatype datatype, _C *count) {                 \
+        MPI_Count c;                                                                               \
+        TDM_CHECK_PTR("MPI_" #_name, NULL, count, "count");                                        \
+        int err = count_common("MPI_" #_name, status, datatype, _elements, &c);                    \
+        if (!err)                                                                                  \
+            *count = sizeof(_C) < sizeof(MPI_Count) ? to_int(c) : (_C)c;                           \
+        return err;                                                                                \
+    }                                                                                              \
+    TDM_WEAK(MPI_##_name)
+#define GET_COUNT_FORMS(_s, _C, _D)                                                                \
+    GET_COUNT_FN(Get_count##_s, _C, 0)                                                             \
+    GET_COUNT_FN(Get_elements##_s, _C, 1)
+TDM_MPI_COUNT_FORMS(GET_COUNT_FORMS)
 
-int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count) {
-    MPI_Count c;
-    if (!count)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_elements", "count is NULL");
-    int err = count_common("MPI_Get_elements", status, datatype, 1, &c);
-    if (!err)
-        *count = to_int(c);
-    return err;
-}
-TDM_WEAK(MPI_Get_elements)
-
-int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
-    if (!count)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_elements_x", "count is NULL");
-    return count_common("MPI_Get_elements_x", status, datatype, 1, count);
-}
-TDM_WEAK(MPI_Get_elements_x)
-
-int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
-    if (!count)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_count_c", "count is NULL");
-    return count_common("MPI_Get_count_c", status, datatype, 0, count);
-}
-TDM_WEAK(MPI_Get_count_c)
-
-int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
-    if (!count)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_elements_c", "count is NULL");
-    return count_common("MPI_Get_elements_c", status, datatype, 1, count);
-}
-TDM_WEAK(MPI_Get_elements_c)
+GET_COUNT_FN(Get_elements_x, MPI_Count, 1)
 
 int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) {
     tdm_dtype_t *dt;
