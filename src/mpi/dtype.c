@@ -1067,22 +1067,30 @@ static int pack_window(const char *fn, tdm_comm_t *c, bool packing, MPI_Count co
     return MPI_SUCCESS;
 }
 
-static int pack_common(const char *fn, const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
-                       void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm) {
+/* MPI_Pack (`packing`) or MPI_Unpack: `count` items of datatype at `user`, to or from
+ * *position of the packed buffer of `size` bytes. */
+static int pack_native(const char *fn, bool packing, const void *user, MPI_Count count,
+                       MPI_Datatype datatype, const void *packed, MPI_Count size,
+                       MPI_Count *position, MPI_Comm comm) {
     tdm_comm_t *c;
     tdm_dtype_t *dt;
     TDM_GET_COMM(fn, comm, c);
-    if (incount < 0)
-        return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid incount %lld", (long long)incount);
+    if (count < 0)
+        return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid %s %lld",
+                           packing ? "incount" : "outcount", (long long)count);
     if (!position)
         return tdm_mpi_err(c, MPI_ERR_ARG, fn, "position is NULL");
     TDM_GET_DTYPE(fn, c, datatype, dt);
     size_t bytes;
     int err =
-        pack_window(fn, c, true, incount, dt, dt->size, inbuf, outbuf, outsize, *position, &bytes);
+        pack_window(fn, c, packing, count, dt, dt->size, user, packed, size, *position, &bytes);
     if (err)
         return err;
-    tdm_dtype_pack(inbuf, (size_t)incount, dt, 0, (char *)outbuf + *position, bytes);
+    if (packing)
+        tdm_dtype_pack(user, (size_t)count, dt, 0, (char *)packed + *position, bytes);
+    else
+        tdm_dtype_unpack((void *)user, (size_t)count, dt, 0, (const char *)packed + *position,
+                         bytes);
     *position += (MPI_Count)bytes;
     return MPI_SUCCESS;
 }
@@ -1092,7 +1100,7 @@ static int pack_common(const char *fn, const void *inbuf, MPI_Count incount, MPI
     int PMPI_Pack##_s(const void *inbuf, _C incount, MPI_Datatype datatype, void *outbuf,          \
                       _C outsize, _C *position, MPI_Comm comm) {                                   \
         MPI_Count pos = position ? *position : 0;                                                  \
-        int err = pack_common("MPI_Pack" #_s, inbuf, incount, datatype, outbuf, outsize,           \
+        int err = pack_native("MPI_Pack" #_s, true, inbuf, incount, datatype, outbuf, outsize,     \
                               position ? &pos : NULL, comm);                                       \
         if (!err)                                                                                  \
             *position = (_C)pos;                                                                   \
@@ -1103,8 +1111,8 @@ static int pack_common(const char *fn, const void *inbuf, MPI_Count incount, MPI
     int PMPI_Unpack##_s(const void *inbuf, _C insize, _C *position, void *outbuf, _C outcount,     \
                         MPI_Datatype datatype, MPI_Comm comm) {                                    \
         MPI_Count pos = position ? *position : 0;                                                  \
-        int err = unpack_common("MPI_Unpack" #_s, inbuf, insize, position ? &pos : NULL, outbuf,   \
-                                outcount, datatype, comm);                                         \
+        int err = pack_native("MPI_Unpack" #_s, false, outbuf, outcount, datatype, inbuf, insize,  \
+                              position ? &pos : NULL, comm);                                       \
         if (!err)                                                                                  \
             *position = (_C)pos;                                                                   \
         return err;                                                                                \
@@ -1125,26 +1133,6 @@ static int pack_common(const char *fn, const void *inbuf, MPI_Count incount, MPI
         return MPI_SUCCESS;                                                                        \
     }                                                                                              \
     TDM_WEAK(MPI_Pack_size##_s)
-
-static int unpack_common(const char *fn, const void *inbuf, MPI_Count insize, MPI_Count *position,
-                         void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) {
-    tdm_comm_t *c;
-    tdm_dtype_t *dt;
-    TDM_GET_COMM(fn, comm, c);
-    if (outcount < 0)
-        return tdm_mpi_err(c, MPI_ERR_COUNT, fn, "invalid outcount %lld", (long long)outcount);
-    if (!position)
-        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "position is NULL");
-    TDM_GET_DTYPE(fn, c, datatype, dt);
-    size_t bytes;
-    int err =
-        pack_window(fn, c, false, outcount, dt, dt->size, outbuf, inbuf, insize, *position, &bytes);
-    if (err)
-        return err;
-    tdm_dtype_unpack(outbuf, (size_t)outcount, dt, 0, (const char *)inbuf + *position, bytes);
-    *position += (MPI_Count)bytes;
-    return MPI_SUCCESS;
-}
 
 static int pack_size_common(const char *fn, MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
                             MPI_Count *size) {
@@ -1172,43 +1160,26 @@ static int check_datarep(const char *fn, const char *datarep) {
     return MPI_SUCCESS;
 }
 
-static int pack_ext_common(const char *fn, const char *datarep, const void *inbuf,
-                           MPI_Count incount, MPI_Datatype datatype, void *outbuf,
-                           MPI_Count outsize, MPI_Count *position) {
+/* MPI_Pack_external (`packing`) or MPI_Unpack_external: as pack_native, in external32. */
+static int pack_ext(const char *fn, bool packing, const char *datarep, const void *user,
+                    MPI_Count count, MPI_Datatype datatype, const void *packed, MPI_Count size,
+                    MPI_Count *position) {
     tdm_dtype_t *dt;
     TDM_CHECK_INIT(fn);
     int err = check_datarep(fn, datarep);
     if (err)
         return err;
-    CHECK_COUNT_ARG(fn, incount, "incount", MPI_ERR_COUNT);
+    CHECK_COUNT_ARG(fn, count, packing ? "incount" : "outcount", MPI_ERR_COUNT);
     TDM_CHECK_PTR(fn, NULL, position, "position");
     TDM_GET_DTYPE(fn, NULL, datatype, dt);
     size_t bytes;
-    if ((err = pack_window(fn, NULL, true, incount, dt, tdm_dtype_ext32_size(dt), inbuf, outbuf,
-                           outsize, *position, &bytes)))
+    if ((err = pack_window(fn, NULL, packing, count, dt, tdm_dtype_ext32_size(dt), user, packed,
+                           size, *position, &bytes)))
         return err;
-    if (tdm_dtype_pack_ext32(inbuf, (size_t)incount, dt, (char *)outbuf + *position))
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory converting %zu bytes", bytes);
-    *position += (MPI_Count)bytes;
-    return MPI_SUCCESS;
-}
-
-static int unpack_ext_common(const char *fn, const char *datarep, const void *inbuf,
-                             MPI_Count insize, MPI_Count *position, void *outbuf,
-                             MPI_Count outcount, MPI_Datatype datatype) {
-    tdm_dtype_t *dt;
-    TDM_CHECK_INIT(fn);
-    int err = check_datarep(fn, datarep);
-    if (err)
-        return err;
-    CHECK_COUNT_ARG(fn, outcount, "outcount", MPI_ERR_COUNT);
-    TDM_CHECK_PTR(fn, NULL, position, "position");
-    TDM_GET_DTYPE(fn, NULL, datatype, dt);
-    size_t bytes;
-    if ((err = pack_window(fn, NULL, false, outcount, dt, tdm_dtype_ext32_size(dt), outbuf, inbuf,
-                           insize, *position, &bytes)))
-        return err;
-    if (tdm_dtype_unpack_ext32((const char *)inbuf + *position, outbuf, (size_t)outcount, dt))
+    int rc = packing ? tdm_dtype_pack_ext32(user, (size_t)count, dt, (char *)packed + *position)
+                     : tdm_dtype_unpack_ext32((const char *)packed + *position, (void *)user,
+                                              (size_t)count, dt);
+    if (rc)
         return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory converting %zu bytes", bytes);
     *position += (MPI_Count)bytes;
     return MPI_SUCCESS;
@@ -1233,16 +1204,16 @@ static int pack_ext_size(const char *fn, const char *datarep, MPI_Count incount,
     int PMPI_Pack_external##_s(const char *datarep, const void *inbuf, _C incount,                 \
                                MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,              \
                                MPI_Aint *position) {                                               \
-        return pack_ext_common("MPI_Pack_external" #_s, datarep, inbuf, incount, datatype, outbuf, \
-                               outsize, position);                                                 \
+        return pack_ext("MPI_Pack_external" #_s, true, datarep, inbuf, incount, datatype, outbuf,  \
+                        outsize, position);                                                        \
     }                                                                                              \
     TDM_WEAK(MPI_Pack_external##_s)                                                                \
                                                                                                    \
     int PMPI_Unpack_external##_s(const char datarep[], const void *inbuf, MPI_Aint insize,         \
                                  MPI_Aint *position, void *outbuf, _C outcount,                    \
                                  MPI_Datatype datatype) {                                          \
-        return unpack_ext_common("MPI_Unpack_external" #_s, datarep, inbuf, insize, position,      \
-                                 outbuf, outcount, datatype);                                      \
+        return pack_ext("MPI_Unpack_external" #_s, false, datarep, outbuf, outcount, datatype,     \
+                        inbuf, insize, position);                                                  \
     }                                                                                              \
     TDM_WEAK(MPI_Unpack_external##_s)                                                              \
                                                                                                    \
