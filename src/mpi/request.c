@@ -356,34 +356,37 @@ static int some_common(int incount, MPI_Request reqs[], int *outcount, int indic
     return any_err ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
-int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status *array_of_statuses) {
-    TDM_CHECK_INIT("MPI_Waitsome");
-    int err = check_array("MPI_Waitsome", incount, array_of_requests);
+/* Waitsome (`wait`) and Testsome. */
+static int some(const char *fn, bool wait, int incount, MPI_Request array_of_requests[],
+                int *outcount, int array_of_indices[], MPI_Status *array_of_statuses) {
+    TDM_CHECK_INIT(fn);
+    int err = check_array(fn, incount, array_of_requests);
     if (err)
         return err;
     if (!outcount || (incount > 0 && !array_of_indices))
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Waitsome", "%s is NULL",
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "%s is NULL",
                            outcount ? "array_of_indices" : "outcount");
-    multi_t m = {incount, array_of_requests, 0};
-    tdm_p2p_wait_until(any_done, &m);
+    if (wait) {
+        multi_t m = {incount, array_of_requests, 0};
+        tdm_p2p_wait_until(any_done, &m);
+    } else {
+        tdm_p2p_progress();
+    }
     return some_common(incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
-                       "MPI_Waitsome");
+                       fn);
+}
+
+int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                  int array_of_indices[], MPI_Status *array_of_statuses) {
+    return some("MPI_Waitsome", true, incount, array_of_requests, outcount, array_of_indices,
+                array_of_statuses);
 }
 TDM_WEAK(MPI_Waitsome)
 
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                   int array_of_indices[], MPI_Status *array_of_statuses) {
-    TDM_CHECK_INIT("MPI_Testsome");
-    int err = check_array("MPI_Testsome", incount, array_of_requests);
-    if (err)
-        return err;
-    if (!outcount || (incount > 0 && !array_of_indices))
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Testsome", "%s is NULL",
-                           outcount ? "array_of_indices" : "outcount");
-    tdm_p2p_progress();
-    return some_common(incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
-                       "MPI_Testsome");
+    return some("MPI_Testsome", false, incount, array_of_requests, outcount, array_of_indices,
+                array_of_statuses);
 }
 TDM_WEAK(MPI_Testsome)
 
