@@ -15,6 +15,10 @@
  *     exactly 0 .. n-1, each once, and the counter must end at n.
  *  4. A mutex made of Compare_and_swap in a Lock_all epoch (spinning with flushes)
  *     guards a Get + Put increment of a counter on the last rank.
+ *  5. Readers and writers: under Lock(exclusive, 0) a rank writes one value into two
+ *     words, with a flush between them; under Lock(shared, 0) a rank reads both and
+ *     must find them equal (a shared lock granted while an exclusive one is held
+ *     would see them differ).
  */
 #include "rmatest.h"
 
@@ -26,7 +30,9 @@ enum {
     E_FOP = 7,   /* this rank's Fetch_and_op counter */
     E_MUTEX = 8, /* CAS mutex (on rank 0), 0 when free */
     E_MCNT = 9,  /* counter under the CAS mutex (on the last rank) */
-    E_VEC = 16,  /* 1000 long long, each +1 per accumulate */
+    E_RWA = 10,  /* two words always written together under an exclusive lock */
+    E_RWB = 11,
+    E_VEC = 16, /* 1000 long long, each +1 per accumulate */
     NVEC = 1000,
     NELEM = E_VEC + NVEC
 };
@@ -138,6 +144,26 @@ int main(int argc, char **argv) {
         CHECK(prev == me, "iteration %d: releasing the mutex found %lld", it, prev);
     }
     OK(MPI_Win_unlock_all(W.win));
+
+    /* ---- 5. readers and writers ---- */
+    for (int it = 0; it < iters; it++) {
+        if ((it + rank) % 2) {
+            long long val = (long long)rank * 1000000 + it;
+            OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, W.win));
+            OK(MPI_Put(&val, 1, MPI_LONG_LONG, 0, D(0, E_RWA), 1, MPI_LONG_LONG, W.win));
+            OK(MPI_Win_flush(0, W.win));
+            OK(MPI_Put(&val, 1, MPI_LONG_LONG, 0, D(0, E_RWB), 1, MPI_LONG_LONG, W.win));
+            OK(MPI_Win_unlock(0, W.win));
+        } else {
+            long long a = -1, b = -2;
+            OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, W.win));
+            OK(MPI_Get(&a, 1, MPI_LONG_LONG, 0, D(0, E_RWA), 1, MPI_LONG_LONG, W.win));
+            OK(MPI_Get(&b, 1, MPI_LONG_LONG, 0, D(0, E_RWB), 1, MPI_LONG_LONG, W.win));
+            OK(MPI_Win_unlock(0, W.win));
+            CHECK(a == b, "iteration %d: a shared lock saw a writer's words differ: %lld, %lld", it,
+                  a, b);
+        }
+    }
 
     /* ---- the results ---- */
     MPI_Barrier(MPI_COMM_WORLD);

@@ -8,7 +8,7 @@
  *         lock (shared) | lock_excl | lock_all | flush | flush_all | flush_local |
  *         flush_local_all (all in a Lock_all epoch) | win_sync (the target reads its
  *         memory inside the epoch after Flush_all, Barrier and Win_sync)
- *   N     elements per transfer (even, default 64); PHASE runs only the phases whose
+ *   N     elements per transfer (a multiple of 4, default 64); PHASE runs only the phases whose
  *         name contains it (for debugging)
  *
  * Every rank is an origin and targets every rank (itself too). Each rank's window
@@ -722,9 +722,9 @@ int main(int argc, char **argv) {
             sync_mode = s;
     N = argc > 3 ? atoi(argv[3]) : 64;
     const char *only = argc > 4 ? argv[4] : NULL;
-    if (sync_mode < 0 || N < 2 || N % 2) {
+    if (sync_mode < 0 || N < 4 || N % 4) {
         if (rank == 0)
-            fprintf(stderr, "bad synchronization '%s' or N %d (even, >= 2)\n", argv[2], N);
+            fprintf(stderr, "bad synchronization '%s' or N %d (a multiple of 4)\n", argv[2], N);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     /* the target vector spans 3N/2 elements; FOP and CAS use 24 */
