@@ -19,6 +19,7 @@ import argparse
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -63,6 +64,35 @@ IMPLS = {
         "env": {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"},
     },
 }
+
+
+def kill_strays(exe):
+    """Kill the processes running `exe` (Open MPI's ranks outlive a killed mpirun)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv0 = f.read().split(b"\0")[0].decode(errors="replace")
+            if argv0 == exe:
+                os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def remove_orphans(names):
+    """Remove /dev/shm objects a killed job left: new since it started, mapped by nobody."""
+    maps = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                maps.append(f.read())
+        except OSError:
+            pass
+    for n in names:
+        if not any("/dev/shm/" + n in m for m in maps):
+            try:
+                os.unlink(os.path.join("/dev/shm", n))
+            except OSError:
+                pass
 
 
 def parse_testlist(path):
@@ -120,6 +150,7 @@ def main():
         label = " ".join([name, str(np_)] + list(args))
         run = [x.format(np=np_) for x in impl["run"]] + [os.path.join(bindir, name)] + list(args)
         t0 = time.monotonic()
+        shm_before = set(os.listdir("/dev/shm"))
         p = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              env=env, start_new_session=True)
         try:
@@ -127,8 +158,10 @@ def main():
             rc = p.returncode
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)  # the launcher's session: it and its ranks
+            kill_strays(os.path.join(bindir, name))  # ranks that left the session
             out, _ = p.communicate()
             rc = None
+            remove_orphans(set(os.listdir("/dev/shm")) - shm_before)
         dt = time.monotonic() - t0
         if expect == "pass":
             ok = rc == 0 and re.search(r"^\s*No Errors\s*$", out, re.M)
@@ -146,6 +179,8 @@ def main():
                 print("         | " + line[:200])
         sys.stdout.flush()
     print(" ".join(f"{k} {v}" for k, v in counts.items()))
+    if not a.keep:
+        shutil.rmtree(bindir, ignore_errors=True)
     return 1 if counts["FAIL"] else 0
 
 
