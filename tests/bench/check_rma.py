@@ -69,6 +69,9 @@ def check_report(cmp):
         for lib, v in (("tandem", 0.1 if near else 0.9), ("ompi", 0.2), ("mpich", 0.3)):
             fig(lib, "fop_latency", "allocate:flush", 8, "lat_us", v, rnd)
             fig(lib, "fop_latency", "allocate:flush", 8, "c2c_ns", 40 if near else 170, rnd)
+    # a ratio far below 0.01 keeps its digits (an anchor 10000 times faster is not "0.00")
+    for lib, v in (("tandem", 1), ("ompi", 10000)):
+        fig(lib, "put_bw", "dynamic:flush", 4 << 20, "bw_MBps", v)
     fig("tandem", "put_latency", "allocate:flush", 0, "unsupported", 1)
     # the Put epoch: Tandem completes, MPICH gives up (memory), Open MPI completes
     for lib, t, rss in (("tandem", 1.5, 30), ("ompi", 2.0, 14)):
@@ -97,6 +100,9 @@ def check_report(cmp):
     r = row_of(text, "| Put bandwidth 1 MiB, create + flush")
     if r[4] != "0.80" or r[7] != "no":
         sys.exit(f"FAIL: bandwidth 4000 against the better anchor 5000 must be 0.80, not met: {r}")
+    r = row_of(text, "| Put bandwidth 4 MiB, dynamic + flush")
+    if r[4] != "1.0e-04":
+        sys.exit(f"FAIL: a ratio of 0.0001 must read 1.0e-04: {r}")
     r = row_of(text, "| Fetch_and_op latency, allocate + flush")
     if r[4] != "2.50" or r[5] != "0.50" or r[7] != "no":
         sys.exit(f"FAIL: Fetch_and_op: 2.50 over every round, 0.50 with the CPUs near: {r}")
