@@ -97,7 +97,6 @@ void tdm_p2p_recv_cancelled(tdm_req_t *r) {
     tdm_p2p_posted_remove(r);
     r->status.cancelled = 1;
     r->status.bytes = 0;
-    r->stage = TDM_RSTAGE_DONE;
     tdm_p2p_complete(r);
 }
 
@@ -108,7 +107,6 @@ void tdm_p2p_unexp_arrived(tdm_unexp_t *ue) {
         r->unexp = NULL;
         tdm_p2p_recv_copy(r, 0, ue->data, ue->size);
         tdm_p2p_unexp_free(ue);
-        r->stage = TDM_RSTAGE_DONE;
         tdm_p2p_complete(r);
     }
 }

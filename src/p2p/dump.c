@@ -91,7 +91,7 @@ static void put_tag(tdm_sfmt_t *f, int tag) {
     tdm_sfmt_int(f, tag);
 }
 
-static void put_range(tdm_sfmt_t *f, uint64_t done, uint64_t total) {
+void tdm_p2p_dump_range(tdm_sfmt_t *f, uint64_t done, uint64_t total) {
     tdm_sfmt_uint(f, done);
     tdm_sfmt_str(f, " of ");
     tdm_sfmt_uint(f, total);
@@ -104,80 +104,19 @@ static const char *send_call(const tdm_req_t *s) {
     return names[(s->mode & TDM_MODE_BLOCKING) != 0][s->mode & 3];
 }
 
-static void put_send_stage(tdm_sfmt_t *f, tdm_req_t *s, int peer) {
-    tdm_rndv_t *st = tdm_rndv(s);
-    const char *proto = s->proto < TDM_PROTO_COUNT ? tdm_protos[s->proto]->name : "rendezvous";
-    switch (s->stage) {
-    case TDM_SSTAGE_EAGER:
-        tdm_sfmt_str(f, "eager, ");
-        put_range(f, s->offset, s->bytes);
-        tdm_sfmt_str(f, " written; the ring to the receiver is full (it is not receiving)");
-        return;
-    case TDM_SSTAGE_RTS:
-        tdm_sfmt_str(f, "rendezvous, RTS not written yet; the ring to the receiver is full");
-        return;
-    case TDM_SSTAGE_WAIT_CTS:
-        tdm_sfmt_str(f, "rendezvous, RTS sent; waiting for rank ");
-        tdm_sfmt_int(f, peer);
-        tdm_sfmt_str(f, " to post a matching receive (CTS)");
-        return;
-    case TDM_SSTAGE_STREAM:
-        tdm_sfmt_str(f, proto);
-        tdm_sfmt_str(f, ", sending data cells: ");
-        put_range(f, st->stream_off, st->stream_end);
-        return;
-    case TDM_SSTAGE_WAIT_FIN:
-        tdm_sfmt_str(f, proto);
-        if (!st->part_done && st->hi > st->cur) {
-            tdm_sfmt_str(f, ", writing its part: ");
-            put_range(f, st->cur, st->hi);
-        } else {
-            tdm_sfmt_str(f, ", waiting for the receiver to finish its copy (FIN)");
-        }
-        return;
-    case TDM_SSTAGE_RTR:
-        tdm_sfmt_str(f, "rtr, writing into the receiver's announced buffer: ");
-        put_range(f, st->cur, st->hi);
-        return;
-    case TDM_SSTAGE_WAIT_ACK:
-        tdm_sfmt_str(f, "synchronous, data sent; waiting for rank ");
-        tdm_sfmt_int(f, peer);
-        tdm_sfmt_str(f, " to match it (ACK)");
-        return;
-    default:
-        tdm_sfmt_str(f, "completing");
-    }
-}
-
-static void put_recv_stage(tdm_sfmt_t *f, tdm_req_t *r) {
-    tdm_rndv_t *st = tdm_rndv(r);
-    switch (r->stage) {
-    case TDM_RSTAGE_POSTED:
+/* The request's stage, in its protocol's words (proto/). */
+static void put_stage(tdm_sfmt_t *f, tdm_req_t *r, int peer) {
+    if (r->kind == TDM_REQ_RECV && r->proto == TDM_PROTO_NONE) {
         tdm_sfmt_str(f, "posted, no matching message has come");
-        if (st->announced)
+        if (tdm_rndv(r)->announced)
             tdm_sfmt_str(f, " (buffer announced to the sender: rtr)");
         return;
-    case TDM_RSTAGE_EAGER:
-        tdm_sfmt_str(f, "matched an eager message, ");
-        put_range(f, r->offset, r->msg_size);
-        tdm_sfmt_str(f, " arrived");
-        return;
-    case TDM_RSTAGE_RNDV:
-        tdm_sfmt_str(f, "matched a rendezvous, ");
-        tdm_sfmt_str(f, r->proto < TDM_PROTO_COUNT ? tdm_protos[r->proto]->name : "?");
-        if (st->via_data || st->expect_data) {
-            tdm_sfmt_str(f, ", data cells: ");
-            put_range(f, st->got_data, st->expect_data);
-        } else if (!st->part_done && st->hi > st->cur) {
-            tdm_sfmt_str(f, ", reading its part: ");
-            put_range(f, st->cur, st->hi);
-        } else if (st->peer_part && !st->fin_in) {
-            tdm_sfmt_str(f, ", waiting for the sender to finish its copy (FIN)");
-        }
-        return;
-    default:
-        tdm_sfmt_str(f, "completing");
     }
+    const tdm_proto_t *p = r->proto < TDM_PROTO_ALL ? tdm_protos[r->proto] : NULL;
+    if (p && p->show)
+        p->show(f, r, peer);
+    else
+        tdm_sfmt_str(f, "completing");
 }
 
 /* One line per pending request; returns 1 if it printed one. */
@@ -208,7 +147,7 @@ static int dump_req(int fd, tdm_sfmt_t *f, tdm_req_t *r, size_t *completed_p) {
         tdm_sfmt_str(f, ", ");
         tdm_sfmt_uint(f, r->bytes);
         tdm_sfmt_str(f, " bytes: ");
-        put_send_stage(f, r, peer >= 0 ? peer : r->peer_world);
+        put_stage(f, r, peer >= 0 ? peer : r->peer_world);
         break;
     }
     case TDM_REQ_RECV:
@@ -229,7 +168,7 @@ static int dump_req(int fd, tdm_sfmt_t *f, tdm_req_t *r, size_t *completed_p) {
         }
         tdm_sfmt_uint(f, r->bytes);
         tdm_sfmt_str(f, "-byte buffer: ");
-        put_recv_stage(f, r);
+        put_stage(f, r, r->peer_world);
         break;
     case TDM_REQ_GREQ:
         tdm_sfmt_str(f, "generalized request, not yet completed by the program "
@@ -277,7 +216,7 @@ static int dump_unexp(int fd, tdm_sfmt_t *f, const tdm_unexp_t *ue) {
         tdm_sfmt_str(f, " bytes: rendezvous (RTS); the sender waits for a matching receive");
     } else {
         tdm_sfmt_str(f, " bytes: eager, ");
-        put_range(f, ue->received, ue->size);
+        tdm_p2p_dump_range(f, ue->received, ue->size);
         tdm_sfmt_str(f, " arrived; no receive matches it yet");
     }
     tdm_sfmt_write_line(f, fd);

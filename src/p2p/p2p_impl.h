@@ -184,6 +184,8 @@ void tdm_p2p_recv_matched_unexp(tdm_req_t *r, tdm_unexp_t *ue);
 /* dump.c: a dump asked for on another thread than the MPI one (printed when idle) */
 extern volatile sig_atomic_t tdm_p2p_dump_pending;
 void tdm_p2p_dump_deferred(void);
+/* dump.c: "<done> of <total> bytes", for the protocols' `show` (signal-safe) */
+void tdm_p2p_dump_range(struct tdm_sfmt *f, uint64_t done, uint64_t total);
 
 /* engine.c: one packet from peer, by its type (registry.def) */
 void tdm_p2p_handle_packet(int peer, const void *body);

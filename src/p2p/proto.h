@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Rendezvous protocols. The receiver chooses one at match time (select.c) from
- * how the message was sent (recorded in the RTS), how it is received, the copy
- * load of both processes and the size, and names it in the CTS, so both sides
- * agree without extra messages.
+ * Protocols. A protocol is one file in proto/ defining one `tdm_proto_t`: its
+ * stage enum (the request's `stage` while it is the request's protocol), a
+ * progress function per send stage, its handlers for the packets it receives,
+ * a `fallback` that hands a request whose copy failed back to selection, and a
+ * one-line description (TANDEM_PROTO_INFO). proto/registry.def lists them.
  *
- * A protocol is one file in proto/ defining one `tdm_proto_t`. RGET, RPUT and
- * COOP are the same state machine with a different split of the byte range
- * [0, total): the receiver copies [0, split) with process_vm_readv, the sender
- * [split, total) with process_vm_writev (rndv_cma.c). RTR (receiver-initiated)
- * and the two-copy pipeline have their own flows.
+ * The rendezvous protocols: the receiver chooses one at match time (select.c)
+ * from how the message was sent (recorded in the RTS), how it is received, the
+ * copy load of both processes and the size, and names it in the CTS, so both
+ * sides agree without extra messages. RGET, RPUT and COOP are the same state
+ * machine with a different split of the byte range [0, total): the receiver
+ * copies [0, split) with process_vm_readv, the sender [split, total) with
+ * process_vm_writev (rndv_cma.c). RTR (receiver-initiated) and the two-copy
+ * pipeline have their own flows.
  */
 #ifndef TDM_P2P_PROTO_H
 #define TDM_P2P_PROTO_H
@@ -21,16 +25,21 @@
 #include <stdint.h>
 
 typedef enum {
-#define TDM_PROTO(_id, _wire, _sym, _opt) TDM_PROTO_##_id = _wire,
+#define TDM_PROTO(_id, _wire, _sym, _word, _pv) TDM_PROTO_##_id = _wire,
 #include "proto/registry.def"
 #undef TDM_PROTO
-    /* how many there are (registry.def's TDM_PROTO lines; ids are dense from 0) */
+    /* how many rendezvous protocols there are (their ids are dense from 0) */
     TDM_PROTO_COUNT = 0
-#define TDM_PROTO(_id, _wire, _sym, _opt) +1
+#define TDM_PROTO(_id, _wire, _sym, _word, _pv) +1
 #include "proto/registry.def"
 #undef TDM_PROTO
     ,
-    TDM_PROTO_AUTO = TDM_PROTO_COUNT /* selection setting only */
+    TDM_PROTO_AUTO = TDM_PROTO_COUNT, /* selection setting only */
+    TDM_PROTO_NONE = TDM_PROTO_AUTO,  /* a receive not matched yet */
+#define TDM_PROTO_LOCAL(_id, _sym) TDM_PROTO_##_id,
+#include "proto/registry.def"
+#undef TDM_PROTO_LOCAL
+    TDM_PROTO_ALL /* size of tdm_protos */
 } tdm_proto_id_t;
 
 #define TDM_CAP_CMA 0x1 /* needs single-copy access to the peer's memory */
@@ -43,48 +52,78 @@ typedef struct tdm_rts_info {
     tdm_rlayout_t buf;
 } tdm_rts_info_t;
 
+/* A send stage's progress: write what the stage has to write while the ring
+ * has room; false when it is full (the request stays at the head of the
+ * peer's transmit queue), true otherwise. */
+typedef bool (*tdm_proto_push_fn)(tdm_req_t *s);
+
+/* How a protocol takes over a byte range of a request (`adopt`). */
+#define TDM_ADOPT_OWN 0x1  /* send: the range is my own part (FIN after it if the peer waits) */
+#define TDM_ADOPT_PULL 0x2 /* receive: ask the sender for the range (PULL) */
+
+struct tdm_sfmt;
+
 typedef struct tdm_proto {
     const char *name; /* e.g. "rndv/coop/cma" */
+    const char *desc; /* one line for TANDEM_PROTO_INFO */
     unsigned caps;    /* TDM_CAP_*: a protocol whose caps the pair lacks never qualifies */
+    /* Send stages' progress, indexed by req->stage; NULL: the stage writes
+     * nothing (it waits for a packet or for the copy queue). */
+    const tdm_proto_push_fn *push;
+    /* The pending-operations dump's words for a request in one of its stages
+     * (signal-safe: reads only). */
+    void (*show)(struct tdm_sfmt *f, tdm_req_t *req, int peer);
     /* Split protocols: bytes of `total` the receiver copies (the sender copies the rest). */
     uint64_t (*split)(uint64_t total);
     /* Receiver: a receive matched an RTS and this protocol was chosen. */
     void (*recv_start)(tdm_req_t *r, const tdm_rts_info_t *rts);
     /* Sender: the CTS naming this protocol arrived. */
     void (*send_cts)(tdm_req_t *s, const tdm_pkt_cts_t *cts);
+    /* Rendezvous packets for a request of this protocol: the peer's FIN, a
+     * PULL of [off, off+len) (sender), DATA counted toward a PULL (receiver). */
+    void (*on_fin)(tdm_req_t *req);
+    void (*on_pull)(tdm_req_t *s, uint64_t off, uint64_t len);
+    void (*on_data)(tdm_req_t *r, uint64_t len);
+    /* A copy of this protocol failed with errno `err`: stop it, reset the
+     * request's part, and hand the rest to the protocol selection names
+     * (tdm_p2p_select_fallback). NULL: nothing of it can fail midway. */
+    void (*fallback)(tdm_req_t *req, int err);
+    /* Take over [lo, hi) of a request another protocol gave up (TDM_ADOPT_*). */
+    void (*adopt)(tdm_req_t *req, uint64_t lo, uint64_t hi, unsigned how);
 } tdm_proto_t;
 
-extern const tdm_proto_t *const tdm_protos[TDM_PROTO_COUNT];
-#define TDM_PROTO(_id, _wire, _sym, _opt) extern const tdm_proto_t _sym;
+/* Every protocol by id (TDM_PROTO_NONE's slot is NULL). */
+extern const tdm_proto_t *const tdm_protos[TDM_PROTO_ALL];
+#define TDM_PROTO(_id, _wire, _sym, _word, _pv) extern const tdm_proto_t _sym;
+#define TDM_PROTO_LOCAL(_id, _sym) extern const tdm_proto_t _sym;
 #include "proto/registry.def"
 #undef TDM_PROTO
+#undef TDM_PROTO_LOCAL
 
-/* Rendezvous state of a request (in req->proto_state). Owner: the request's. */
+/* Rendezvous state of a request (in req->proto_state), shared by the
+ * rendezvous protocols since a request moves from one to another (fallback).
+ * Owner: the request's. */
 typedef struct tdm_rndv {
     tdm_layout_t remote;  /* the peer's buffer (CMA protocols) */
     int32_t pid;          /* the peer's pid */
-    uint8_t part_done;    /* my CMA part (or its DATA replacement) is complete */
     uint8_t fin_out;      /* the peer waits for my FIN once my part is done */
-    uint8_t peer_part;    /* I wait for the peer's FIN (it copies a part) */
-    uint8_t stream_own;   /* send: the current stream replaces my own CMA part */
-    uint8_t fin_in;       /* the peer's FIN arrived */
-    uint8_t via_data;     /* my part moves as DATA cells instead (fallback) */
+    uint8_t peer_part;    /* the peer copies a part and sends FIN when it is done */
+    uint8_t peer_done;    /* that FIN has come */
     uint8_t load_counted; /* I hold one count in my copies_pending */
-    uint8_t rtr;          /* send: writing into an RTR-announced buffer */
+    uint8_t stream_own;   /* send, pipeline: the range being written is my own part */
+    uint8_t wait_own;     /* send, pipeline: the waiting range is my own part */
     uint8_t announced;    /* recv: an RTR announcement is outstanding */
     uint8_t cancel_asked; /* recv: RTR_CANCEL sent, waiting for the answer */
-    uint8_t adapt;        /* recv: an adaptive exchange or one-way message, timed (select.c):
+    uint8_t adapt;        /* recv: an adaptive exchange or one-way message, timed (adapt.c):
                              size class + 1 */
     uint8_t adapt_oneway; /* recv: `adapt` is a one-way message's (RNDV_ADAPTIVE_MAX) */
-    uint64_t cur, hi;     /* my CMA range: next byte, end */
+    uint64_t cur, hi;     /* my part: next byte, end (copied by CMA, or written as DATA) */
     uint64_t total;       /* bytes that move: min(message, receive buffer) */
-    uint64_t expect_data; /* recv: bytes that come as DATA cells */
+    uint64_t expect_data; /* recv, pipeline: bytes that come as counted DATA cells */
     uint64_t got_data;
-    uint64_t stream_off; /* send: DATA cells still to write, [stream_off, stream_end) */
-    uint64_t stream_end;
-    uint64_t own_off; /* send: my own remainder waiting behind the current stream */
-    uint64_t own_end;
-    uint64_t pull_off; /* send: a PULLed range waiting behind the current stream */
+    uint64_t wait_off; /* send, pipeline: a range waiting behind the one being written */
+    uint64_t wait_end;
+    uint64_t pull_off; /* send, split: a PULL that came while my own part was copying */
     uint64_t pull_end;
     uint64_t t0; /* recv, adaptive exchange: when it was matched (ns) */
 } tdm_rndv_t;
@@ -102,17 +141,20 @@ void tdm_rndv_load_add(int world_rank, int64_t delta);
 /* The protocol's name (TANDEM_PROTO_INFO, traces), "auto" for TDM_PROTO_AUTO. */
 const char *tdm_proto_name(tdm_proto_id_t id);
 
-/* rndv_cma.c: the machinery shared by the protocols */
-/* The split protocols' receiver start and sender CTS handler (r->proto names which). */
+/* rndv_cma.c: the machinery shared by the rendezvous protocols */
+/* The split protocols' object members (r->proto names which). */
 void tdm_rndv_split_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts);
 void tdm_rndv_split_send_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts);
-/* Sender: the RTS stage (writes the RTS; then waits for CTS or FIN). */
-bool tdm_rndv_push_rts(tdm_req_t *s);
-/* An RTS flagged TDM_PKTF_PULL that came unexpected: read the message into the
- * unexpected entry's buffer now and send FIN, so that the send completes as an
- * eager one would. If the read fails (CMA is then off for the pair), the sender
- * moves the message as DATA cells into the entry, which holds it once
- * ue->received reaches ue->size. */
+void tdm_rndv_split_on_fin(tdm_req_t *req);
+void tdm_rndv_split_on_pull(tdm_req_t *s, uint64_t off, uint64_t len);
+void tdm_rndv_split_fallback(tdm_req_t *req, int err);
+void tdm_rndv_split_show(struct tdm_sfmt *f, tdm_req_t *req, int peer);
+extern const tdm_proto_push_fn tdm_rndv_split_push[];
+/* An unexpected RTS flagged TDM_PKTF_PULL: read the message into the entry's
+ * buffer now and send FIN, so that the send completes as an eager one would.
+ * If the read fails (CMA is then off for the pair), the sender moves the
+ * message as DATA cells into the entry, which holds it once ue->received
+ * reaches ue->size. */
 void tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t sreq,
                          tdm_unexp_t *ue);
 /* One chunk (TANDEM_COPY_CHUNK) of req's CMA range [cur, hi) by CMA, reading
@@ -120,16 +162,21 @@ void tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t s
 int tdm_rndv_copy_chunk(tdm_req_t *req, bool write);
 /* Copy queue: one chunk of one pending CMA part per call; events done. */
 int tdm_rndv_copy_progress(void);
-/* Sender: write DATA cells of the stream range; true when none are left. */
-bool tdm_rndv_stream_push(tdm_req_t *s);
-/* Complete the request if every part of it is done. */
-void tdm_rndv_try_complete(tdm_req_t *req);
+/* Send the peer FIN for request id `req` (its side of a rendezvous). */
+void tdm_rndv_send_fin(int peer, uint32_t req);
+/* My part is done (copied or moved as DATA): FIN if the peer waits for it,
+ * then complete, or wait in `wait_fin` (the protocol's stage) for the peer's. */
+void tdm_rndv_part_done(tdm_req_t *req, uint8_t wait_fin);
+/* Complete a rendezvous request (its adaptive timing ends here). */
+void tdm_rndv_complete(tdm_req_t *req);
+/* A CMA copy failed with err: CMA goes off for the pair (one warning per job);
+ * false when the peer has exited (ESRCH: nobody can move the rest). */
+bool tdm_rndv_copy_failed(tdm_req_t *req, int err);
 
 /* rndv_rtr.c */
 void tdm_rtr_maybe_announce(tdm_req_t *r);
 /* Sender: use an announcement for this send if one is valid; true if used. */
 bool tdm_rtr_try_send(tdm_req_t *s);
-bool tdm_rtr_push(tdm_req_t *s); /* txq stage: copy, then RTR_FIN */
 bool tdm_rtr_cancel(tdm_req_t *r);
 
 #endif

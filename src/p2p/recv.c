@@ -34,6 +34,9 @@ static tdm_req_t *recv_new(void *buf, size_t count, tdm_dtype_t *dt, int src, in
     r->count = count;
     r->dt = dt;
     r->bytes = count * dt->size;
+    r->proto = TDM_PROTO_NONE;
+    tdm_rndv_t *st = tdm_rndv(r); /* the slot's last use may have left them set */
+    st->announced = st->cancel_asked = 0;
     tdm_dtype_retain(dt);
     return r;
 }
@@ -68,7 +71,6 @@ tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int
         tdm_p2p_unexp_remove(ue);
         tdm_p2p_recv_matched_unexp(r, ue);
     } else {
-        r->stage = TDM_RSTAGE_POSTED;
         r->peer_world = src_world;
         tdm_p2p_posted_push(r);
         tdm_rtr_maybe_announce(r);
@@ -100,10 +102,10 @@ tdm_rc_t tdm_p2p_imrecv(void *buf, size_t count, tdm_dtype_t *dt, tdm_unexp_t *m
 }
 
 bool tdm_p2p_cancel(tdm_req_t *req) {
-    if (req->kind == TDM_REQ_RECV && req->stage == TDM_RSTAGE_POSTED && !req->done &&
-        tdm_rtr_cancel(req))
+    bool posted = req->kind == TDM_REQ_RECV && req->proto == TDM_PROTO_NONE && !req->done;
+    if (posted && tdm_rtr_cancel(req))
         return true; /* announced: completes when the sender has withdrawn it */
-    if (req->kind == TDM_REQ_RECV && req->stage == TDM_RSTAGE_POSTED && !req->done) {
+    if (posted) {
         tdm_p2p_recv_cancelled(req);
         return true;
     }

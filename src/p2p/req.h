@@ -28,25 +28,6 @@ typedef enum {
     TDM_REQ_PRECV, /* partitioned receive (part.c), the same */
 } tdm_req_kind_t;
 
-/* Send-side stages (one handler each in send.c / proto/). */
-typedef enum {
-    TDM_SSTAGE_EAGER = 0, /* cells of an eager message still to write */
-    TDM_SSTAGE_RTS,       /* RTS still to write */
-    TDM_SSTAGE_WAIT_CTS,  /* RTS written, waiting for the receiver's CTS */
-    TDM_SSTAGE_STREAM,    /* DATA cells still to write (pipeline, CMA fallback) */
-    TDM_SSTAGE_WAIT_FIN,  /* rendezvous: copying or waiting for the peer's FIN */
-    TDM_SSTAGE_RTR,       /* writing into an RTR-announced buffer, then RTR_FIN */
-    TDM_SSTAGE_WAIT_ACK,  /* synchronous eager written, waiting for ACK */
-    TDM_SSTAGE_DONE,
-} tdm_send_stage_t;
-
-typedef enum {
-    TDM_RSTAGE_POSTED = 0, /* in the posted queue */
-    TDM_RSTAGE_EAGER,      /* matched; eager fragments still arriving */
-    TDM_RSTAGE_RNDV,       /* matched an RTS; data moving by a rendezvous protocol */
-    TDM_RSTAGE_DONE,
-} tdm_recv_stage_t;
-
 typedef struct tdm_status {
     int source;
     int tag;
@@ -71,9 +52,9 @@ typedef struct tdm_req {
     tdm_list_t link; /* posted queue link (receives) */
     uint32_t id;
     uint8_t kind;
-    uint8_t stage;
+    uint8_t stage;      /* the protocol's stage (its enum, in its file in proto/) */
     uint8_t mode;       /* tdm_send_mode_t | TDM_MODE_BLOCKING */
-    uint8_t proto;      /* rendezvous protocol chosen (tdm_proto_id_t) */
+    uint8_t proto;      /* the protocol moving it (tdm_proto_id_t); receives: NONE until matched */
     volatile int done;  /* set once when the operation completed */
     uint8_t persistent; /* created by *_init; survives completion */
     uint8_t active;     /* persistent: started and not yet completed */

@@ -15,14 +15,16 @@
 
 #include <time.h>
 
-const tdm_proto_t *const tdm_protos[TDM_PROTO_COUNT] = {
-#define TDM_PROTO(_id, _wire, _sym, _opt) [TDM_PROTO_##_id] = &_sym,
+const tdm_proto_t *const tdm_protos[TDM_PROTO_ALL] = {
+#define TDM_PROTO(_id, _wire, _sym, _word, _pv) [TDM_PROTO_##_id] = &_sym,
+#define TDM_PROTO_LOCAL(_id, _sym) [TDM_PROTO_##_id] = &_sym,
 #include "proto/registry.def"
 #undef TDM_PROTO
+#undef TDM_PROTO_LOCAL
 };
 
 static const char *const opt_names[TDM_PROTO_COUNT] = {
-#define TDM_PROTO(_id, _wire, _sym, _opt) [TDM_PROTO_##_id] = _opt,
+#define TDM_PROTO(_id, _wire, _sym, _word, _pv) [TDM_PROTO_##_id] = #_word,
 #include "proto/registry.def"
 #undef TDM_PROTO
 };
@@ -38,7 +40,14 @@ static int64_t load_margin;
 static bool oversubscribed;
 
 const char *tdm_proto_name(tdm_proto_id_t id) {
-    return id < TDM_PROTO_COUNT ? tdm_protos[id]->name : "auto";
+    return id < TDM_PROTO_ALL && tdm_protos[id] ? tdm_protos[id]->name : "auto";
+}
+
+/* Whatever failed, the rest goes through the rings: they cannot fail midway
+ * and need nothing the pair may have lost (CMA is off for it by then). */
+tdm_proto_id_t tdm_p2p_select_fallback(tdm_proto_id_t failed) {
+    (void)failed;
+    return TDM_PROTO_PIPELINE;
 }
 
 int tdm_p2p_proto_count(void) {
@@ -398,4 +407,11 @@ void tdm_p2p_select_print(void *fp) {
             "  (load:a/b/c = copies pending equal / sender %lld more / receiver %lld more;"
             " a pair without CMA uses pipeline)\n",
             (long long)load_margin, (long long)load_margin);
+    fprintf(f, "  a copy that fails midway (CMA then off for the pair): the rest by %s\n",
+            opt_names[tdm_p2p_select_fallback(TDM_PROTO_COOP)]);
+    fprintf(f, "  protocols (proto/registry.def):\n");
+    for (int i = 0; i < TDM_PROTO_ALL; i++) {
+        if (tdm_protos[i])
+            fprintf(f, "    %-18s %s\n", tdm_protos[i]->name, tdm_protos[i]->desc);
+    }
 }

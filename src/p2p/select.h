@@ -79,6 +79,9 @@ bool tdm_p2p_range_paired(int me, int peer, uint32_t now, uint32_t last_done);
  * page-aligned so neither side copies a shared page). */
 uint64_t tdm_p2p_select_coop_split(uint64_t total);
 
+/* A protocol's copy failed midway (CMA is then off for the pair): the protocol
+ * that takes over the rest of the request (its `adopt`). */
+tdm_proto_id_t tdm_p2p_select_fallback(tdm_proto_id_t failed);
 /* The protocol TANDEM_RNDV_PROTOCOL forces (TDM_PROTO_AUTO when "auto"). */
 tdm_proto_id_t tdm_p2p_select_forced(void);
 int tdm_p2p_select_init(void);

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Sends: the entry point. select.c says how the message goes (eager,
- * rendezvous, the eager range as timed); the protocol's file writes it
- * (proto/eager.c, proto/self.c, proto/rndv_*.c). Sends to one peer leave in
- * call order: once anything waits in the peer's transmit queue, later sends
- * queue behind it.
+ * rendezvous, the eager range as timed); the protocol's object writes it
+ * (proto/eager.c, proto/self.c, proto/rndv_*.c), a progress function per stage. Sends to one peer
+ * leave in call order: once anything waits in the peer's transmit queue, later sends queue behind
+ * it.
  */
 #include "proto/eager.h"
 
@@ -12,18 +12,8 @@
 #include <string.h>
 
 bool tdm_p2p_send_push(tdm_req_t *s) {
-    switch (s->stage) {
-    case TDM_SSTAGE_EAGER:
-        return tdm_eager_push(s);
-    case TDM_SSTAGE_RTS:
-        return tdm_rndv_push_rts(s);
-    case TDM_SSTAGE_STREAM:
-        return tdm_rndv_stream_push(s);
-    case TDM_SSTAGE_RTR:
-        return tdm_rtr_push(s);
-    default:
-        return true; /* waiting for the peer: nothing to write */
-    }
+    tdm_proto_push_fn push = tdm_protos[s->proto]->push[s->stage];
+    return push ? push(s) : true; /* NULL: waiting for the peer, nothing to write */
 }
 
 tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world, int self_rank,
@@ -99,12 +89,15 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
     bool rndv = way == TDM_SEND_RNDV;
     if (way == TDM_SEND_RANGE)
         s->t_sent = tdm_p2p_adapt_eager_send(dst_world, bytes, dt, &rndv);
+    /* every protocol starts in its stage 0 */
     if (!rndv) {
-        s->stage = TDM_SSTAGE_EAGER;
+        s->proto = sync                         ? TDM_PROTO_EAGER_SYNC
+                   : bytes <= TDM_PKT_SHORT_MAX ? TDM_PROTO_EAGER_SHORT
+                                                : TDM_PROTO_EAGER;
         tdm_p2p_stats.eager_msgs++;
         tdm_p2p_stats.eager_bytes += bytes;
     } else if (!tdm_rtr_try_send(s)) {
-        s->stage = TDM_SSTAGE_RTS;
+        s->proto = TDM_PROTO_RNDV;
         memset(tdm_rndv(s), 0, sizeof(tdm_rndv_t));
     }
     if (!tdm_list_empty(&tdm_p2p.txq[dst_world]) || !tdm_p2p_send_push(s))

@@ -10,15 +10,34 @@
  *   multi-cell   EAGER + EAGER_CONT cells, in order on the same ring
  *   synchronous  EAGER flagged TDM_PKTF_SYNC; the receiver answers ACK on match
  *
- * Send stages (req->stage):
- *   EAGER --all cells written--> DONE                   (standard, buffered, ready)
- *   EAGER --all cells written--> WAIT_ACK --ACK--> DONE  (synchronous)
- * Receive stages:
- *   POSTED --EAGER, whole--> DONE
- *   POSTED --EAGER, first of several--> EAGER --last EAGER_CONT--> DONE
- * The hot parts (first-cell receive, one-cell send) are inline in eager.h.
+ * Three protocol objects (the no-request one-cell send is send.c's fast path):
+ *   EAGER_SHORT  CELLS --the cell written--> done
+ *   EAGER        CELLS --all cells written--> done         (standard, buffered, ready)
+ *   EAGER_SYNC   CELLS --all cells written--> WAIT_ACK --ACK--> done
+ * Receive (EAGER): posted --EAGER, whole--> done
+ *                  posted --EAGER, first of several--> R_CELLS --last EAGER_CONT--> done
+ * The stage enum and the hot parts (first-cell receive, one-cell send) are
+ * inline in eager.h.
  */
 #include "eager.h"
+#include "../../base/sigfmt.h"
+
+/* EAGER_SHORT's CELLS: header and payload in one cache line. */
+static bool push_short(tdm_req_t *s) {
+    int peer = s->peer_world;
+    tdm_pkt_eager_t *h = tdm_shm_send_reserve(peer);
+    if (!h)
+        return false;
+    unsigned char *payload =
+        tdm_eager_fill_short(h, s->mode, s->ctx, s->self_rank, s->tag, s->bytes);
+    tdm_dtype_pack(s->buf, s->count, s->dt, 0, payload, s->bytes);
+    tdm_shm_send_commit(peer);
+    tdm_p2p_tx_envelope(peer, s->ctx, s->tag);
+    s->hdr_done = 1;
+    s->offset = s->bytes;
+    tdm_p2p_complete(s);
+    return true;
+}
 
 /* Write cells while the ring has room; true when all are in. */
 static bool push_cells(tdm_req_t *s) {
@@ -28,16 +47,6 @@ static bool push_cells(tdm_req_t *s) {
         tdm_pkt_eager_t *h = tdm_shm_send_reserve(peer);
         if (!h)
             return false;
-        if (s->bytes <= TDM_PKT_SHORT_MAX && (s->mode & ~TDM_MODE_BLOCKING) != TDM_MODE_SYNC) {
-            unsigned char *payload =
-                tdm_eager_fill_short(h, s->mode, s->ctx, s->self_rank, s->tag, s->bytes);
-            tdm_dtype_pack(s->buf, s->count, s->dt, 0, payload, s->bytes);
-            tdm_shm_send_commit(peer);
-            tdm_p2p_tx_envelope(peer, s->ctx, s->tag);
-            s->hdr_done = 1;
-            s->offset = s->bytes;
-            return true;
-        }
         uint8_t pad = tdm_eager_pad(s->dt, (const char *)s->buf + s->dt->true_lb, s->bytes, h + 1,
                                     body - sizeof(*h));
         size_t frag = TDM_MIN(s->bytes, body - sizeof(*h) - pad);
@@ -66,29 +75,35 @@ static bool push_cells(tdm_req_t *s) {
     return true;
 }
 
-bool tdm_eager_push(tdm_req_t *s) {
+/* EAGER's CELLS. */
+static bool push_eager(tdm_req_t *s) {
     if (!push_cells(s))
         return false;
-    if ((s->mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC && !s->acked) {
-        s->stage = TDM_SSTAGE_WAIT_ACK;
+    tdm_p2p_complete(s);
+    return true;
+}
+
+/* EAGER_SYNC's CELLS: then wait for the ACK, unless it came already (self). */
+static bool push_sync(tdm_req_t *s) {
+    if (!push_cells(s))
+        return false;
+    if (!s->acked) {
+        s->stage = TDM_EAGER_S_WAIT_ACK;
         return true;
     }
-    s->stage = TDM_SSTAGE_DONE;
     tdm_p2p_complete(s);
     return true;
 }
 
 void tdm_eager_acked(tdm_req_t *s) {
     s->acked = 1;
-    if (s->stage == TDM_SSTAGE_WAIT_ACK) {
-        s->stage = TDM_SSTAGE_DONE;
+    if (s->proto == TDM_PROTO_EAGER_SYNC && s->stage == TDM_EAGER_S_WAIT_ACK)
         tdm_p2p_complete(s);
-    }
 }
 
 void tdm_eager_ack_sync(int src_world, uint32_t sreq, tdm_req_t *self_sreq) {
     if (self_sreq) {
-        tdm_eager_acked(self_sreq);
+        tdm_self_matched(self_sreq);
         return;
     }
     tdm_pkt_ack_t ack = {.type = TDM_PKT_ACK, .req = sreq};
@@ -102,12 +117,12 @@ void tdm_eager_matched_unexp(tdm_req_t *r, tdm_unexp_t *ue) {
         /* the rest is still arriving: tdm_p2p_unexp_arrived finishes it */
         ue->claimed = r;
         r->unexp = ue;
-        r->stage = TDM_RSTAGE_EAGER;
+        r->proto = TDM_PROTO_EAGER;
+        r->stage = TDM_EAGER_R_CELLS;
         return;
     }
     tdm_p2p_recv_copy(r, 0, ue->data, ue->size);
     tdm_p2p_unexp_free(ue);
-    r->stage = TDM_RSTAGE_DONE;
     tdm_p2p_complete(r);
 }
 
@@ -133,7 +148,6 @@ void tdm_eager_on_cont(int peer, const void *body) {
             if (r->t_sent)
                 tdm_p2p_eager_adapt_done(r, false);
             cur->req = NULL;
-            r->stage = TDM_RSTAGE_DONE;
             tdm_p2p_complete(r);
         }
         return;
@@ -155,3 +169,55 @@ void tdm_eager_on_ack(int peer, const void *body) {
     const tdm_pkt_ack_t *a = body;
     tdm_eager_acked(tdm_p2p_req_of_packet(a->req, peer, "ack"));
 }
+
+/* ---- the objects ---- */
+
+static void eager_show(tdm_sfmt_t *f, tdm_req_t *req, int peer) {
+    if (req->kind != TDM_REQ_SEND) {
+        tdm_sfmt_str(f, "matched an eager message, ");
+        tdm_p2p_dump_range(f, req->offset, req->msg_size);
+        tdm_sfmt_str(f, " arrived");
+        return;
+    }
+    if (req->stage == TDM_EAGER_S_WAIT_ACK) {
+        tdm_sfmt_str(f, "synchronous, data sent; waiting for rank ");
+        tdm_sfmt_int(f, peer);
+        tdm_sfmt_str(f, " to match it (ACK)");
+        return;
+    }
+    tdm_sfmt_str(f, "eager, ");
+    tdm_p2p_dump_range(f, req->offset, req->bytes);
+    tdm_sfmt_str(f, " written; the ring to the receiver is full (it is not receiving)");
+}
+
+static const tdm_proto_push_fn short_push[] = {[TDM_EAGER_S_CELLS] = push_short};
+static const tdm_proto_push_fn eager_push[] = {[TDM_EAGER_S_CELLS] = push_eager};
+static const tdm_proto_push_fn sync_push[] = {
+    [TDM_EAGER_S_CELLS] = push_sync,
+    [TDM_EAGER_S_WAIT_ACK] = NULL,
+};
+
+/* Nothing of an eager message can fail midway (the rings): no fallback. */
+const tdm_proto_t tdm_proto_eager_short = {
+    .name = "eager/short",
+    .desc = "at most 40 bytes wanting no answer: header and payload in the cell's first cache "
+            "line (EAGER_SHORT)",
+    .push = short_push,
+    .show = eager_show,
+};
+
+const tdm_proto_t tdm_proto_eager = {
+    .name = "eager",
+    .desc = "up to the eager limit: a header cell with the first fragment, then continuation "
+            "cells (EAGER, EAGER_CONT); kept by the receiver if no receive is posted",
+    .push = eager_push,
+    .show = eager_show,
+};
+
+const tdm_proto_t tdm_proto_eager_sync = {
+    .name = "eager/sync",
+    .desc = "a synchronous send up to the eager limit: eager cells flagged SYNC; the receiver "
+            "answers ACK when a receive matches",
+    .push = sync_push,
+    .show = eager_show,
+};

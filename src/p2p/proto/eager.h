@@ -13,6 +13,13 @@
 
 #include <stdlib.h>
 
+/* Stages of the eager protocols (EAGER_SHORT, EAGER, EAGER_SYNC; proto/eager.c). */
+enum {
+    TDM_EAGER_S_CELLS = 0, /* send: cells still to write */
+    TDM_EAGER_S_WAIT_ACK,  /* send, synchronous: written, waiting for the ACK */
+    TDM_EAGER_R_CELLS,     /* receive: matched, continuation cells still arriving */
+};
+
 /* A message of at most TDM_PKT_SHORT_MAX bytes that wants no answer: header
  * and payload in the cell's first cache line (wire.h). The cell's stamp is not
  * written: the adaptive eager range starts far above this size. Returns where
@@ -66,10 +73,10 @@ tdm_eager_rx_msg(int peer, const void *h, bool stamped, uint32_t ctx, int src, i
         if (frag == size) {
             if (r->t_sent)
                 tdm_p2p_eager_adapt_done(r, false);
-            r->stage = TDM_RSTAGE_DONE;
             tdm_p2p_complete(r);
         } else {
-            r->stage = TDM_RSTAGE_EAGER;
+            r->proto = TDM_PROTO_EAGER;
+            r->stage = TDM_EAGER_R_CELLS;
             r->offset = frag;
             tdm_p2p.rx[peer].req = r;
         }
@@ -110,9 +117,6 @@ static inline __attribute__((always_inline)) void tdm_eager_rx_short(int peer,
 }
 
 /* proto/eager.c */
-/* Eager stage of a send request: write cells while the ring has room; true
- * when the message is all in the ring (it may then wait for its ACK). */
-bool tdm_eager_push(tdm_req_t *s);
 /* A synchronous eager message was matched: answer its sender (ACK, or the
  * waiting send itself when it is ours). */
 void tdm_eager_ack_sync(int src_world, uint32_t sreq, tdm_req_t *self_sreq);
@@ -123,5 +127,7 @@ void tdm_eager_acked(tdm_req_t *s);
 
 /* proto/self.c: a send to this process itself */
 tdm_rc_t tdm_self_send(tdm_req_t *s);
+/* A receive matched a synchronous send to self (kept as unexpected): it completes. */
+void tdm_self_matched(tdm_req_t *s);
 
 #endif

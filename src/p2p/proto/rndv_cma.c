@@ -1,27 +1,38 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The state machine shared by the rendezvous protocols.
+ * The rendezvous machinery: the start every rendezvous send shares (the RTS,
+ * then the receiver's choice: the local protocol RNDV), the choice at match
+ * (select.c, adapt.c), the packets RTS, CTS, DATA, FIN and PULL, and the state
+ * machine the split protocols RGET, RPUT and COOP share.
  *
- * Each side may own a CMA part of the byte range [0, total): the receiver
- * [0, split) read with process_vm_readv, the sender [split, total) written with
- * process_vm_writev. Parts are copied a chunk per progress call from the copy
- * queue, so packets from other peers are served between chunks (COOP-chunked).
- * A side that finishes its part sends FIN if the protocol makes the peer wait
- * for it (fin_out); a request completes when its part is done, the peer's FIN
- * has come (peer_part), and every DATA cell it owes or expects has moved.
- *
- * When a CMA call fails mid-transfer the pair stops using CMA (one warning per
- * job) and the rest of that part moves as DATA cells through the ring instead:
- * the sender streams its own remainder; a receiver asks the sender with PULL.
- * Except when the call failed because the peer has exited (ESRCH): then the
- * request stays as it is, since nothing can complete it, and the job is ending.
+ * RNDV (sender): RTS --written--> WAIT_CTS --CTS--> the chosen protocol, stage 0
+ *                                          --FIN--> done (RGET: the receiver read it all)
+ *                                          --PULL--> pipeline (RGET whose read failed)
+ * Split (each side owns a part of [0, total): the receiver [0, split) read with
+ * process_vm_readv, the sender [split, total) written with process_vm_writev;
+ * a chunk per progress call from the copy queue, so packets from other peers
+ * are served between chunks):
+ *   COPY --part copied, FIN sent if the peer waits for it--> WAIT_FIN --peer's FIN--> done
+ *   COPY --part copied, no peer part or its FIN came--> done
+ *   COPY --copy failed--> fallback: the rest of the part goes to the protocol
+ *        select.c names (the pipeline: the sender streams it, a receiver PULLs it)
+ *   sender, PULL (the receiver's read failed): in COPY it waits for the part's
+ *        end; then, or in WAIT_FIN at once, the pipeline streams the range
+ * A copy that failed because the peer has exited (ESRCH) leaves the request as
+ * it is: nothing can complete it, and the job is ending.
  */
 #include "../p2p_impl.h"
+#include "../../base/sigfmt.h"
 #include "../../net/cma.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Split protocols' stages (RGET, RPUT, COOP: both sides). */
+enum { SPLIT_COPY = 0, SPLIT_WAIT_FIN };
+/* The rendezvous start's stages (sender). */
+enum { RNDV_S_RTS = 0, RNDV_S_WAIT_CTS };
 
 void tdm_rndv_load_add(int world_rank, int64_t delta) {
     atomic_fetch_add_explicit(&tdm_shm.procs[world_rank].copies_pending, delta,
@@ -32,96 +43,65 @@ static bool is_send(const tdm_req_t *req) {
     return req->kind == TDM_REQ_SEND;
 }
 
-static void send_fin(int peer, uint32_t req) {
+static void load_release(tdm_rndv_t *st) {
+    if (st->load_counted) {
+        tdm_rndv_load_add(tdm_p2p.rank, -1);
+        st->load_counted = 0;
+    }
+}
+
+void tdm_rndv_send_fin(int peer, uint32_t req) {
     tdm_pkt_fin_t f = {.type = TDM_PKT_FIN, .req = req};
     tdm_p2p_send_ctrl(peer, &f, sizeof(f));
 }
 
-void tdm_rndv_try_complete(tdm_req_t *req) {
+void tdm_rndv_complete(tdm_req_t *req) {
     tdm_rndv_t *st = tdm_rndv(req);
-    if (req->done || !st->part_done || (st->peer_part && !st->fin_in))
-        return;
-    if (is_send(req) ? st->stream_off < st->stream_end || st->own_off < st->own_end ||
-                           st->pull_off < st->pull_end
-                     : st->got_data < st->expect_data)
-        return;
     tdm_layout_clear(&st->remote);
     if (st->adapt)
         tdm_p2p_adapt_done(req);
     if (req->t_sent && !is_send(req))
         tdm_p2p_eager_adapt_done(req, true);
-    req->stage = is_send(req) ? TDM_SSTAGE_DONE : TDM_RSTAGE_DONE;
     tdm_p2p_complete(req);
 }
 
-static void part_finished(tdm_req_t *req) {
+void tdm_rndv_part_done(tdm_req_t *req, uint8_t wait_fin) {
     tdm_rndv_t *st = tdm_rndv(req);
-    st->part_done = 1;
-    if (st->load_counted) {
-        tdm_rndv_load_add(tdm_p2p.rank, -1);
-        st->load_counted = 0;
+    load_release(st);
+    if (st->fin_out) {
+        tdm_rndv_send_fin(req->peer_world, req->remote_id);
+        st->fin_out = 0;
     }
-    if (st->fin_out)
-        send_fin(req->peer_world, req->remote_id);
-    tdm_rndv_try_complete(req);
-}
-
-/* Start copying my part [lo, hi); an empty part is finished at once. */
-static void part_start(tdm_req_t *req, uint64_t lo, uint64_t hi) {
-    tdm_rndv_t *st = tdm_rndv(req);
-    st->cur = lo;
-    st->hi = hi;
-    if (lo >= hi) {
-        part_finished(req);
+    if (st->peer_part && !st->peer_done) {
+        req->stage = wait_fin;
         return;
     }
-    tdm_list_push_back(&tdm_p2p.copyq, &req->copy_link);
+    tdm_rndv_complete(req);
 }
 
-/* The sender streams [off, end) as DATA cells (from the transmit queue). */
-static void stream_start(tdm_req_t *s, uint64_t off, uint64_t end, bool own) {
-    tdm_rndv_t *st = tdm_rndv(s);
-    if (st->stream_off < st->stream_end) {
-        /* a stream is running: this range waits behind it (both of a COOP's
-         * sides can fail: my remainder and the reader's PULL are kept apart) */
-        if (own) {
-            st->own_off = off;
-            st->own_end = end;
-        } else {
-            st->pull_off = off;
-            st->pull_end = end;
-        }
-        return;
-    }
-    st->stream_off = off;
-    st->stream_end = end;
-    st->stream_own = own;
-    s->stage = TDM_SSTAGE_STREAM;
-    tdm_p2p_txq_push(s->peer_world, &s->tx);
-}
-
-/* A CMA call failed: move the rest of my part as DATA cells. */
-static void fallback(tdm_req_t *req, int err) {
+bool tdm_rndv_copy_failed(tdm_req_t *req, int err) {
     tdm_rndv_t *st = tdm_rndv(req);
     tdm_cma_disable(req->peer_world, st->pid, err);
+    load_release(st);
     if (err == ESRCH)
-        return; /* the peer has exited: there is nobody to move the rest; the job is ending */
+        return false;
     tdm_p2p_stats.cma_fallbacks++;
     tdm_info(P2P, "cma with rank %d failed at byte %llu of [%llu, %llu); the rest moves as data",
              req->peer_world, (unsigned long long)st->cur, (unsigned long long)st->cur,
              (unsigned long long)st->hi);
-    st->via_data = 1;
-    if (is_send(req)) {
-        stream_start(req, st->cur, st->hi, true);
-        return;
-    }
-    st->expect_data += st->hi - st->cur;
-    tdm_pkt_pull_t p = {.type = TDM_PKT_PULL,
-                        .req = req->remote_id,
-                        .dst_req = req->id,
-                        .offset = st->cur,
-                        .len = st->hi - st->cur};
-    tdm_p2p_send_ctrl(req->peer_world, &p, sizeof(p));
+    return true;
+}
+
+/* Hand [lo, hi) of req to the protocol selection names after `req->proto`
+ * gave it up; a send then has cells to write. */
+static void hand_over(tdm_req_t *req, uint64_t lo, uint64_t hi, unsigned how) {
+    tdm_proto_id_t next = tdm_p2p_select_fallback((tdm_proto_id_t)req->proto);
+    tdm_trace(P2P, "%s hands bytes [%llu, %llu) of a message with rank %d to %s",
+              tdm_proto_name((tdm_proto_id_t)req->proto), (unsigned long long)lo,
+              (unsigned long long)hi, req->peer_world, tdm_proto_name(next));
+    tdm_protos[next]->adopt(req, lo, hi, how);
+    if (is_send(req))
+        tdm_p2p_txq_push(req->peer_world, &req->tx);
 }
 
 int tdm_rndv_copy_chunk(tdm_req_t *req, bool write) {
@@ -141,6 +121,38 @@ int tdm_rndv_copy_chunk(tdm_req_t *req, bool write) {
     return 0;
 }
 
+/* ---- split protocols (RGET, RPUT, COOP) ---- */
+
+static void split_part_finished(tdm_req_t *req) {
+    tdm_rndv_t *st = tdm_rndv(req);
+    if (is_send(req) && st->pull_off < st->pull_end) {
+        /* the receiver's read failed meanwhile: my part is over, its range streams now */
+        uint64_t lo = st->pull_off, hi = st->pull_end;
+        st->pull_off = st->pull_end = 0;
+        load_release(st);
+        if (st->fin_out) {
+            tdm_rndv_send_fin(req->peer_world, req->remote_id);
+            st->fin_out = 0;
+        }
+        hand_over(req, lo, hi, 0);
+        return;
+    }
+    tdm_rndv_part_done(req, SPLIT_WAIT_FIN);
+}
+
+/* Start copying my part [lo, hi); an empty part is finished at once. */
+static void split_part_start(tdm_req_t *req, uint64_t lo, uint64_t hi) {
+    tdm_rndv_t *st = tdm_rndv(req);
+    st->cur = lo;
+    st->hi = hi;
+    req->stage = SPLIT_COPY;
+    if (lo >= hi) {
+        split_part_finished(req);
+        return;
+    }
+    tdm_list_push_back(&tdm_p2p.copyq, &req->copy_link);
+}
+
 int tdm_rndv_copy_progress(void) {
     if (tdm_list_empty(&tdm_p2p.copyq))
         return 0;
@@ -149,7 +161,7 @@ int tdm_rndv_copy_progress(void) {
     tdm_rndv_t *st = tdm_rndv(req);
     int rc = tdm_rndv_copy_chunk(req, is_send(req));
     if (rc < 0) {
-        fallback(req, -rc);
+        tdm_protos[req->proto]->fallback(req, -rc);
         return 1;
     }
     if (st->cur < st->hi) {
@@ -157,87 +169,36 @@ int tdm_rndv_copy_progress(void) {
         return 1;
     }
     tdm_p2p_stats.copies++;
-    part_finished(req);
+    split_part_finished(req);
     return 1;
 }
 
-bool tdm_rndv_stream_push(tdm_req_t *s) {
-    tdm_rndv_t *st = tdm_rndv(s);
-    size_t body = tdm_shm_body_size();
-    for (;;) {
-        while (st->stream_off < st->stream_end) {
-            tdm_pkt_data_t *d = tdm_shm_send_reserve(s->peer_world);
-            if (!d)
-                return false;
-            size_t frag = TDM_MIN(st->stream_end - st->stream_off, body - sizeof(*d));
-            d->type = TDM_PKT_DATA;
-            d->flags = st->stream_own ? 0 : TDM_DATAF_PULLED;
-            d->rreq = s->remote_id;
-            d->frag = (uint32_t)frag;
-            d->offset = st->stream_off;
-            tdm_dtype_pack(s->buf, s->count, s->dt, (size_t)st->stream_off, d + 1, frag);
-            tdm_shm_send_commit(s->peer_world);
-            st->stream_off += frag;
-        }
-        if (st->stream_own) {
-            st->stream_own = 0;
-            part_finished(s); /* FIN goes after the DATA cells: same ring, in order */
-            if (s->done)
-                return true;
-        }
-        if (st->own_off < st->own_end) {
-            st->stream_off = st->own_off;
-            st->stream_end = st->own_end;
-            st->stream_own = 1;
-            st->own_off = st->own_end = 0;
-        } else if (st->pull_off < st->pull_end) {
-            st->stream_off = st->pull_off;
-            st->stream_end = st->pull_end;
-            st->pull_off = st->pull_end = 0;
-        } else {
-            break;
-        }
-    }
-    s->stage = TDM_SSTAGE_WAIT_FIN; /* nothing to write; waiting for the peer */
-    tdm_rndv_try_complete(s);
-    return true;
-}
-
-static void data_in(tdm_req_t *r, const tdm_pkt_data_t *d) {
-    tdm_rndv_t *st = tdm_rndv(r);
-    tdm_p2p_recv_copy(r, (size_t)d->offset, d + 1, d->frag);
-    if (!(d->flags & TDM_DATAF_PULLED))
-        return; /* the sender's own part: its FIN follows */
-    st->got_data += d->frag;
-    if (st->via_data && !st->part_done && st->got_data >= st->expect_data)
-        part_finished(r);
-    else
-        tdm_rndv_try_complete(r);
-}
-
-static void fin_in(tdm_req_t *req) {
+/* My part's copy failed: the rest of it moves as DATA cells (the sender
+ * streams it; a receiver asks the sender for it with PULL). */
+void tdm_rndv_split_fallback(tdm_req_t *req, int err) {
+    if (!tdm_rndv_copy_failed(req, err))
+        return; /* the peer has exited: there is nobody to move the rest */
     tdm_rndv_t *st = tdm_rndv(req);
-    if (is_send(req) && !st->fin_out && !st->peer_part) {
-        /* RGET: the receiver copied everything; no CTS came */
-        st->peer_part = 1;
-        st->part_done = 1;
-    }
-    st->fin_in = 1;
-    tdm_rndv_try_complete(req);
+    hand_over(req, st->cur, st->hi, is_send(req) ? TDM_ADOPT_OWN : TDM_ADOPT_PULL);
 }
 
-static void pull_in(tdm_req_t *s, const tdm_pkt_pull_t *pull) {
+void tdm_rndv_split_on_fin(tdm_req_t *req) {
+    if (req->stage == SPLIT_WAIT_FIN) {
+        tdm_rndv_complete(req);
+        return;
+    }
+    tdm_rndv(req)->peer_done = 1; /* it finished first; my part is still copying */
+}
+
+void tdm_rndv_split_on_pull(tdm_req_t *s, uint64_t off, uint64_t len) {
     tdm_rndv_t *st = tdm_rndv(s);
-    if (!st->peer_part && !st->fin_out) {
-        /* RGET whose reader fell back: it still sends FIN when it has the data */
-        st->peer_part = 1;
-        st->part_done = 1;
+    if (s->stage == SPLIT_COPY) {
+        st->pull_off = off; /* streamed once my own part is over */
+        st->pull_end = off + len;
+        return;
     }
-    s->remote_id = pull->dst_req;
-    stream_start(s, pull->offset, pull->offset + pull->len, false);
+    hand_over(s, off, off + len, 0);
 }
-
-/* ---- split protocols (RGET, RPUT, COOP) ---- */
 
 void tdm_rndv_split_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts) {
     const tdm_proto_t *p = tdm_protos[r->proto];
@@ -272,11 +233,12 @@ void tdm_rndv_split_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts) {
         if (rc < 0) {
             st->cur = 0;
             st->hi = split;
-            fallback(r, -rc);
+            r->stage = SPLIT_COPY;
+            p->fallback(r, -rc);
             return;
         }
     }
-    part_start(r, 0, split);
+    split_part_start(r, 0, split);
 }
 
 void tdm_rndv_split_send_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts) {
@@ -287,17 +249,37 @@ void tdm_rndv_split_send_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts) {
     st->fin_out = 1;
     st->peer_part = cts->proto == TDM_PROTO_COOP;
     st->load_counted = c->split < c->total; /* the receiver counted us */
-    s->stage = TDM_SSTAGE_WAIT_FIN;
     if (c->split < c->total) {
         int rc = tdm_layout_remote(&st->remote, &c->buf, s->peer_world, c->pid);
         if (rc < 0) {
             st->cur = c->split;
             st->hi = c->total;
-            fallback(s, -rc);
+            s->stage = SPLIT_COPY;
+            tdm_protos[s->proto]->fallback(s, -rc);
             return;
         }
     }
-    part_start(s, c->split, c->total);
+    split_part_start(s, c->split, c->total);
+}
+
+const tdm_proto_push_fn tdm_rndv_split_push[] = {
+    [SPLIT_COPY] = NULL, /* the copy queue moves it, not the transmit queue */
+    [SPLIT_WAIT_FIN] = NULL,
+};
+
+void tdm_rndv_split_show(tdm_sfmt_t *f, tdm_req_t *req, int peer) {
+    tdm_rndv_t *st = tdm_rndv(req);
+    (void)peer;
+    if (!is_send(req))
+        tdm_sfmt_str(f, "matched a rendezvous, ");
+    tdm_sfmt_str(f, tdm_protos[req->proto]->name);
+    if (req->stage == SPLIT_COPY && st->hi > st->cur) {
+        tdm_sfmt_str(f, is_send(req) ? ", writing its part: " : ", reading its part: ");
+        tdm_p2p_dump_range(f, st->cur, st->hi);
+    } else if (req->stage == SPLIT_WAIT_FIN) {
+        tdm_sfmt_str(f, is_send(req) ? ", waiting for the receiver to finish its copy (FIN)"
+                                     : ", waiting for the sender to finish its copy (FIN)");
+    }
 }
 
 /* ---- an unexpected RTS of the adaptive eager range ---- */
@@ -310,9 +292,9 @@ static void pulled_by_data(tdm_req_t *r) {
 }
 
 /* The pull's read failed (err): the entry's buffer becomes the receive of an
- * RGET of the library's own whose read failed, so fallback() has the sender
- * stream the message into it as DATA cells; the message stays buffered, and
- * the send still completes before any receive is posted. */
+ * RGET of the library's own whose read failed, so RGET's fallback has the
+ * sender stream the message into it as DATA cells; the message stays
+ * buffered, and the send still completes before any receive is posted. */
 static void pull_by_data(int peer, int pid, uint32_t sreq, tdm_unexp_t *ue, int err) {
     tdm_req_t *r = tdm_req_alloc(TDM_REQ_RECV);
     if (!r) {
@@ -326,7 +308,8 @@ static void pull_by_data(int peer, int pid, uint32_t sreq, tdm_unexp_t *ue, int 
     r->peer = ue->src;
     r->peer_world = peer;
     r->remote_id = sreq;
-    r->stage = TDM_RSTAGE_RNDV;
+    r->proto = TDM_PROTO_RGET;
+    r->stage = SPLIT_COPY;
     r->on_complete = pulled_by_data;
     r->cb_arg = ue;
     r->user_freed = 1; /* nobody waits for it: released when the data is in */
@@ -336,7 +319,7 @@ static void pull_by_data(int peer, int pid, uint32_t sreq, tdm_unexp_t *ue, int 
     st->pid = pid;
     st->fin_out = 1; /* RGET: the sender waits for our FIN */
     ue->received = 0;
-    fallback(r, err);
+    tdm_proto_rget.fallback(r, err);
 }
 
 void tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t sreq,
@@ -358,7 +341,7 @@ void tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t s
     tdm_p2p_stats.bytes_read += ue->size;
     tdm_p2p_stats.adapt_pulled++;
     ue->received = ue->size;
-    send_fin(peer, sreq); /* the sender takes it as an RGET's FIN */
+    tdm_rndv_send_fin(peer, sreq); /* the sender takes it as an RGET's FIN */
 }
 
 /* ---- a receive matched an RTS: choose (select.c) and start the protocol ---- */
@@ -402,7 +385,6 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     int kind = tdm_p2p_select_adaptive(&in, p);
     if (kind >= 0 && tdm_p2p_adapt_rndv(r, kind, in.size))
         p = TDM_PROTO_PIPELINE;
-    r->stage = TDM_RSTAGE_RNDV;
     r->proto = (uint8_t)p;
     r->remote_id = rts->sreq;
     r->offset = 0;
@@ -414,9 +396,9 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     tdm_protos[p]->recv_start(r, rts);
 }
 
-/* ---- packets (registry.def) and the sender's RTS stage ---- */
+/* ---- the rendezvous start (sender) ---- */
 
-bool tdm_rndv_push_rts(tdm_req_t *s) {
+static bool push_rts(tdm_req_t *s) {
     tdm_pkt_rts_cma_t *h = tdm_shm_send_reserve(s->peer_world);
     if (!h)
         return false;
@@ -441,8 +423,56 @@ bool tdm_rndv_push_rts(tdm_req_t *s) {
     tdm_p2p.rndv_out[s->peer_world]++;
     s->out_counted = 1;
     s->hdr_done = 1;
-    s->stage = TDM_SSTAGE_WAIT_CTS;
+    s->stage = RNDV_S_WAIT_CTS;
     return true;
+}
+
+/* RGET's FIN: the receiver read the whole message; no CTS came. */
+static void rndv_on_fin(tdm_req_t *s) {
+    tdm_rndv_complete(s);
+}
+
+/* An RGET whose read failed asks for the rest: the sender streams it and
+ * waits for the reader's FIN, which it sends when it has the data. */
+static void rndv_on_pull(tdm_req_t *s, uint64_t off, uint64_t len) {
+    tdm_rndv_t *st = tdm_rndv(s);
+    s->proto = TDM_PROTO_RGET;
+    st->peer_part = 1;
+    hand_over(s, off, off + len, 0);
+}
+
+static void rndv_show(tdm_sfmt_t *f, tdm_req_t *s, int peer) {
+    if (s->stage == RNDV_S_RTS) {
+        tdm_sfmt_str(f, "rendezvous, RTS not written yet; the ring to the receiver is full");
+        return;
+    }
+    tdm_sfmt_str(f, "rendezvous, RTS sent; waiting for rank ");
+    tdm_sfmt_int(f, peer);
+    tdm_sfmt_str(f, " to post a matching receive (CTS)");
+}
+
+static const tdm_proto_push_fn rndv_push[] = {
+    [RNDV_S_RTS] = push_rts,
+    [RNDV_S_WAIT_CTS] = NULL,
+};
+
+const tdm_proto_t tdm_proto_rndv = {
+    .name = "rndv",
+    .desc = "a send above the eager limit: RTS with the sender's buffer, then the protocol "
+            "the receiver chooses at match (named in its CTS, or RGET's FIN)",
+    .push = rndv_push,
+    .show = rndv_show,
+    .on_fin = rndv_on_fin,
+    .on_pull = rndv_on_pull,
+};
+
+/* ---- packets (registry.def) ---- */
+
+/* A packet came for a request whose protocol has no handler for it. */
+static void no_handler(const char *what, int peer, const tdm_req_t *req) {
+    tdm_error(P2P, "%s from rank %d for a request of protocol %s, which takes none", what, peer,
+              tdm_proto_name((tdm_proto_id_t)req->proto));
+    abort();
 }
 
 void tdm_rndv_on_rts(int peer, const void *body) {
@@ -499,15 +529,31 @@ void tdm_rndv_on_cts(int peer, const void *body) {
 
 void tdm_rndv_on_data(int peer, const void *body) {
     const tdm_pkt_data_t *d = body;
-    data_in(tdm_p2p_req_of_packet(d->rreq, peer, "data"), d);
+    tdm_req_t *r = tdm_p2p_req_of_packet(d->rreq, peer, "data");
+    tdm_p2p_recv_copy(r, (size_t)d->offset, d + 1, d->frag);
+    if (!(d->flags & TDM_DATAF_PULLED))
+        return; /* the sender's own part, streamed after its copy failed: its FIN follows */
+    const tdm_proto_t *p = tdm_protos[r->proto];
+    if (TDM_UNLIKELY(!p->on_data))
+        no_handler("data", peer, r);
+    p->on_data(r, d->frag);
 }
 
 void tdm_rndv_on_fin(int peer, const void *body) {
     const tdm_pkt_fin_t *f = body;
-    fin_in(tdm_p2p_req_of_packet(f->req, peer, "fin"));
+    tdm_req_t *req = tdm_p2p_req_of_packet(f->req, peer, "fin");
+    const tdm_proto_t *p = tdm_protos[req->proto];
+    if (TDM_UNLIKELY(!p->on_fin))
+        no_handler("fin", peer, req);
+    p->on_fin(req);
 }
 
 void tdm_rndv_on_pull(int peer, const void *body) {
     const tdm_pkt_pull_t *pl = body;
-    pull_in(tdm_p2p_req_of_packet(pl->req, peer, "pull"), pl);
+    tdm_req_t *s = tdm_p2p_req_of_packet(pl->req, peer, "pull");
+    const tdm_proto_t *p = tdm_protos[s->proto];
+    if (TDM_UNLIKELY(!p->on_pull))
+        no_handler("pull", peer, s);
+    s->remote_id = pl->dst_req;
+    p->on_pull(s, pl->offset, pl->len);
 }

@@ -29,12 +29,20 @@
  * RTR_CANCEL; the sender withdraws the announcement (or has already used it,
  * and its RTR_FIN arrives first on the same ring) and answers; R is cancelled
  * if it is still unmatched when the answer arrives.
+ *
+ * Sender: WRITE --copied--> FIN --RTR_FIN written--> done
+ *         WRITE --copy failed (fallback)--> FIN --RTR_FIN written--> the pipeline
+ *               streams the rest (select.c's fallback; RTR_FIN says how much was written)
+ * Receiver: posted --RTR_FIN--> done, or the pipeline's DATA stage for the rest
  */
 #include "../p2p_impl.h"
+#include "../../base/sigfmt.h"
 #include "../../net/cma.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+enum { RTR_S_WRITE = 0, RTR_S_FIN };
 
 typedef struct rtr_entry {
     tdm_list_t link;
@@ -136,13 +144,13 @@ bool tdm_rtr_try_send(tdm_req_t *s) {
     if (tdm_layout_remote(&st->remote, &use->a.buf, peer, use->a.pid) < 0)
         return false;
     st->pid = use->a.pid;
-    st->rtr = 1;
     tdm_rndv_load_add(tdm_p2p.rank, 1); /* the sender owes the whole copy */
     st->load_counted = 1;
     st->cur = 0;
     st->hi = s->bytes;
     s->remote_id = use->a.rreq;
-    s->stage = TDM_SSTAGE_RTR;
+    s->proto = TDM_PROTO_RTR;
+    s->stage = RTR_S_WRITE;
     tdm_list_remove(&use->link);
     free(use);
     tdm_p2p_stats.rtr_used++;
@@ -152,25 +160,45 @@ bool tdm_rtr_try_send(tdm_req_t *s) {
     return true;
 }
 
-/* Transmit-queue stage: a chunk of the write per call, then RTR_FIN. */
-bool tdm_rtr_push(tdm_req_t *s) {
+/* A write failed: CMA goes off for the pair; RTR_FIN says how much was
+ * written and the pipeline moves the rest. */
+static void rtr_fallback(tdm_req_t *s, int err) {
+    tdm_rndv_copy_failed(s, err); /* the peer may have exited: the DATA then go nowhere */
+    s->stage = RTR_S_FIN;
+}
+
+/* WRITE: a chunk of the write per call (later sends wait behind us). */
+static bool rtr_push_write(tdm_req_t *s);
+/* FIN: RTR_FIN with the bytes written, then done or the pipeline for the rest. */
+static bool rtr_push_fin(tdm_req_t *s);
+
+static const tdm_proto_push_fn rtr_push[] = {
+    [RTR_S_WRITE] = rtr_push_write,
+    [RTR_S_FIN] = rtr_push_fin,
+};
+
+static bool rtr_push_write(tdm_req_t *s) {
     tdm_rndv_t *st = tdm_rndv(s);
-    if (st->cur < st->hi && !st->via_data) {
+    if (st->cur < st->hi) {
         int rc = tdm_rndv_copy_chunk(s, true);
         if (rc < 0) {
-            tdm_cma_disable(s->peer_world, st->pid, -rc);
-            tdm_p2p_stats.cma_fallbacks++;
-            st->via_data = 1; /* the rest goes as DATA after the RTR_FIN */
-        } else {
-            if (st->cur < st->hi)
-                return false; /* stay at the head: later sends wait behind us */
-            tdm_p2p_stats.copies++;
+            tdm_proto_rtr.fallback(s, -rc);
+            return rtr_push_fin(s);
         }
+        if (st->cur < st->hi)
+            return false; /* stay at the head: later sends wait behind us */
+        tdm_p2p_stats.copies++;
     }
-    if (st->load_counted) { /* the copy is over (done or failed over to DATA) */
+    if (st->load_counted) {
         tdm_rndv_load_add(tdm_p2p.rank, -1);
         st->load_counted = 0;
     }
+    s->stage = RTR_S_FIN;
+    return rtr_push_fin(s);
+}
+
+static bool rtr_push_fin(tdm_req_t *s) {
+    tdm_rndv_t *st = tdm_rndv(s);
     tdm_pkt_rtr_fin_t *f = tdm_shm_send_reserve(s->peer_world);
     if (!f)
         return false;
@@ -191,15 +219,11 @@ bool tdm_rtr_push(tdm_req_t *s) {
     tdm_p2p_tx_envelope(s->peer_world, s->ctx, s->tag);
     tdm_layout_clear(&st->remote);
     if (st->cur < st->hi) {
-        /* CMA failed midway: stream the rest into the matched receive */
-        st->part_done = 1;
-        st->stream_off = st->cur;
-        st->stream_end = st->hi;
-        st->stream_own = 0;
-        s->stage = TDM_SSTAGE_STREAM;
-        return tdm_rndv_stream_push(s);
+        /* CMA failed midway: the rest streams into the matched receive */
+        const tdm_proto_t *next = tdm_protos[tdm_p2p_select_fallback(TDM_PROTO_RTR)];
+        next->adopt(s, st->cur, st->hi, 0);
+        return next->push[s->stage](s);
     }
-    s->stage = TDM_SSTAGE_DONE;
     tdm_p2p_complete(s);
     return true;
 }
@@ -208,7 +232,7 @@ void tdm_rtr_on_fin(int peer, const void *body) {
     const tdm_pkt_rtr_fin_t *f = body;
     tdm_p2p.rx_count[peer]++; /* an envelope packet (RTR ordering rule) */
     tdm_req_t *r = tdm_req_lookup(f->rreq);
-    if (!r || r->kind != TDM_REQ_RECV || r->stage != TDM_RSTAGE_POSTED) {
+    if (!r || r->kind != TDM_REQ_RECV || r->proto != TDM_PROTO_NONE || r->done) {
         tdm_error(P2P, "rtr_fin from rank %d for receive %#x, which is not posted", peer, f->rreq);
         abort();
     }
@@ -216,19 +240,16 @@ void tdm_rtr_on_fin(int peer, const void *body) {
     tdm_p2p.rx[peer].rtr.used++;
     tdm_p2p_recv_set_envelope(r, f->env.src, f->env.tag, peer, f->env.size);
     tdm_rndv_t *st = tdm_rndv(r);
-    st->announced = 0;
+    memset(st, 0, sizeof(*st)); /* announced: 0 */
     st->total = f->env.size;
     r->remote_id = f->env.sreq;
     r->proto = TDM_PROTO_RTR;
-    r->stage = TDM_RSTAGE_RNDV;
     if (f->written < f->env.size) {
-        st->via_data = 1;
-        st->hi = f->env.size;
-        st->expect_data = f->env.size - f->written;
-        return; /* part_finished when the DATA cells are in */
+        /* the sender's write failed midway: the rest comes as DATA cells */
+        tdm_protos[tdm_p2p_select_fallback(TDM_PROTO_RTR)]->adopt(r, f->written, f->env.size, 0);
+        return;
     }
-    st->part_done = 1;
-    tdm_rndv_try_complete(r);
+    tdm_rndv_complete(r);
 }
 
 bool tdm_rtr_cancel(tdm_req_t *r) {
@@ -266,15 +287,28 @@ void tdm_rtr_on_cancel_ack(int peer, const void *body) {
     if (!r || r->kind != TDM_REQ_RECV)
         return; /* completed (and freed) by the message meanwhile */
     tdm_rndv(r)->announced = 0;
-    if (r->stage == TDM_RSTAGE_POSTED)
+    if (r->proto == TDM_PROTO_NONE && !r->done)
         tdm_p2p_recv_cancelled(r);
+}
+
+static void rtr_show(tdm_sfmt_t *f, tdm_req_t *s, int peer) {
+    tdm_rndv_t *st = tdm_rndv(s);
+    (void)peer;
+    if (s->stage == RTR_S_WRITE) {
+        tdm_sfmt_str(f, "rtr, writing into the receiver's announced buffer: ");
+        tdm_p2p_dump_range(f, st->cur, st->hi);
+    } else {
+        tdm_sfmt_str(f, "rtr, written; RTR_FIN not written yet: the ring to the receiver is full");
+    }
 }
 
 /* Never chosen at match time: an RTR send carries no RTS (see tdm_rtr_try_send). */
 const tdm_proto_t tdm_proto_rtr = {
     .name = "rndv/rtr/cma",
+    .desc = "a posted receive announces its buffer; a send that finds the announcement valid "
+            "writes into it with process_vm_writev, then RTR_FIN (no RTS/CTS)",
     .caps = TDM_CAP_CMA,
-    .split = NULL,
-    .recv_start = NULL,
-    .send_cts = NULL,
+    .push = rtr_push,
+    .show = rtr_show,
+    .fallback = rtr_fallback,
 };

@@ -3,10 +3,13 @@
  * Sends to this process itself: no ring. A posted receive that matches takes
  * the data at once (one copy, through a bounce buffer for non-contiguous
  * types); otherwise the message is kept as an unexpected eager one.
- * Send stages: (start) --> DONE, or for synchronous mode (start) --> WAIT_ACK
- * --matched by a receive (tdm_eager_ack_sync)--> DONE.
+ * Send: (start) --> done, or for synchronous mode (start) --> WAIT_MATCH
+ * --matched by a receive (tdm_eager_ack_sync)--> done.
  */
 #include "eager.h"
+#include "../../base/sigfmt.h"
+
+enum { SELF_S_WAIT_MATCH = 0 };
 
 tdm_rc_t tdm_self_send(tdm_req_t *s) {
     tdm_req_t *r = tdm_p2p_match_posted(s->ctx, s->self_rank, s->tag);
@@ -24,9 +27,7 @@ tdm_rc_t tdm_self_send(tdm_req_t *s) {
                 tdm_dtype_unpack(r->buf, r->count, r->dt, off, bounce, len);
             }
         }
-        r->stage = TDM_RSTAGE_DONE;
         tdm_p2p_complete(r);
-        s->stage = TDM_SSTAGE_DONE;
         tdm_p2p_complete(s);
         return TDM_OK;
     }
@@ -42,11 +43,33 @@ tdm_rc_t tdm_self_send(tdm_req_t *s) {
     tdm_dtype_pack(s->buf, s->count, s->dt, 0, ue->data, s->bytes);
     tdm_p2p_unexp_push(ue);
     if ((s->mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC) {
-        ue->self_sreq = s; /* completes when a receive matches */
-        s->stage = TDM_SSTAGE_WAIT_ACK;
+        ue->self_sreq = s;         /* completes when a receive matches */
+        s->proto = TDM_PROTO_SELF; /* only a send that waits needs it named (the dump) */
+        s->stage = SELF_S_WAIT_MATCH;
     } else {
-        s->stage = TDM_SSTAGE_DONE;
         tdm_p2p_complete(s);
     }
     return TDM_OK;
 }
+
+void tdm_self_matched(tdm_req_t *s) {
+    s->acked = 1;
+    tdm_p2p_complete(s);
+}
+
+static void self_show(tdm_sfmt_t *f, tdm_req_t *s, int peer) {
+    tdm_sfmt_str(f, "synchronous, data sent; waiting for rank ");
+    tdm_sfmt_int(f, peer);
+    tdm_sfmt_str(f, " to match it (ACK)");
+}
+
+static const tdm_proto_push_fn self_push[] = {[SELF_S_WAIT_MATCH] = NULL};
+
+/* Nothing to write and nothing that can fail midway: no fallback. */
+const tdm_proto_t tdm_proto_self = {
+    .name = "self",
+    .desc = "a send to this process: copied into the matching posted receive at once, or kept "
+            "as an unexpected eager message (no ring)",
+    .push = self_push,
+    .show = self_show,
+};
