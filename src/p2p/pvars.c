@@ -44,11 +44,10 @@ static unsigned long long pv(int id) {
 
 void tdm_p2p_stats_print(void) {
     static const int proto_pv[TDM_PROTO_COUNT] = {
-        [TDM_PROTO_PIPELINE] = TDM_P2P_PV_rndv_pipeline_msgs,
-        [TDM_PROTO_RGET] = TDM_P2P_PV_rndv_rget_msgs,
-        [TDM_PROTO_RPUT] = TDM_P2P_PV_rndv_rput_msgs,
-        [TDM_PROTO_COOP] = TDM_P2P_PV_rndv_coop_msgs,
-        [TDM_PROTO_RTR] = TDM_P2P_PV_rndv_rtr_msgs,
+#define TDM_PROTO(_id, _wire, _sym, _word, _what)                                                  \
+    [TDM_PROTO_##_id] = TDM_P2P_PV_rndv_##_word##_msgs,
+#include "proto/registry.def"
+#undef TDM_PROTO
     };
     char line[640];
     int off = snprintf(line, sizeof(line),
