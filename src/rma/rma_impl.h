@@ -24,7 +24,8 @@ typedef struct tdm_rma_shared {
     uint32_t slot_stride; /* bytes between slots (a multiple of a cache line) */
     uint64_t slots_off;   /* where slot 0 is */
     uint64_t data_off;    /* allocate / shared: where the members' memory starts */
-    unsigned char pad0[TDM_CACHELINE - 32];
+    uint32_t lockq_off;   /* in a slot: its lock queue (nranks words), then its grants */
+    unsigned char pad0[TDM_CACHELINE - 36];
     /* the fence barrier: arrivals of this generation, and the generation */
     _Atomic uint32_t bar_count;
     _Atomic uint32_t bar_gen;
@@ -45,12 +46,12 @@ struct tdm_rma_slot {
     int32_t world; /* its rank in MPI_COMM_WORLD (doorbells) */
     unsigned char pad0[TDM_CACHELINE - 32];
     /* passive target */
-    _Atomic uint32_t lock;  /* TDM_RMA_LOCK_X, or shared holders */
-    _Atomic uint32_t xwait; /* exclusive requests waiting: new shared ones wait behind them */
-    _Atomic uint32_t nwait; /* processes waiting for this lock or the accumulate lock */
-    _Atomic uint32_t acc;   /* the accumulate lock, for what the CPU cannot do atomically */
-    _Atomic int32_t owner;  /* window rank holding the lock exclusively, -1 */
-    unsigned char pad1[TDM_CACHELINE - 20];
+    _Atomic uint32_t lock;   /* TDM_RMA_LOCK_X, or shared holders */
+    _Atomic uint32_t qmutex; /* guards lock changes, qhead, qtail and the queue (sync.c) */
+    uint32_t qhead, qtail;   /* the lock's FIFO of waiting requests, a ring of nranks words */
+    _Atomic uint32_t acc;    /* the accumulate lock, for what the CPU cannot do atomically */
+    _Atomic int32_t owner;   /* window rank holding the lock exclusively, -1 */
+    unsigned char pad1[TDM_CACHELINE - 24];
     /* PSCW: posts naming this member as an origin, completes naming it as a target */
     _Atomic uint32_t posts;
     _Atomic uint32_t completes;
@@ -78,11 +79,10 @@ typedef struct tdm_rma_op {
 typedef struct tdm_rma_target {
     tdm_list_t link;
     int rank;
-    uint8_t type;     /* TDM_RMA_LOCK_*, 0: none yet */
-    uint8_t granted;  /* the lock is held */
-    uint8_t xwaiting; /* counted in the slot's xwait */
-    uint8_t all;      /* part of MPI_Win_lock_all */
-    uint8_t nocheck;  /* MPI_MODE_NOCHECK: no lock taken */
+    uint8_t type;    /* TDM_RMA_LOCK_*, 0: none yet */
+    uint8_t granted; /* the lock is held */
+    uint8_t all;     /* part of MPI_Win_lock_all */
+    uint8_t nocheck; /* MPI_MODE_NOCHECK: no lock taken */
 } tdm_rma_target_t;
 
 /* ---- state shared by the files ---- */
@@ -100,7 +100,7 @@ void tdm_rma_pool_fini(void);
 extern tdm_list_t tdm_rma_win_list;
 
 /* waiting (sync.c) */
-void tdm_rma_poke(int world);
+bool tdm_rma_poke(int world);
 void tdm_rma_poke_all(tdm_win_t *w);
 void tdm_rma_wait_for(bool (*cond)(void *), void *arg);
 /* the accumulate lock of a target (never waits in progress: holders do not either) */

@@ -6,13 +6,15 @@
  * Everything a synchronization needs is in the window's shared object, so no
  * synchronization waits for another process to make an MPI call:
  * - a lock is a word in the target's slot (exclusive bit, or a count of shared
- *   holders): MPI_Win_lock asks at once with one atomic (no piggy-backing on the
- *   first operation) and returns; the grant is checked when an operation needs it.
- *   An exclusive request that finds the lock taken registers in the slot's `xwait`,
- *   and new shared requests wait behind it, so writers are not starved. A process
- *   waiting for a lock counts itself in `nwait` and blocks on its doorbell; whoever
- *   releases the lock rings the doorbells of the sleeping members when `nwait` is not
- *   zero. The target itself does nothing: it may compute outside MPI.
+ *   holders) and a FIFO of waiting requests beside it (seed 003 §3.4: queued locks
+ *   at the target), a ring of one word per member, since a member waits for one lock
+ *   of a target at a time. MPI_Win_lock asks at once (no piggy-backing on the first
+ *   operation) and returns: the lock is taken, or the request queued. A release hands
+ *   the lock over: it grants the head of the queue (one exclusive request, or the run
+ *   of shared ones), sets their grant bytes and rings only their doorbells. A waiter
+ *   looks at its grant byte and blocks on its doorbell: it never retries the lock.
+ *   New requests queue behind waiting ones, so writers are not starved. The target
+ *   itself does nothing: it may compute outside MPI.
  * - PSCW: MPI_Win_post adds one to each origin's `posts`, MPI_Win_complete one to
  *   each target's `completes`; start and wait count them.
  * - Fence: a barrier on the object's header. A fence that opens an epoch with
@@ -27,9 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tdm_rma_poke(int world) {
-    if (atomic_load_explicit(&tdm_shm.procs[world].sleeping, memory_order_seq_cst))
-        tdm_shm_wake(world);
+bool tdm_rma_poke(int world) {
+    if (!atomic_load_explicit(&tdm_shm.procs[world].sleeping, memory_order_seq_cst))
+        return false;
+    tdm_shm_wake(world);
+    return true;
 }
 
 void tdm_rma_poke_all(tdm_win_t *w) {
@@ -75,53 +79,96 @@ void tdm_rma_barrier(tdm_win_t *w) {
 
 /* ---- locks ---- */
 
-static bool lock_try(tdm_win_t *w, tdm_rma_target_t *t) {
-    tdm_rma_slot_t *s = tdm_rma_slot(w, t->rank);
-    if (t->type == TDM_RMA_LOCK_EXCLUSIVE) {
+/* The queue's guard: held for a few loads and stores by a process that waits for
+ * nothing meanwhile, so a contender spins, then yields. */
+static void q_lock(tdm_rma_slot_t *s) {
+    for (unsigned k = 0;; k++) {
         uint32_t z = 0;
-        if (!atomic_compare_exchange_strong_explicit(&s->lock, &z, TDM_RMA_LOCK_X,
-                                                     memory_order_acquire, memory_order_relaxed))
-            return false;
-        atomic_store_explicit(&s->owner, w->rank, memory_order_relaxed);
-        if (t->xwaiting) {
-            atomic_fetch_sub_explicit(&s->xwait, 1, memory_order_relaxed);
-            t->xwaiting = 0;
-        }
-        return true;
-    }
-    uint32_t v = atomic_load_explicit(&s->lock, memory_order_relaxed);
-    while (!(v & TDM_RMA_LOCK_X) && !atomic_load_explicit(&s->xwait, memory_order_relaxed)) {
-        if (atomic_compare_exchange_weak_explicit(&s->lock, &v, v + 1, memory_order_acquire,
+        if (atomic_load_explicit(&s->qmutex, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_weak_explicit(&s->qmutex, &z, 1, memory_order_acquire,
                                                   memory_order_relaxed))
-            return true;
+            return;
+        if (k >= 64)
+            sched_yield();
     }
-    return false;
 }
 
-/* Ask for t's lock: granted now, or registered so that it comes next. */
+static void q_unlock(tdm_rma_slot_t *s) {
+    atomic_store_explicit(&s->qmutex, 0, memory_order_release);
+}
+
+/* A queued request: the origin's window rank and the lock type. */
+static uint32_t *q_ring(const tdm_win_t *w, tdm_rma_slot_t *s) {
+    return (uint32_t *)(void *)((unsigned char *)s + w->sh->lockq_off);
+}
+
+/* grant[origin]: set by the releaser that hands the lock to origin, cleared by it. */
+static _Atomic uint8_t *q_grants(const tdm_win_t *w, tdm_rma_slot_t *s) {
+    return (_Atomic uint8_t *)(void *)(q_ring(w, s) + w->size);
+}
+
+/* Ask for t's lock: taken now when nobody holds it incompatibly and nobody waits
+ * before us (a shared request queues behind a waiting exclusive one: no writer
+ * starves), else queued at the tail; the releaser hands it over (lock_release). */
 static void lock_request(tdm_win_t *w, tdm_rma_target_t *t) {
-    if (t->nocheck || lock_try(w, t)) {
+    if (t->nocheck) {
         t->granted = 1;
         return;
     }
-    if (t->type == TDM_RMA_LOCK_EXCLUSIVE && !t->xwaiting) {
-        atomic_fetch_add_explicit(&tdm_rma_slot(w, t->rank)->xwait, 1, memory_order_relaxed);
-        t->xwaiting = 1;
+    tdm_rma_slot_t *s = tdm_rma_slot(w, t->rank);
+    bool excl = t->type == TDM_RMA_LOCK_EXCLUSIVE;
+    q_lock(s);
+    uint32_t v = atomic_load_explicit(&s->lock, memory_order_relaxed);
+    bool now = s->qhead == s->qtail && (excl ? v == 0 : !(v & TDM_RMA_LOCK_X));
+    if (now) {
+        atomic_store_explicit(&s->lock, excl ? TDM_RMA_LOCK_X : v + 1, memory_order_relaxed);
+        if (excl)
+            atomic_store_explicit(&s->owner, w->rank, memory_order_relaxed);
+    } else {
+        q_ring(w, s)[s->qtail % (uint32_t)w->size] = (uint32_t)w->rank << 2 | t->type;
+        s->qtail++;
     }
+    q_unlock(s);
+    t->granted = now;
+}
+
+/* Grant the queued request e (under the guard) and ring the doorbell of its origin
+ * only: nobody else is woken. */
+static void lock_hand(tdm_win_t *w, tdm_rma_slot_t *s, uint32_t e) {
+    int origin = (int)(e >> 2);
+    atomic_store_explicit(&q_grants(w, s)[origin], 1, memory_order_seq_cst);
+    tdm_rma_lock_handoffs++;
+    if (origin != w->rank && tdm_rma_poke(tdm_rma_slot(w, origin)->world))
+        tdm_rma_lock_wakeups++;
 }
 
 static void lock_release(tdm_win_t *w, int rank, int type) {
     tdm_rma_slot_t *s = tdm_rma_slot(w, rank);
-    uint32_t left;
-    if (type == TDM_RMA_LOCK_EXCLUSIVE) {
+    uint32_t n = (uint32_t)w->size, *ring = q_ring(w, s);
+    q_lock(s);
+    uint32_t v = type == TDM_RMA_LOCK_EXCLUSIVE
+                     ? 0
+                     : atomic_load_explicit(&s->lock, memory_order_relaxed) - 1;
+    if (type == TDM_RMA_LOCK_EXCLUSIVE)
         atomic_store_explicit(&s->owner, -1, memory_order_relaxed);
-        atomic_store_explicit(&s->lock, 0, memory_order_seq_cst);
-        left = 0;
-    } else {
-        left = atomic_fetch_sub_explicit(&s->lock, 1, memory_order_seq_cst) - 1;
+    /* the next waiter: one exclusive request, or the run of shared ones at the head */
+    if (v == 0 && s->qhead != s->qtail) {
+        uint32_t e = ring[s->qhead % n];
+        if ((e & 3) == TDM_RMA_LOCK_EXCLUSIVE) {
+            s->qhead++;
+            v = TDM_RMA_LOCK_X;
+            atomic_store_explicit(&s->owner, (int32_t)(e >> 2), memory_order_relaxed);
+            lock_hand(w, s, e);
+        } else {
+            while (s->qhead != s->qtail && (ring[s->qhead % n] & 3) == TDM_RMA_LOCK_SHARED) {
+                lock_hand(w, s, ring[s->qhead % n]);
+                s->qhead++;
+                v++;
+            }
+        }
     }
-    if (left == 0 && atomic_load_explicit(&s->nwait, memory_order_seq_cst))
-        tdm_rma_poke_all(w);
+    atomic_store_explicit(&s->lock, v, memory_order_release);
+    q_unlock(s);
 }
 
 typedef struct {
@@ -129,10 +176,16 @@ typedef struct {
     tdm_rma_target_t *t;
 } lock_wait_t;
 
+/* A queued request is granted when its grant byte is set: one load, no retry. */
 static bool lock_granted(void *arg) {
     lock_wait_t *l = arg;
-    if (!l->t->granted && lock_try(l->w, l->t))
-        l->t->granted = 1;
+    if (!l->t->granted) {
+        _Atomic uint8_t *g = &q_grants(l->w, tdm_rma_slot(l->w, l->t->rank))[l->w->rank];
+        if (atomic_load_explicit(g, memory_order_acquire)) {
+            atomic_store_explicit(g, 0, memory_order_relaxed);
+            l->t->granted = 1;
+        }
+    }
     return l->t->granted;
 }
 
@@ -141,10 +194,7 @@ static void lock_wait(tdm_win_t *w, tdm_rma_target_t *t) {
     if (lock_granted(&l))
         return;
     tdm_rma_lock_waits++;
-    tdm_rma_slot_t *s = tdm_rma_slot(w, t->rank);
-    atomic_fetch_add_explicit(&s->nwait, 1, memory_order_seq_cst);
     tdm_p2p_wait_until(lock_granted, &l);
-    atomic_fetch_sub_explicit(&s->nwait, 1, memory_order_relaxed);
 }
 
 /* The accumulate lock: held for the few copies of one operation, by a process that
@@ -393,7 +443,8 @@ tdm_rma_rc_t tdm_rma_lock_all(tdm_win_t *w, int assert) {
     /* every request now; only the ones not granted keep an object */
     for (int r = 0; r < w->size; r++) {
         tdm_rma_target_t probe = {.rank = r, .type = TDM_RMA_LOCK_SHARED};
-        if (lock_try(w, &probe))
+        lock_request(w, &probe);
+        if (probe.granted)
             continue;
         tdm_rma_target_t *t = tdm_rma_target_new(w, r);
         if (!t) {

@@ -34,8 +34,15 @@ typedef struct member {
     int64_t unit;
 } member_t;
 
-static size_t slot_stride(void) {
-    size_t s = sizeof(tdm_rma_slot_t) + (size_t)TDM_PARAM_I(RMA_ATTACH_MAX) * 16;
+/* Where a slot's lock queue starts: after its attached regions. */
+static size_t lockq_off(void) {
+    return sizeof(tdm_rma_slot_t) + (size_t)TDM_PARAM_I(RMA_ATTACH_MAX) * 16;
+}
+
+/* The lock queue holds a word per member (a member waits for one lock of a target at
+ * a time), and a grant byte per member follows it. */
+static size_t slot_stride(int n) {
+    size_t s = lockq_off() + (size_t)n * (sizeof(uint32_t) + 1);
     return TDM_ALIGN_UP(s, TDM_CACHELINE);
 }
 
@@ -104,7 +111,7 @@ tdm_rma_rc_t tdm_rma_win_create(tdm_win_flavor_t flavor, void *base, size_t byte
         free(w);
         return tdm_rma_fail(TDM_RMA_ENOMEM, "window creation: the exchange of sizes failed");
     }
-    size_t stride = slot_stride();
+    size_t stride = slot_stride(n);
     size_t slots_off = sizeof(tdm_rma_shared_t);
     size_t data_off = TDM_ALIGN_UP(slots_off + (size_t)n * stride, 4096);
     size_t total = data_off;
@@ -144,6 +151,7 @@ tdm_rma_rc_t tdm_rma_win_create(tdm_win_flavor_t flavor, void *base, size_t byte
                 sh->slot_stride = (uint32_t)stride;
                 sh->slots_off = slots_off;
                 sh->data_off = data_off;
+                sh->lockq_off = (uint32_t)lockq_off();
                 where.pid = (int32_t)getpid();
                 where.fd = fd;
             } else {
