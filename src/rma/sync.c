@@ -351,6 +351,26 @@ static tdm_rma_rc_t leave_idle_fence(tdm_win_t *w, const char *what) {
     return TDM_RMA_OK;
 }
 
+/* Errors of epoch order are ESYNC (a call out of sequence: MPICH and Open MPI say so too).
+ * ECONFLICT is kept for a second claim on memory this process holds already: a lock
+ * of a target it has an access epoch to (locked, lock_all, or in its Start group),
+ * a Start naming a target it has locked, and its own window locked and exposed at
+ * once (MPI-4.1 12.5.3 calls that erroneous); Open MPI's osc pt2pt answers a repeated
+ * lock so. */
+static bool locked_by_me(tdm_win_t *w, int rank) {
+    return w->epoch == TDM_EPOCH_LOCK_ALL ||
+           (w->epoch == TDM_EPOCH_LOCK && tdm_rma_target_find(w, rank) != NULL);
+}
+
+static bool in_start_group(const tdm_win_t *w, int rank) {
+    if (w->epoch != TDM_EPOCH_START)
+        return false;
+    for (int i = 0; i < w->start_n; i++)
+        if (w->start_ranks[i] == rank)
+            return true;
+    return false;
+}
+
 tdm_rma_rc_t tdm_rma_fence(tdm_win_t *w, int assert) {
     if (w->epoch != TDM_EPOCH_NONE && w->epoch != TDM_EPOCH_FENCE)
         return tdm_rma_fail(TDM_RMA_ESYNC, "a %s epoch is open",
@@ -383,13 +403,22 @@ tdm_rma_rc_t tdm_rma_lock(tdm_win_t *w, int type, int rank, int assert) {
     tdm_rma_rc_t rc = leave_idle_fence(w, "MPI_Win_lock");
     if (rc != TDM_RMA_OK)
         return rc;
+    if (locked_by_me(w, rank))
+        return tdm_rma_fail(TDM_RMA_ECONFLICT, "rank %d is locked already by this process (%s)",
+                            rank,
+                            w->epoch == TDM_EPOCH_LOCK_ALL ? "MPI_Win_lock_all" : "MPI_Win_lock");
+    if (in_start_group(w, rank))
+        return tdm_rma_fail(TDM_RMA_ECONFLICT,
+                            "rank %d is in the group of this process's open MPI_Win_start epoch",
+                            rank);
+    if (rank == w->rank && w->exposed)
+        return tdm_rma_fail(TDM_RMA_ECONFLICT,
+                            "rank %d is this process, whose window is exposed (MPI_Win_post "
+                            "without MPI_Win_wait): it may not be locked as well",
+                            rank);
     if (w->epoch != TDM_EPOCH_NONE && w->epoch != TDM_EPOCH_LOCK)
         return tdm_rma_fail(TDM_RMA_ESYNC, "a %s epoch is open",
-                            w->epoch == TDM_EPOCH_START      ? "PSCW access (MPI_Win_start)"
-                            : w->epoch == TDM_EPOCH_LOCK_ALL ? "lock_all"
-                                                             : "fence");
-    if (tdm_rma_target_find(w, rank))
-        return tdm_rma_fail(TDM_RMA_ESYNC, "rank %d is locked already in this window", rank);
+                            w->epoch == TDM_EPOCH_START ? "PSCW access (MPI_Win_start)" : "fence");
     tdm_rma_target_t *t = tdm_rma_target_new(w, rank);
     if (!t)
         return tdm_rma_fail(TDM_RMA_ENOMEM, "out of memory for a target object");
@@ -430,11 +459,21 @@ tdm_rma_rc_t tdm_rma_lock_all(tdm_win_t *w, int assert) {
     tdm_rma_rc_t rc = leave_idle_fence(w, "MPI_Win_lock_all");
     if (rc != TDM_RMA_OK)
         return rc;
+    if (tdm_rma_passive(w))
+        return tdm_rma_fail(TDM_RMA_ECONFLICT, "this process holds %s on this window already",
+                            w->epoch == TDM_EPOCH_LOCK ? "a lock (MPI_Win_lock)"
+                                                       : "every lock (MPI_Win_lock_all)");
+    if (w->epoch == TDM_EPOCH_START && w->start_n > 0)
+        return tdm_rma_fail(TDM_RMA_ECONFLICT,
+                            "an MPI_Win_start epoch to %d rank(s) is open: they would be locked "
+                            "as well",
+                            w->start_n);
+    if (w->exposed)
+        return tdm_rma_fail(TDM_RMA_ECONFLICT,
+                            "this process's window is exposed (MPI_Win_post without "
+                            "MPI_Win_wait): it may not be locked as well");
     if (w->epoch != TDM_EPOCH_NONE)
-        return tdm_rma_fail(TDM_RMA_ESYNC, "a %s epoch is open",
-                            w->epoch == TDM_EPOCH_START  ? "PSCW access (MPI_Win_start)"
-                            : w->epoch == TDM_EPOCH_LOCK ? "lock"
-                                                         : "lock_all");
+        return tdm_rma_fail(TDM_RMA_ESYNC, "an empty PSCW access epoch (MPI_Win_start) is open");
     w->epoch = TDM_EPOCH_LOCK_ALL;
     epoch_open(w);
     w->lock_all_nocheck = (assert &TDM_RMA_MODE_NOCHECK) != 0;
@@ -505,8 +544,12 @@ tdm_rma_rc_t tdm_rma_post_group(tdm_win_t *w, const int *ranks, int n, int asser
     tdm_rma_rc_t rc = leave_idle_fence(w, "MPI_Win_post");
     if (rc != TDM_RMA_OK)
         return rc;
-    if (w->epoch == TDM_EPOCH_LOCK || w->epoch == TDM_EPOCH_LOCK_ALL)
-        return tdm_rma_fail(TDM_RMA_ESYNC, "a passive target epoch is open");
+    /* locks of other targets may stay: an access epoch and an exposure epoch overlap */
+    if (locked_by_me(w, w->rank))
+        return tdm_rma_fail(TDM_RMA_ECONFLICT,
+                            "this process holds a lock on its own window (%s): it may not be "
+                            "exposed as well",
+                            w->epoch == TDM_EPOCH_LOCK_ALL ? "MPI_Win_lock_all" : "MPI_Win_lock");
     /* local stores before the post are seen by the origins' accesses after start */
     atomic_thread_fence(memory_order_seq_cst);
     w->post_n = n;
@@ -526,6 +569,11 @@ tdm_rma_rc_t tdm_rma_start(tdm_win_t *w, const int *ranks, int n, int assert) {
     tdm_rma_rc_t rc = leave_idle_fence(w, "MPI_Win_start");
     if (rc != TDM_RMA_OK)
         return rc;
+    for (int i = 0; i < n && tdm_rma_passive(w); i++)
+        if (locked_by_me(w, ranks[i]))
+            return tdm_rma_fail(
+                TDM_RMA_ECONFLICT, "rank %d of the group is locked by this process (%s)", ranks[i],
+                w->epoch == TDM_EPOCH_LOCK_ALL ? "MPI_Win_lock_all" : "MPI_Win_lock");
     if (w->epoch != TDM_EPOCH_NONE)
         return tdm_rma_fail(TDM_RMA_ESYNC, "an access epoch is open already");
     int *copy = n ? malloc((size_t)n * sizeof(int)) : NULL;

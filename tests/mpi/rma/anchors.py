@@ -41,12 +41,17 @@ KNOWN = [
     ("mpich", r"^errors \d+ args$", "MPI_ERR_ARG for bad asserts and lock types"),
     ("mpich", r"^errors \d+ attach$",
      "overlapping attach and detach of unattached memory not detected"),
+    ("mpich", r"^errors \d+ conflict$",
+     "MPI_ERR_RMA_SYNC for every conflict; takes a Post in a Lock_all epoch, a Lock of its "
+     "own exposed window and a Lock beside a Start, then hangs"),
     ("mpich", r"^attrs 3$", "MPI_WIN_BASE of Win_allocate is off by 8 bytes on rank 2"),
     ("openmpi", r"^ops \d+ (allocate|shared|shared_noncontig) pscw_nocheck",
      "osc sm hangs with MPI_MODE_NOCHECK on Post and Start"),
     ("openmpi", r"^attrs ", "new Win_create/dynamic windows are named 'pt2pt window N'"),
     ("openmpi", r"^epoch10m \d+ (create|dynamic)", "osc pt2pt: 630 MiB peak RSS"),
-    ("openmpi", r"^errors \d+( (sync|range|type|op|args|attach))?$", "many classes not detected"),
+    ("openmpi", r"^errors \d+( (sync|conflict|range|type|op|args|attach))?$",
+     "many classes not detected (conflict: only a second Lock of one target is "
+     "MPI_ERR_RMA_CONFLICT, as on Tandem; the rest MPI_ERR_RMA_SYNC or taken)"),
     ("openmpi", r"^ops \d+ (create|dynamic) \S+ (1024|4096|65536)$",
      "osc pt2pt: derived get_accumulates of 8 KiB and more use a wrong target layout, "
      "and corrupt the heap"),

@@ -80,7 +80,8 @@ int main(int argc, char **argv) {
     MPI_Win_fence(0, win);
     EXPECT(MPI_Rput(v, 1, MPI_INT, right, 0, 1, MPI_INT, win, &req), MPI_ERR_RMA_SYNC, "MPI_Rput");
     EXPECT(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win), MPI_SUCCESS, "MPI_Win_lock");
-    EXPECT(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win), MPI_ERR_RMA_SYNC, "MPI_Win_lock");
+    /* MPI_ERR_RMA_CONFLICT: a second lock of a target this process has locked */
+    EXPECT(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win), MPI_ERR_RMA_CONFLICT, "MPI_Win_lock");
     EXPECT(MPI_Win_fence(0, win), MPI_ERR_RMA_SYNC, "MPI_Win_fence");
     EXPECT(MPI_Win_free(&win), MPI_ERR_RMA_SYNC, "MPI_Win_free");
 
