@@ -37,37 +37,31 @@ static void req_comm_release(void *c) {
     tdm_comm_release(c);
 }
 
+/* A communicator that lives as long as the library: never freed, handle and context fixed. */
+static void builtin_init(tdm_comm_t *c, int handle, uint32_t ctx, int rank, int size,
+                         tdm_rankmap_t map, int errhandler, const char *name) {
+    *c = (tdm_comm_t){.handle = handle,
+                      .refs = 1,
+                      .ctx = ctx,
+                      .rank = rank,
+                      .size = size,
+                      .map = map,
+                      .errhandler = errhandler,
+                      .builtin = 1};
+    strcpy(c->name, name);
+}
+
 int tdm_comm_init(int world_rank, int world_size) {
     tdm_req_set_comm_hooks(req_comm_retain, req_comm_release);
     my_world_rank = world_rank;
     attrs_finalized = false;
-    world_obj = (tdm_comm_t){.handle = TDM_MPI_COMM_WORLD,
-                             .refs = 1,
-                             .ctx = 0,
-                             .rank = world_rank,
-                             .size = world_size,
-                             .map = tdm_rankmap_affine(world_size, 0, 1),
-                             .errhandler = TDM_MPI_ERRORS_ARE_FATAL,
-                             .builtin = 1};
-    strcpy(world_obj.name, "MPI_COMM_WORLD");
-    self_obj = (tdm_comm_t){.handle = TDM_MPI_COMM_SELF,
-                            .refs = 1,
-                            .ctx = 2,
-                            .rank = 0,
-                            .size = 1,
-                            .map = tdm_rankmap_affine(1, world_rank, 1),
-                            .errhandler = TDM_MPI_ERRORS_ARE_FATAL,
-                            .builtin = 1};
-    strcpy(self_obj.name, "MPI_COMM_SELF");
-    boot_obj = (tdm_comm_t){.handle = TDM_MPI_COMM_NULL,
-                            .refs = 1,
-                            .ctx = 4,
-                            .rank = world_rank,
-                            .size = world_size,
-                            .map = tdm_rankmap_affine(world_size, 0, 1),
-                            .errhandler = TDM_MPI_ERRORS_RETURN,
-                            .builtin = 1};
-    strcpy(boot_obj.name, "(creation of communicators from groups)");
+    builtin_init(&world_obj, TDM_MPI_COMM_WORLD, 0, world_rank, world_size,
+                 tdm_rankmap_affine(world_size, 0, 1), TDM_MPI_ERRORS_ARE_FATAL, "MPI_COMM_WORLD");
+    builtin_init(&self_obj, TDM_MPI_COMM_SELF, 2, 0, 1, tdm_rankmap_affine(1, world_rank, 1),
+                 TDM_MPI_ERRORS_ARE_FATAL, "MPI_COMM_SELF");
+    builtin_init(&boot_obj, TDM_MPI_COMM_NULL, 4, world_rank, world_size,
+                 tdm_rankmap_affine(world_size, 0, 1), TDM_MPI_ERRORS_RETURN,
+                 "(creation of communicators from groups)");
     tdm_comm_world = &world_obj;
     tdm_comm_self = &self_obj;
     tdm_comm_boot = &boot_obj;
@@ -237,12 +231,7 @@ tdm_comm_t *tdm_comm_new(tdm_comm_t *parent, tdm_rankmap_t map, int rank, uint32
 
 /* All of parent, exchanging with the given tags. */
 static tdm_comm_peers_t all_of(tdm_comm_t *parent, int tag_up, int tag_down) {
-    return (tdm_comm_peers_t){.parent = parent,
-                              .prank = NULL,
-                              .n = parent->size,
-                              .me = parent->rank,
-                              .tag_up = tag_up,
-                              .tag_down = tag_down};
+    return tdm_comm_peers(parent, NULL, parent->size, parent->rank, tag_up, tag_down);
 }
 
 /* All of parent as the participants of its next context id agreement. */
@@ -481,8 +470,7 @@ int tdm_comm_create_group(tdm_comm_t *parent, const tdm_group_t *g, int tag, tdm
         }
     }
     int t = TDM_COMM_TAG_GROUP_BASE + (tag & TDM_COMM_TAG_GROUP_MASK);
-    tdm_comm_peers_t p = {
-        .parent = parent, .prank = prank, .n = n, .me = g->rank, .tag_up = t, .tag_down = t};
+    tdm_comm_peers_t p = tdm_comm_peers(parent, prank, n, g->rank, t, t);
     uint32_t ctx;
     int err = tdm_comm_ctxid_agree(&p, &ctx);
     free(prank);

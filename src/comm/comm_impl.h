@@ -13,6 +13,13 @@
 int tdm_comm_peer_send(const tdm_comm_peers_t *p, int i, const void *buf, size_t len, int tag);
 int tdm_comm_peer_recv(const tdm_comm_peers_t *p, int i, void *buf, size_t len, int tag);
 
+/* The participants of an internal collective (fields as tdm_comm_peers_t's). */
+static inline tdm_comm_peers_t tdm_comm_peers(tdm_comm_t *parent, const int *prank, int n, int me,
+                                              int tag_up, int tag_down) {
+    return (tdm_comm_peers_t){
+        .parent = parent, .prank = prank, .n = n, .me = me, .tag_up = tag_up, .tag_down = tag_down};
+}
+
 /* A new communicator (registered handle, errhandler copied from parent) over
  * `map` (taken over) with context ctx; NULL if out of memory (logged; the map
  * and the id are released then). */
@@ -53,6 +60,9 @@ uint64_t tdm_comm_node_color(void);
 void tdm_comm_stringtag_copy(char dst[TDM_COMM_STRINGTAG_BYTES], const char *stringtag);
 /* The tag of the messages of creations under `stringtag` on the boot communicator. */
 int tdm_comm_from_group_tag(const char *stringtag);
+/* Group g's members as boot communicator (world) ranks, from its rank `first` on and
+ * wrapping round, so that rank `first` is participant 0; NULL if out of memory (logged). */
+int *tdm_comm_group_boot_ranks(const tdm_group_t *g, int first);
 /* FNV-1a of a map's size and world ranks in order. */
 uint64_t tdm_comm_rankmap_digest(const tdm_rankmap_t *m);
 

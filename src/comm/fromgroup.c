@@ -47,6 +47,18 @@ uint64_t tdm_comm_rankmap_digest(const tdm_rankmap_t *m) {
     return h;
 }
 
+int *tdm_comm_group_boot_ranks(const tdm_group_t *g, int first) {
+    int n = g->map.n;
+    int *prank = malloc((size_t)n * sizeof(int));
+    if (!prank) {
+        tdm_error(COMM, "out of memory for a group of %d ranks", n);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        prank[i] = tdm_rankmap_world(&g->map, (first + i) % n);
+    return prank;
+}
+
 void tdm_comm_stringtag_copy(char dst[TDM_COMM_STRINGTAG_BYTES], const char *stringtag) {
     /* zero-filled, so that two keys holding the same text compare equal byte for byte */
     memset(dst, 0, TDM_COMM_STRINGTAG_BYTES);
@@ -124,20 +136,11 @@ tdm_comm_bad_t tdm_comm_verify_class(int verdict, const char **why_p) {
 int tdm_comm_from_group(const tdm_group_t *g, const char *stringtag, const char **why_p,
                         tdm_comm_t **new_p) {
     int n = g->map.n;
-    int *prank = malloc((size_t)n * sizeof(int));
-    if (!prank) {
-        tdm_error(COMM, "out of memory for a group of %d ranks", n);
+    int *prank = tdm_comm_group_boot_ranks(g, 0);
+    if (!prank)
         return -1;
-    }
-    for (int i = 0; i < n; i++)
-        prank[i] = tdm_rankmap_world(&g->map, i); /* boot communicator rank = world rank */
     int tag = tdm_comm_from_group_tag(stringtag);
-    tdm_comm_peers_t p = {.parent = tdm_comm_boot,
-                          .prank = prank,
-                          .n = n,
-                          .me = g->rank,
-                          .tag_up = tag,
-                          .tag_down = tag};
+    tdm_comm_peers_t p = tdm_comm_peers(tdm_comm_boot, prank, n, g->rank, tag, tag);
     create_key_t key;
     key.group = tdm_comm_rankmap_digest(&g->map);
     tdm_comm_stringtag_copy(key.tag, stringtag);

@@ -78,12 +78,7 @@ static int ctx_pair_agree(const tdm_comm_peers_t *p, bridge_t *b, uint32_t *ctx_
 /* The local group of an existing intercomm, leader = local rank 0, exchanging
  * with tags tag_up and tag_down. */
 static tdm_comm_peers_t local_peers(tdm_comm_t *c, int tag_up, int tag_down) {
-    return (tdm_comm_peers_t){.parent = c->local,
-                              .prank = NULL,
-                              .n = c->size,
-                              .me = c->rank,
-                              .tag_up = tag_up,
-                              .tag_down = tag_down};
+    return tdm_comm_peers(c->local, NULL, c->size, c->rank, tag_up, tag_down);
 }
 
 /* The local group as the participants of its next context id agreement. */
@@ -155,12 +150,8 @@ int tdm_comm_intercomm_create(tdm_comm_t *local, int leader, tdm_comm_t *peer, i
     }
     for (int i = 0; i < n; i++)
         prank[i] = (leader + i) % n;
-    tdm_comm_peers_t p = {.parent = local,
-                          .prank = prank,
-                          .n = n,
-                          .me = (local->rank - leader + n) % n,
-                          .tag_up = TDM_COMM_TAG_BCAST,
-                          .tag_down = TDM_COMM_TAG_BCAST};
+    tdm_comm_peers_t p = tdm_comm_peers(local, prank, n, (local->rank - leader + n) % n,
+                                        TDM_COMM_TAG_BCAST, TDM_COMM_TAG_BCAST);
     bridge_t b = {.via = peer, .peer = remote_leader, .tag = tag, .ctx = peer ? peer->ctx : 0};
     int *lworld = NULL, *rworld = NULL;
     int rc = -1;
@@ -495,21 +486,12 @@ int tdm_comm_inter_from_groups(const tdm_group_t *lg, int lleader, const tdm_gro
                                int rleader, const char *stringtag, const char **why_p,
                                tdm_comm_t **new_p) {
     int n = lg->map.n;
-    int *prank = malloc((size_t)n * sizeof(int));
-    if (!prank) {
-        tdm_error(COMM, "out of memory for a group of %d ranks", n);
+    int *prank = tdm_comm_group_boot_ranks(lg, lleader);
+    if (!prank)
         return -1;
-    }
-    /* participant i is local rank lleader + i, so the leader is participant 0 */
-    for (int i = 0; i < n; i++)
-        prank[i] = tdm_rankmap_world(&lg->map, (lleader + i) % n);
     int tag = tdm_comm_from_group_tag(stringtag);
-    tdm_comm_peers_t p = {.parent = tdm_comm_boot,
-                          .prank = prank,
-                          .n = n,
-                          .me = (lg->rank - lleader + n) % n,
-                          .tag_up = tag,
-                          .tag_down = tag};
+    tdm_comm_peers_t p =
+        tdm_comm_peers(tdm_comm_boot, prank, n, (lg->rank - lleader + n) % n, tag, tag);
     bridge_t b = {.via = tdm_comm_boot,
                   .peer = tdm_rankmap_world(&rg->map, rleader),
                   .tag = tag,

@@ -110,12 +110,8 @@ int tdm_comm_split_type(tdm_comm_t *c, tdm_split_kind_t kind, uint64_t arg, int 
         if (tdm_comm_inter_allgather(c, &mine, sizeof(mine), all, all + nl))
             goto out;
     } else {
-        tdm_comm_peers_t p = {.parent = c,
-                              .prank = NULL,
-                              .n = nl,
-                              .me = c->rank,
-                              .tag_up = TDM_COMM_TAG_GATHER,
-                              .tag_down = TDM_COMM_TAG_BCAST};
+        tdm_comm_peers_t p =
+            tdm_comm_peers(c, NULL, nl, c->rank, TDM_COMM_TAG_GATHER, TDM_COMM_TAG_BCAST);
         if (tdm_comm_allgather(&p, &mine, sizeof(mine), all))
             goto out;
     }
