@@ -13,6 +13,12 @@
 #define TDM_ALIGN_UP(_x, _a) (((_x) + ((_a)-1)) & ~((size_t)(_a)-1))
 #define TDM_MIN(_a, _b) ((_a) < (_b) ? (_a) : (_b))
 #define TDM_MAX(_a, _b) ((_a) > (_b) ? (_a) : (_b))
+#define TDM_SWAP(_type, _a, _b)                                                                    \
+    do {                                                                                           \
+        _type t_ = (_a);                                                                           \
+        (_a) = (_b);                                                                               \
+        (_b) = t_;                                                                                 \
+    } while (0)
 #define TDM_STR2(_x) #_x
 #define TDM_STR(_x) TDM_STR2(_x)
 #define TDM_CONTAINER_OF(_ptr, _type, _member) ((_type *)((char *)(_ptr)-offsetof(_type, _member)))

@@ -67,9 +67,7 @@ void tdm_coll_allreduce_recdbl(tdm_sched_t *s, const void *sbuf, void *rbuf, siz
                 tdm_sched_reduce(s, b, acc, count, dt, op);
             } else {
                 tdm_sched_reduce(s, acc, b, count, dt, op);
-                void *t = acc;
-                acc = b;
-                b = t;
+                TDM_SWAP(void *, acc, b);
             }
         }
     }

@@ -76,6 +76,16 @@ tdm_op_t *tdm_op_create(void *fn, int commute, int large);
 void tdm_op_free(tdm_op_t *op);
 void tdm_op_retain(tdm_op_t *op);
 void tdm_op_release(tdm_op_t *op);
+/* The references a schedule step or a bound call holds on its datatypes and op (each may
+ * be NULL). */
+static inline void tdm_coll_refs_release(tdm_dtype_t *sdt, tdm_dtype_t *rdt, tdm_op_t *op) {
+    if (sdt)
+        tdm_dtype_release(sdt);
+    if (rdt)
+        tdm_dtype_release(rdt);
+    if (op)
+        tdm_op_release(op);
+}
 /* Can `op` reduce data of type dt (predefined ops: dt made of one basic type
  * the op is defined on)? User ops accept every type. */
 bool tdm_op_valid_for(const tdm_op_t *op, const tdm_dtype_t *dt);

@@ -114,32 +114,36 @@ int tdm_coll_inter_allreduce(const void *sbuf, void *rbuf, size_t count, tdm_dty
     return tdm_sched_run(s, req_p);
 }
 
-int tdm_coll_inter_gatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
-                           tdm_coll_arr_t rcounts, tdm_coll_arr_t displs, size_t rcount,
-                           tdm_dtype_t *rdt, int root, tdm_comm_t *comm, tdm_req_t **req_p) {
+/* Gatherv and its mirror scatterv (`scatter`): the root's blocks from or to every remote
+ * rank, and one message to or from the root from each rank of the other group. */
+static int rooted_v(bool scatter, const void *blocks, tdm_coll_arr_t counts, tdm_coll_arr_t displs,
+                    size_t fixed, tdm_dtype_t *bdt, const void *one, size_t count, tdm_dtype_t *dt,
+                    int root, tdm_comm_t *comm, tdm_req_t **req_p) {
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
     if (root == TDM_COLL_ROOT) {
-        remote_blocks(s, comm->remote.n, false, rbuf, rcounts, displs, rcount, rdt);
+        remote_blocks(s, comm->remote.n, scatter, blocks, counts, displs, fixed, bdt);
     } else if (root != TDM_PROC_NULL) {
-        tdm_sched_send(s, sbuf, scount, sdt, root, TDM_SCHED_REMOTE);
+        if (scatter) /* `one` is the receive buffer then */
+            tdm_sched_recv(s, (void *)one, count, dt, root, TDM_SCHED_REMOTE);
+        else
+            tdm_sched_send(s, one, count, dt, root, TDM_SCHED_REMOTE);
     }
     return tdm_sched_run(s, req_p);
+}
+
+int tdm_coll_inter_gatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
+                           tdm_coll_arr_t rcounts, tdm_coll_arr_t displs, size_t rcount,
+                           tdm_dtype_t *rdt, int root, tdm_comm_t *comm, tdm_req_t **req_p) {
+    return rooted_v(false, rbuf, rcounts, displs, rcount, rdt, sbuf, scount, sdt, root, comm,
+                    req_p);
 }
 
 int tdm_coll_inter_scatterv(const void *sbuf, tdm_coll_arr_t scounts, tdm_coll_arr_t displs,
                             size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount,
                             tdm_dtype_t *rdt, int root, tdm_comm_t *comm, tdm_req_t **req_p) {
-    tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
-    if (!s)
-        return TDM_ERR_NOMEM;
-    if (root == TDM_COLL_ROOT) {
-        remote_blocks(s, comm->remote.n, true, sbuf, scounts, displs, scount, sdt);
-    } else if (root != TDM_PROC_NULL) {
-        tdm_sched_recv(s, rbuf, rcount, rdt, root, TDM_SCHED_REMOTE);
-    }
-    return tdm_sched_run(s, req_p);
+    return rooted_v(true, sbuf, scounts, displs, scount, sdt, rbuf, rcount, rdt, root, comm, req_p);
 }
 
 int tdm_coll_inter_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,

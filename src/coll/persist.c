@@ -198,12 +198,7 @@ static void array_lengths(const tdm_comm_t *c, const tdm_coll_call_t *cc, int *s
 
 static void persist_release(persist_coll_t *pc) {
     tdm_coll_call_t *cc = &pc->cc;
-    if (cc->sdt)
-        tdm_dtype_release(cc->sdt);
-    if (cc->rdt)
-        tdm_dtype_release(cc->rdt);
-    if (cc->op)
-        tdm_op_release(cc->op);
+    tdm_coll_refs_release(cc->sdt, cc->rdt, cc->op);
     for (int i = 0; i < pc->ndts; i++)
         tdm_dtype_release(pc->dts[i]);
     if (cc->kind == TDM_COLL_CALL_NEIGHBOR) {

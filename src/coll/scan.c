@@ -42,9 +42,7 @@ int tdm_coll_scan(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, t
             tdm_sched_reduce(s, t, partial, count, dt, op);
         } else {
             tdm_sched_reduce(s, partial, t, count, dt, op);
-            void *x = partial;
-            partial = t;
-            t = x;
+            TDM_SWAP(void *, partial, t);
         }
     }
     tdm_sched_round(s);

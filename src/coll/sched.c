@@ -451,12 +451,7 @@ void tdm_sched_round(tdm_sched_t *s) {
 void tdm_sched_free(tdm_sched_t *s) {
     for (size_t i = 0; i < s->n; i++) {
         step_t *st = &s->steps[i];
-        if (st->sdt)
-            tdm_dtype_release(st->sdt);
-        if (st->rdt)
-            tdm_dtype_release(st->rdt);
-        if (st->op)
-            tdm_op_release(st->op);
+        tdm_coll_refs_release(st->sdt, st->rdt, st->op);
     }
     for (size_t i = 0; i < s->ntmps; i++)
         tmp_put(s->tmps[i].p, s->tmps[i].n);
