@@ -21,6 +21,12 @@ typedef struct bounds {
     ptrdiff_t lb, ub, mlb, mub, tlb, tub;
 } bounds_t;
 
+/* A lower (`low`) or upper bound *cur, set yet or not (*any), widened to take v. */
+static void widen(ptrdiff_t *cur, bool *any, ptrdiff_t v, bool low) {
+    *cur = !*any ? v : low ? TDM_MIN(*cur, v) : TDM_MAX(*cur, v);
+    *any = true;
+}
+
 /* Blocks of n items of t starting at displacements within [dmin, dmax]. */
 static void bounds_add(bounds_t *b, const tdm_dtype_t *t, ptrdiff_t dmin, ptrdiff_t dmax,
                        size_t n) {
@@ -30,24 +36,16 @@ static void bounds_add(bounds_t *b, const tdm_dtype_t *t, ptrdiff_t dmin, ptrdif
     ptrdiff_t rep = (ptrdiff_t)(n - 1) * tdm_dtype_extent(t);
     ptrdiff_t lo = dmin + TDM_MIN(rep, 0), hi = dmax + TDM_MAX(rep, 0);
     if (t->handle != TDM_MPI_UB) {
-        ptrdiff_t v = lo + t->lb;
-        if (x->lb_marked) {
-            b->mlb = b->any_mlb ? TDM_MIN(b->mlb, v) : v;
-            b->any_mlb = true;
-        } else {
-            b->lb = b->any_lb ? TDM_MIN(b->lb, v) : v;
-            b->any_lb = true;
-        }
+        if (x->lb_marked)
+            widen(&b->mlb, &b->any_mlb, lo + t->lb, true);
+        else
+            widen(&b->lb, &b->any_lb, lo + t->lb, true);
     }
     if (t->handle != TDM_MPI_LB) {
-        ptrdiff_t v = hi + t->ub;
-        if (x->ub_marked) {
-            b->mub = b->any_mub ? TDM_MAX(b->mub, v) : v;
-            b->any_mub = true;
-        } else {
-            b->ub = b->any_ub ? TDM_MAX(b->ub, v) : v;
-            b->any_ub = true;
-        }
+        if (x->ub_marked)
+            widen(&b->mub, &b->any_mub, hi + t->ub, false);
+        else
+            widen(&b->ub, &b->any_ub, hi + t->ub, false);
     }
     if (t->size) {
         ptrdiff_t tl = lo + t->true_lb, tu = hi + t->true_ub;
@@ -299,43 +297,46 @@ int tdm_dtype_create_struct(size_t count, const size_t *blocklens, const ptrdiff
     return finish(dt, 0, new_p);
 }
 
-int tdm_dtype_create_resized(tdm_dtype_t *old, ptrdiff_t lb, ptrdiff_t extent,
-                             tdm_dtype_t **new_p) {
+/* A new type of one `old`: its signature (*rc_p the result), true bounds and layout, the
+ * rest for resized and dup to set. NULL if out of memory. */
+static tdm_dtype_t *one_of(tdm_dtype_t *old, int *rc_p) {
     tdm_dtype_t *dt = tdm_dtype_alloc();
     if (!dt)
-        return -ENOMEM;
+        return NULL;
     sigacc_t s = sig_start();
     sig_add(&s, old, 1);
     sig_repeat(dt, 1, old);
-    int rc = sig_set(dt, &s);
-    dt->lb = lb;
-    dt->ub = lb + extent;
+    *rc_p = sig_set(dt, &s);
     dt->true_lb = old->true_lb;
     dt->true_ub = old->true_ub;
     dt->layout = old->layout;
     tdm_dn_retain(dt->layout);
+    return dt;
+}
+
+int tdm_dtype_create_resized(tdm_dtype_t *old, ptrdiff_t lb, ptrdiff_t extent,
+                             tdm_dtype_t **new_p) {
+    int rc;
+    tdm_dtype_t *dt = one_of(old, &rc);
+    if (!dt)
+        return -ENOMEM;
+    dt->lb = lb;
+    dt->ub = lb + extent;
     return finish(dt, rc, new_p);
 }
 
 int tdm_dtype_create_dup(tdm_dtype_t *old, tdm_dtype_t **new_p) {
-    tdm_dtype_t *dt = tdm_dtype_alloc();
+    int rc;
+    tdm_dtype_t *dt = one_of(old, &rc);
     if (!dt)
         return -ENOMEM;
-    sigacc_t s = sig_start();
-    sig_add(&s, old, 1);
-    sig_repeat(dt, 1, old);
-    int rc = sig_set(dt, &s);
     tdm_dtype_ext_t *x = dt->ext;
     const tdm_dtype_ext_t *ox = tdm_dtype_ext(old);
     dt->lb = old->lb;
     dt->ub = old->ub;
-    dt->true_lb = old->true_lb;
-    dt->true_ub = old->true_ub;
     x->lb_marked = ox->lb_marked;
     x->ub_marked = ox->ub_marked;
     x->align = ox->align;
-    dt->layout = old->layout;
-    tdm_dn_retain(dt->layout);
     rc = finish(dt, rc, new_p);
     if (!rc && old->committed)
         rc = tdm_dtype_commit(*new_p); /* a duplicate of a committed type is committed */

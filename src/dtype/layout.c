@@ -39,14 +39,22 @@ void tdm_dn_release(tdm_dnode_t *d) {
 
 /* ---- building ---- */
 
+/* A node of `kind` with `tail` bytes of arrays after it, one reference; NULL if out of memory. */
+static tdm_dnode_t *dnode_alloc(uint32_t kind, size_t tail) {
+    tdm_dnode_t *d = malloc(sizeof(*d) + tail);
+    if (d) {
+        d->refs = 1;
+        d->kind = kind;
+    }
+    return d;
+}
+
 static tdm_dnode_t *segs_alloc(size_t n) {
     if (n > (SIZE_MAX - sizeof(tdm_dnode_t)) / (sizeof(tdm_seg_t) + sizeof(size_t)) - 1)
         return NULL;
-    tdm_dnode_t *d = malloc(sizeof(*d) + n * sizeof(tdm_seg_t) + (n + 1) * sizeof(size_t));
+    tdm_dnode_t *d = dnode_alloc(TDM_DN_SEGS, n * sizeof(tdm_seg_t) + (n + 1) * sizeof(size_t));
     if (!d)
         return NULL;
-    d->refs = 1;
-    d->kind = TDM_DN_SEGS;
     d->u.s.n = n;
     d->u.s.seg = (tdm_seg_t *)(d + 1);
     d->u.s.psum = (size_t *)(d->u.s.seg + n);
@@ -121,36 +129,48 @@ static tdm_dnode_t *segs_finish(tdm_seg_t *seg, size_t n) {
     return d;
 }
 
+/* Room for the segments of a node being built: on the stack up to TDM_DTYPE_SMALL_SEGS,
+ * else on the heap. */
+typedef struct seg_scratch {
+    tdm_seg_t small[TDM_DTYPE_SMALL_SEGS];
+    tdm_seg_t *seg;
+} seg_scratch_t;
+
+static bool scratch_get(seg_scratch_t *sc, size_t n) {
+    sc->seg = n <= TDM_DTYPE_SMALL_SEGS ? sc->small : malloc(n * sizeof(tdm_seg_t));
+    return sc->seg != NULL;
+}
+
+/* The SEGS node of the first m segments of the room, which is given back. */
+static tdm_dnode_t *scratch_finish(seg_scratch_t *sc, size_t m) {
+    tdm_dnode_t *d = segs_finish(sc->seg, m);
+    if (sc->seg != sc->small)
+        free(sc->seg);
+    return d;
+}
+
 tdm_dnode_t *tdm_dn_segs(const tdm_seg_t *segs, size_t n) {
-    tdm_seg_t small[TDM_DTYPE_SMALL_SEGS] = {{0, 0}};
-    tdm_seg_t *tmp = n <= TDM_DTYPE_SMALL_SEGS ? small : malloc(n * sizeof(*tmp));
-    if (!tmp)
+    seg_scratch_t sc = {.seg = NULL};
+    if (!scratch_get(&sc, n))
         return NULL;
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
-        m = seg_push(tmp, m, segs[i].off, segs[i].len);
-    tdm_dnode_t *d = segs_finish(tmp, m);
-    if (tmp != small)
-        free(tmp);
-    return d;
+        m = seg_push(sc.seg, m, segs[i].off, segs[i].len);
+    return scratch_finish(&sc, m);
 }
 
 /* Expand nodes whose flattened form is known to be small (or proportional to
  * what the user passed) into one SEGS node. */
 static tdm_dnode_t *expand(size_t n, const ptrdiff_t *disps, tdm_dnode_t *const *children,
                            size_t reps, ptrdiff_t stride, size_t total) {
-    tdm_seg_t small[TDM_DTYPE_SMALL_SEGS] = {{0, 0}};
-    tdm_seg_t *tmp = total <= TDM_DTYPE_SMALL_SEGS ? small : malloc(total * sizeof(*tmp));
-    if (!tmp)
+    seg_scratch_t sc = {.seg = NULL};
+    if (!scratch_get(&sc, total))
         return NULL;
     size_t m = 0;
     for (size_t r = 0; r < reps; r++)
         for (size_t i = 0; i < n; i++)
-            m = flatten_at(children[i], disps[i] + (ptrdiff_t)r * stride, tmp, m);
-    tdm_dnode_t *d = segs_finish(tmp, m);
-    if (tmp != small)
-        free(tmp);
-    return d;
+            m = flatten_at(children[i], disps[i] + (ptrdiff_t)r * stride, sc.seg, m);
+    return scratch_finish(&sc, m);
 }
 
 static tdm_dnode_t *empty(void) {
@@ -233,11 +253,9 @@ tdm_dnode_t *tdm_dn_repeat(size_t count, ptrdiff_t stride, ptrdiff_t disp, tdm_d
         tdm_dn_release(s);
         return r;
     }
-    tdm_dnode_t *d = malloc(sizeof(*d));
+    tdm_dnode_t *d = dnode_alloc(TDM_DN_REPEAT, 0);
     if (!d)
         return NULL;
-    d->refs = 1;
-    d->kind = TDM_DN_REPEAT;
     d->size = sat_mul(count, c->size);
     d->nsegs = total;
     d->u.r.count = count;
@@ -291,12 +309,10 @@ tdm_dnode_t *tdm_dn_list(size_t n, const ptrdiff_t *disps, tdm_dnode_t *const *c
         d = tdm_dn_repeat(m, dd[1] - dd[0], dd[0], cc[0]);
         goto out;
     }
-    d = malloc(sizeof(*d) + m * sizeof(ptrdiff_t) + m * sizeof(tdm_dnode_t *) +
-               (m + 1) * sizeof(size_t));
+    d = dnode_alloc(TDM_DN_LIST,
+                    m * sizeof(ptrdiff_t) + m * sizeof(tdm_dnode_t *) + (m + 1) * sizeof(size_t));
     if (!d)
         goto out;
-    d->refs = 1;
-    d->kind = TDM_DN_LIST;
     d->u.l.n = m;
     d->u.l.disp = (ptrdiff_t *)(d + 1);
     d->u.l.child = (tdm_dnode_t **)(d->u.l.disp + m);

@@ -15,95 +15,73 @@
 
 /* ---- element counts ---- */
 
-/* Elements in the first `rem` stream bytes of one item (rem < dt->size). */
-static long long elems_partial(const tdm_dtype_t *dt, size_t rem) {
+/* One item of t in the unit converted from (bytes when counting elements) and in the one
+ * converted to. */
+static size_t unit_from(const tdm_dtype_t *t, bool to_elems) {
+    return to_elems ? t->size : t->nelems;
+}
+static size_t unit_to(const tdm_dtype_t *t, bool to_elems) {
+    return to_elems ? t->nelems : t->size;
+}
+
+static long long convert(const tdm_dtype_t *dt, size_t amount, bool to_elems);
+
+/* The first `amount` of one item (amount < unit_from(dt)) in the other unit: the elements
+ * in that many stream bytes (to_elems) or the bytes of that many elements; -1 when the
+ * bytes end inside an element. */
+static long long partial(const tdm_dtype_t *dt, size_t amount, bool to_elems) {
     const tdm_dtype_ext_t *x = tdm_dtype_ext(dt);
-    if (rem == 0)
+    if (amount == 0)
         return 0;
+    if (x->elem_size && !to_elems)
+        return (long long)(amount * x->elem_size);
     if (x->elem_size)
-        return rem % x->elem_size ? -1 : (long long)(rem / x->elem_size);
+        return amount % x->elem_size ? -1 : (long long)(amount / x->elem_size);
     switch (x->sig_kind) {
     case TDM_SIG_BASIC: {
         const tdm_basic_info_t *bi = x->binfo;
-        if (bi->comp[0] && rem == tdm_dtype_basic_info(bi->comp[0])->size)
-            return 1;
-        return -1;
+        if (!bi->comp[0])
+            return -1;
+        size_t first = tdm_dtype_basic_info(bi->comp[0])->size;
+        if (!to_elems)
+            return (long long)first;
+        return amount == first ? 1 : -1;
     }
-    case TDM_SIG_REPEAT: {
-        const tdm_dtype_t *c = x->sig_child;
-        size_t full = rem / c->size;
-        long long part = elems_partial(c, rem % c->size);
-        return part < 0 ? -1 : (long long)(full * c->nelems) + part;
-    }
+    case TDM_SIG_REPEAT:
+        return convert(x->sig_child, amount, to_elems);
     default: {
-        long long n = 0;
+        long long done = 0;
         for (size_t i = 0; i < x->sig_n; i++) {
             const tdm_dtype_t *t = x->sig_types[i];
-            size_t chunk = x->sig_bl[i] * t->size;
-            if (rem >= chunk) {
-                n += (long long)(x->sig_bl[i] * t->nelems);
-                rem -= chunk;
+            size_t chunk = x->sig_bl[i] * unit_from(t, to_elems);
+            if (amount >= chunk) {
+                done += (long long)(x->sig_bl[i] * unit_to(t, to_elems));
+                amount -= chunk;
                 continue;
             }
-            long long part = elems_partial(t, rem % t->size);
-            return part < 0 ? -1 : n + (long long)((rem / t->size) * t->nelems) + part;
+            long long rest = convert(t, amount, to_elems);
+            return rest < 0 ? -1 : done + rest;
         }
-        return rem ? -1 : n;
+        return amount ? -1 : done;
     }
     }
+}
+
+/* `amount` of items of dt (bytes, or elements when !to_elems) in the other unit. */
+static long long convert(const tdm_dtype_t *dt, size_t amount, bool to_elems) {
+    size_t from = unit_from(dt, to_elems);
+    if (from == 0)
+        return amount ? -1 : 0;
+    long long part = partial(dt, amount % from, to_elems);
+    return part < 0 ? -1 : (long long)((amount / from) * unit_to(dt, to_elems)) + part;
 }
 
 long long tdm_dtype_elements(const tdm_dtype_t *dt, size_t bytes) {
-    const tdm_dtype_ext_t *x = tdm_dtype_ext(dt);
-    if (dt->size == 0)
-        return bytes ? -1 : 0;
-    if (x->elem_size)
-        return bytes % x->elem_size ? -1 : (long long)(bytes / x->elem_size);
-    long long part = elems_partial(dt, bytes % dt->size);
-    return part < 0 ? -1 : (long long)((bytes / dt->size) * dt->nelems) + part;
-}
-
-/* Bytes of the first `n` elements of one item (n < dt->nelems). */
-static long long bytes_partial(const tdm_dtype_t *dt, size_t n) {
-    const tdm_dtype_ext_t *x = tdm_dtype_ext(dt);
-    if (n == 0)
-        return 0;
-    if (x->elem_size)
-        return (long long)(n * x->elem_size);
-    switch (x->sig_kind) {
-    case TDM_SIG_BASIC:
-        return x->binfo->comp[0] ? tdm_dtype_basic_info(x->binfo->comp[0])->size : -1;
-    case TDM_SIG_REPEAT: {
-        const tdm_dtype_t *c = x->sig_child;
-        long long part = bytes_partial(c, n % c->nelems);
-        return part < 0 ? -1 : (long long)((n / c->nelems) * c->size) + part;
-    }
-    default: {
-        long long b = 0;
-        for (size_t i = 0; i < x->sig_n; i++) {
-            const tdm_dtype_t *t = x->sig_types[i];
-            size_t chunk = x->sig_bl[i] * t->nelems;
-            if (n >= chunk) {
-                b += (long long)(x->sig_bl[i] * t->size);
-                n -= chunk;
-                continue;
-            }
-            long long part = bytes_partial(t, n % t->nelems);
-            return part < 0 ? -1 : b + (long long)((n / t->nelems) * t->size) + part;
-        }
-        return n ? -1 : b;
-    }
-    }
+    return convert(dt, bytes, true);
 }
 
 long long tdm_dtype_elements_bytes(const tdm_dtype_t *dt, size_t elements) {
-    const tdm_dtype_ext_t *x = tdm_dtype_ext(dt);
-    if (dt->nelems == 0)
-        return elements ? -1 : 0;
-    if (x->elem_size)
-        return (long long)(elements * x->elem_size);
-    long long part = bytes_partial(dt, elements % dt->nelems);
-    return part < 0 ? -1 : (long long)((elements / dt->nelems) * dt->size) + part;
+    return convert(dt, elements, false);
 }
 
 /* ---- external32 ---- */
@@ -194,18 +172,16 @@ static void conv_run(const tdm_basic_info_t *bi, size_t n, unsigned char *nat, u
                      int to_ext) {
     size_t ns = bi->size, es = bi->ext32;
     for (size_t k = 0; k < n; k++, nat += ns, ext += es) {
+        /* the conversions that read as they write, whichever the direction */
+        unsigned char *dst = to_ext ? ext : nat;
+        const unsigned char *src = to_ext ? nat : ext;
+        size_t dhalf = (to_ext ? es : ns) / 2, shalf = (to_ext ? ns : es) / 2;
         switch (bi->conv) {
         case TDM_CV_COPY:
-            if (to_ext)
-                memcpy(ext, nat, ns);
-            else
-                memcpy(nat, ext, ns);
+            memcpy(dst, src, ns);
             break;
         case TDM_CV_SWAP:
-            if (to_ext)
-                to_be(ext, nat, ns);
-            else
-                to_be(nat, ext, ns);
+            to_be(dst, src, ns);
             break;
         case TDM_CV_SINT:
         case TDM_CV_UINT:
@@ -221,12 +197,8 @@ static void conv_run(const tdm_basic_info_t *bi, size_t n, unsigned char *nat, u
                 ldbl_ext_to_native(nat, ext);
             break;
         case TDM_CV_CSWAP:
-            for (int h = 0; h < 2; h++) {
-                if (to_ext)
-                    to_be(ext + h * es / 2, nat + h * ns / 2, ns / 2);
-                else
-                    to_be(nat + h * ns / 2, ext + h * es / 2, ns / 2);
-            }
+            for (int h = 0; h < 2; h++)
+                to_be(dst + h * dhalf, src + h * shalf, ns / 2);
             break;
         case TDM_CV_CLDBL:
             for (int h = 0; h < 2; h++) {

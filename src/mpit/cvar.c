@@ -90,10 +90,7 @@ tdm_mpit_rc_t tdm_mpit_cvar_index(const char *name, int *i) {
 }
 
 static bool live(const tdm_mpit_cvar_handle_t *h) {
-    for (tdm_mpit_cvar_handle_t *it = handles; it; it = it->next)
-        if (it == h)
-            return true;
-    return false;
+    return tdm_mpit_on_list(handles, h, offsetof(tdm_mpit_cvar_handle_t, next));
 }
 
 tdm_mpit_rc_t tdm_mpit_cvar_alloc(int i, tdm_mpit_cvar_handle_t **h, int *count) {

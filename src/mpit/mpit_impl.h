@@ -9,7 +9,21 @@
 #include "../base/params.h"
 #include "../base/pvar.h"
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
+
+/* Is `x` on the list from `head`, whose objects link through the pointer at `next_off`?
+ * A handle a tool passes may be stale: it is looked for, never followed. */
+static inline bool tdm_mpit_on_list(const void *head, const void *x, size_t next_off) {
+    for (const char *it = head; it;) {
+        if (it == (const char *)x)
+            return true;
+        memcpy(&it, it + next_off, sizeof(it));
+    }
+    return false;
+}
 
 extern tdm_mpit_phase_t tdm_mpit_phase;
 

@@ -177,17 +177,11 @@ static val_t raw(const tdm_mpit_pvar_handle_t *h, int i) {
 }
 
 static bool session_live(const tdm_mpit_session_t *s) {
-    for (tdm_mpit_session_t *it = sessions; it; it = it->next)
-        if (it == s)
-            return true;
-    return false;
+    return tdm_mpit_on_list(sessions, s, offsetof(tdm_mpit_session_t, next));
 }
 
 static bool handle_of(const tdm_mpit_session_t *s, const tdm_mpit_pvar_handle_t *h) {
-    for (tdm_mpit_pvar_handle_t *it = s->handles; it; it = it->next)
-        if (it == h)
-            return true;
-    return false;
+    return tdm_mpit_on_list(s->handles, h, offsetof(tdm_mpit_pvar_handle_t, next));
 }
 
 tdm_mpit_rc_t tdm_mpit_session_create(tdm_mpit_session_t **s) {
@@ -385,52 +379,40 @@ static tdm_mpit_rc_t check(tdm_mpit_session_t *s, tdm_mpit_pvar_handle_t *h, boo
     return TDM_MPIT_OK;
 }
 
-tdm_mpit_rc_t tdm_mpit_pvar_start(tdm_mpit_session_t *s, tdm_mpit_pvar_handle_t *h, bool all) {
-    tdm_mpit_rc_t rc = check(s, h, all);
-    if (rc != TDM_MPIT_OK)
-        return rc;
-    if (all) { /* continuous variables are left out (MPI-4.1 16.3.7) */
-        for (tdm_mpit_pvar_handle_t *it = s->handles; it; it = it->next)
-            if (!continuous(it->d))
-                start_one(it);
-        return TDM_MPIT_OK;
-    }
-    if (continuous(h->d))
-        return TDM_MPIT_ERR_NO_STARTSTOP;
-    start_one(h);
-    return TDM_MPIT_OK;
+static void reset_one(tdm_mpit_pvar_handle_t *h) {
+    set_one(h, NULL);
 }
 
-tdm_mpit_rc_t tdm_mpit_pvar_stop(tdm_mpit_session_t *s, tdm_mpit_pvar_handle_t *h, bool all) {
+/* `one` on handle h, or with `all` on every handle of session s but the continuous ones
+ * (MPI-4.1 16.3.7 leaves them out); a continuous h alone is `refused`. */
+static tdm_mpit_rc_t each(tdm_mpit_session_t *s, tdm_mpit_pvar_handle_t *h, bool all,
+                          void (*one)(tdm_mpit_pvar_handle_t *), tdm_mpit_rc_t refused) {
     tdm_mpit_rc_t rc = check(s, h, all);
     if (rc != TDM_MPIT_OK)
         return rc;
     if (all) {
         for (tdm_mpit_pvar_handle_t *it = s->handles; it; it = it->next)
             if (!continuous(it->d))
-                stop_one(it);
+                one(it);
         return TDM_MPIT_OK;
     }
     if (continuous(h->d))
-        return TDM_MPIT_ERR_NO_STARTSTOP;
-    stop_one(h);
+        return refused;
+    one(h);
     return TDM_MPIT_OK;
 }
 
+tdm_mpit_rc_t tdm_mpit_pvar_start(tdm_mpit_session_t *s, tdm_mpit_pvar_handle_t *h, bool all) {
+    return each(s, h, all, start_one, TDM_MPIT_ERR_NO_STARTSTOP);
+}
+
+tdm_mpit_rc_t tdm_mpit_pvar_stop(tdm_mpit_session_t *s, tdm_mpit_pvar_handle_t *h, bool all) {
+    return each(s, h, all, stop_one, TDM_MPIT_ERR_NO_STARTSTOP);
+}
+
+/* read-only variables are the continuous ones */
 tdm_mpit_rc_t tdm_mpit_pvar_reset(tdm_mpit_session_t *s, tdm_mpit_pvar_handle_t *h, bool all) {
-    tdm_mpit_rc_t rc = check(s, h, all);
-    if (rc != TDM_MPIT_OK)
-        return rc;
-    if (all) { /* read-only variables are left out */
-        for (tdm_mpit_pvar_handle_t *it = s->handles; it; it = it->next)
-            if (!continuous(it->d))
-                set_one(it, NULL);
-        return TDM_MPIT_OK;
-    }
-    if (continuous(h->d))
-        return TDM_MPIT_ERR_NO_WRITE;
-    set_one(h, NULL);
-    return TDM_MPIT_OK;
+    return each(s, h, all, reset_one, TDM_MPIT_ERR_NO_WRITE);
 }
 
 static size_t elem_size(const tdm_pvar_desc_t *d) {
