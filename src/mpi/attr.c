@@ -78,27 +78,42 @@ static int attr_error(tdm_comm_t *c, int rc, int keyval, const char *fn) {
     }
 }
 
+int tdm_mpi_keyval_create(const char *fn, tdm_attr_kind_t kind, tdm_attr_copy_fn_t *copy,
+                          tdm_attr_delete_fn_t *del, void *extra_state, int *keyval,
+                          const char *name, tdm_mpi_attr_fail_fn_t *fail) {
+    TDM_CHECK_INIT(fn);
+    TDM_CHECK_PTR(fn, NULL, keyval, name);
+    int rc = tdm_attr_keyval_create(kind, copy, del, extra_state, TDM_ATTR_PTR, keyval);
+    return rc ? fail(rc, 0, fn) : MPI_SUCCESS;
+}
+
+int tdm_mpi_keyval_free(const char *fn, tdm_attr_kind_t kind, int *keyval, const char *name,
+                        tdm_mpi_attr_fail_fn_t *fail) {
+    TDM_CHECK_INIT(fn);
+    TDM_CHECK_PTR(fn, NULL, keyval, name);
+    if (tdm_attr_keyval_builtin(kind, *keyval))
+        return tdm_mpi_err(NULL, MPI_ERR_KEYVAL, fn, "predefined keyval %#x cannot be freed",
+                           (unsigned)*keyval);
+    int rc = tdm_attr_keyval_free(kind, *keyval);
+    if (rc)
+        return fail(rc, *keyval, fn);
+    *keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+/* A keyval's error: no object, so the World Model's handler. */
+static int keyval_error(int rc, int keyval, const char *fn) {
+    return attr_error(NULL, rc, keyval, fn);
+}
+
 static int keyval_create(const char *fn, tdm_attr_copy_fn_t *copy, tdm_attr_delete_fn_t *del,
                          int *keyval, void *extra_state) {
-    TDM_CHECK_INIT(fn);
-    if (!keyval)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "keyval is NULL");
-    int rc = tdm_attr_keyval_create(TDM_ATTR_COMM, copy, del, extra_state, TDM_ATTR_PTR, keyval);
-    return rc ? attr_error(NULL, rc, 0, fn) : MPI_SUCCESS;
+    return tdm_mpi_keyval_create(fn, TDM_ATTR_COMM, copy, del, extra_state, keyval, "keyval",
+                                 keyval_error);
 }
 
 static int keyval_free(const char *fn, int *keyval) {
-    TDM_CHECK_INIT(fn);
-    if (!keyval)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "keyval is NULL");
-    if (tdm_attr_keyval_builtin(TDM_ATTR_COMM, *keyval))
-        return tdm_mpi_err(NULL, MPI_ERR_KEYVAL, fn, "predefined keyval %#x cannot be freed",
-                           (unsigned)*keyval);
-    int rc = tdm_attr_keyval_free(TDM_ATTR_COMM, *keyval);
-    if (rc)
-        return attr_error(NULL, rc, *keyval, fn);
-    *keyval = MPI_KEYVAL_INVALID;
-    return MPI_SUCCESS;
+    return tdm_mpi_keyval_free(fn, TDM_ATTR_COMM, keyval, "keyval", keyval_error);
 }
 
 static int set_attr(const char *fn, MPI_Comm comm, int keyval, void *val) {

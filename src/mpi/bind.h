@@ -12,6 +12,7 @@
 #include "../base/log.h"
 #include "../base/util.h"
 #include "../boot/boot.h"
+#include "../comm/attr.h"
 #include "../comm/comm.h"
 #include "../dtype/dtype.h"
 #include "../p2p/p2p.h"
@@ -28,6 +29,19 @@
  * (MPI_X_c: MPI_Count counts, MPI_Aint displacements), which share every
  * check and call below them (taking MPI_Count). */
 #define TDM_MPI_COUNT_FORMS(_M) _M(, int, int) _M(_c, MPI_Count, MPI_Aint)
+
+/* A binding that reads one property of an object, MPI_x(handle, *_out): the handle looked
+ * up into `_var` by `_GET(fn, handle, _var)`, a NULL `_out` refused on `_errobj`'s handler
+ * (NULL: the World Model's), then `*_out = _value`. */
+#define TDM_MPI_PROPERTY(_name, _htype, _vtype, _var, _GET, _errobj, _otype, _out, _value)         \
+    int P##_name(_htype handle, _otype *_out) {                                                    \
+        _vtype *_var;                                                                              \
+        _GET(#_name, handle, _var);                                                                \
+        TDM_CHECK_PTR(#_name, _errobj, _out, #_out);                                               \
+        *(_out) = (_value);                                                                        \
+        return MPI_SUCCESS;                                                                        \
+    }                                                                                              \
+    TDM_WEAK(_name)
 
 /* The library has users: the World Model (MPI_Init to MPI_Finalize) and every open
  * session. The first user sets everything up, the last one tears it down but for
@@ -105,6 +119,19 @@ bool tdm_mpi_errh_valid(MPI_Errhandler eh, int kind);
 void tdm_mpi_errh_retain(MPI_Errhandler eh);
 void tdm_mpi_errh_release(MPI_Errhandler eh);
 
+/* ---- keyvals (attr.c) ---- */
+
+/* How a kind of object words an error of src/comm's attributes (a callback's code,
+ * an unknown keyval, no memory) in call `fn`. */
+typedef int tdm_mpi_attr_fail_fn_t(int rc, int keyval, const char *fn);
+/* MPI_<Kind>_create_keyval and MPI_<Kind>_free_keyval of keyval kind `kind` (TDM_ATTR_*):
+ * `keyval` is the argument named `name`; errors on the World Model's handler. */
+int tdm_mpi_keyval_create(const char *fn, tdm_attr_kind_t kind, tdm_attr_copy_fn_t *copy,
+                          tdm_attr_delete_fn_t *del, void *extra_state, int *keyval,
+                          const char *name, tdm_mpi_attr_fail_fn_t *fail);
+int tdm_mpi_keyval_free(const char *fn, tdm_attr_kind_t kind, int *keyval, const char *name,
+                        tdm_mpi_attr_fail_fn_t *fail);
+
 /* ---- sessions (session.c) ---- */
 
 typedef struct tdm_mpi_session {
@@ -137,21 +164,19 @@ void tdm_mpi_status_set(MPI_Status *st, const tdm_status_t *s);
  * Neither writes MPI_ERROR: a call that completes one request leaves it alone, and
  * the ones that complete several set it only when they return MPI_ERR_IN_STATUS
  * (MPI-4.1 3.2.5), as MPICH does. */
-static inline void tdm_mpi_status_empty(MPI_Status *st) {
+static inline void tdm_mpi_status_nothing(MPI_Status *st, int source) {
     if (st != MPI_STATUS_IGNORE) {
-        st->MPI_SOURCE = MPI_ANY_SOURCE;
+        st->MPI_SOURCE = source;
         st->MPI_TAG = MPI_ANY_TAG;
         st->count_lo = 0;
         st->count_hi_and_cancelled = 0;
     }
 }
+static inline void tdm_mpi_status_empty(MPI_Status *st) {
+    tdm_mpi_status_nothing(st, MPI_ANY_SOURCE);
+}
 static inline void tdm_mpi_status_procnull(MPI_Status *st) {
-    if (st != MPI_STATUS_IGNORE) {
-        st->MPI_SOURCE = MPI_PROC_NULL;
-        st->MPI_TAG = MPI_ANY_TAG;
-        st->count_lo = 0;
-        st->count_hi_and_cancelled = 0;
-    }
+    tdm_mpi_status_nothing(st, MPI_PROC_NULL);
 }
 /* Bytes in a status (count_lo + 31 bits of count_hi_and_cancelled). */
 static inline MPI_Count tdm_mpi_status_bytes(const MPI_Status *st) {

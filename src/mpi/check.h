@@ -19,6 +19,24 @@
             return tdm_mpi_err(NULL, MPI_ERR_OTHER, _fn, "called %s", tdm_mpi_state_why());        \
     } while (0)
 
+/* An object handle into `_var` through `_get`; an unknown one is `_class` on `_comm`'s
+ * handler, "invalid <_what> (handle <_handle><_suffix>)". */
+#define TDM_GET_OBJ(_fn, _comm, _get, _handle, _var, _class, _what, _suffix)                       \
+    do {                                                                                           \
+        (_var) = _get(_handle);                                                                    \
+        if (TDM_UNLIKELY(!(_var)))                                                                 \
+            return tdm_mpi_err(_comm, _class, _fn, "invalid " _what " (handle %#x%s)",             \
+                               (unsigned)(_handle), _suffix);                                      \
+    } while (0)
+
+/* A count-like argument `_v` (named `_name`) below 0: `_class` through `_err` on `_obj`,
+ * "invalid <_name> <_v>" and `_tail`. */
+#define TDM_CHECK_NONNEG_BY(_err, _obj, _fn, _class, _v, _name, _tail)                             \
+    do {                                                                                           \
+        if (TDM_UNLIKELY((_v) < 0))                                                                \
+            return _err(_obj, _class, _fn, "invalid %s %lld" _tail, _name, (long long)(_v));       \
+    } while (0)
+
 /* A communicator handle tdm_comm_get refused: the error, saying why. */
 int tdm_mpi_bad_comm(const char *fn, int handle);
 
@@ -41,10 +59,7 @@ int tdm_mpi_bad_comm(const char *fn, int handle);
 /* A datatype usable for communication: valid and committed. */
 #define TDM_GET_DTYPE(_fn, _comm, _handle, _var)                                                   \
     do {                                                                                           \
-        (_var) = tdm_dtype_get(_handle);                                                           \
-        if (TDM_UNLIKELY(!(_var)))                                                                 \
-            return tdm_mpi_err(_comm, MPI_ERR_TYPE, _fn, "invalid datatype (handle %#x)",          \
-                               (unsigned)(_handle));                                               \
+        TDM_GET_OBJ(_fn, _comm, tdm_dtype_get, _handle, _var, MPI_ERR_TYPE, "datatype", "");       \
         if (TDM_UNLIKELY(!(_var)->committed))                                                      \
             return tdm_mpi_err(_comm, MPI_ERR_TYPE, _fn,                                           \
                                "datatype %#x is not committed (call MPI_Type_commit)",             \
@@ -134,32 +149,21 @@ int tdm_mpi_bottom_refused(tdm_comm_t *comm, const char *fn, const char *what, M
 #define TDM_GET_GROUP(_fn, _comm, _handle, _var)                                                   \
     do {                                                                                           \
         TDM_CHECK_INIT(_fn);                                                                       \
-        (_var) = tdm_group_get(_handle);                                                           \
-        if (TDM_UNLIKELY(!(_var)))                                                                 \
-            return tdm_mpi_err(_comm, MPI_ERR_GROUP, _fn, "invalid group (handle %#x)",            \
-                               (unsigned)(_handle));                                               \
+        TDM_GET_OBJ(_fn, _comm, tdm_group_get, _handle, _var, MPI_ERR_GROUP, "group", "");         \
     } while (0)
 
 /* A session handle into `_var`: an invalid one has no handler of its own to report to. */
 #define TDM_GET_SESSION(_fn, _handle, _var)                                                        \
-    do {                                                                                           \
-        (_var) = tdm_mpi_session_get(_handle);                                                     \
-        if (TDM_UNLIKELY(!(_var)))                                                                 \
-            return tdm_mpi_err(NULL, MPI_ERR_SESSION, _fn, "invalid session (handle %#x%s)",       \
-                               (unsigned)(_handle),                                                \
-                               (_handle) == MPI_SESSION_NULL ? ", MPI_SESSION_NULL" : "");         \
-    } while (0)
+    TDM_GET_OBJ(_fn, NULL, tdm_mpi_session_get, _handle, _var, MPI_ERR_SESSION, "session",         \
+                (_handle) == MPI_SESSION_NULL ? ", MPI_SESSION_NULL" : "")
 
 /* A window handle into `_var` (tdm_mpi_win_get, win.h); an invalid one has no handler
  * of its own to report to. The _WIN forms report on window `_mw`. */
 #define TDM_GET_WIN(_fn, _handle, _var)                                                            \
     do {                                                                                           \
         TDM_CHECK_INIT(_fn);                                                                       \
-        (_var) = tdm_mpi_win_get(_handle);                                                         \
-        if (TDM_UNLIKELY(!(_var)))                                                                 \
-            return tdm_mpi_err(NULL, MPI_ERR_WIN, _fn, "invalid window (handle %#x%s)",            \
-                               (unsigned)(_handle),                                                \
-                               (_handle) == MPI_WIN_NULL ? ", MPI_WIN_NULL" : "");                 \
+        TDM_GET_OBJ(_fn, NULL, tdm_mpi_win_get, _handle, _var, MPI_ERR_WIN, "window",              \
+                    (_handle) == MPI_WIN_NULL ? ", MPI_WIN_NULL" : "");                            \
     } while (0)
 #define TDM_CHECK_PTR_WIN(_fn, _mw, _ptr, _name)                                                   \
     TDM_CHECK_PTR_BY(tdm_mpi_win_err, _mw, _fn, _ptr, _name)
@@ -169,9 +173,7 @@ int tdm_mpi_bottom_refused(tdm_comm_t *comm, const char *fn, const char *what, M
 /* A reduction operation into `_v`, defined on datatype `_dt`. */
 #define TDM_GET_OP(_fn, _c, _h, _dt, _v)                                                           \
     do {                                                                                           \
-        (_v) = tdm_op_get(_h);                                                                     \
-        if (TDM_UNLIKELY(!(_v)))                                                                   \
-            return tdm_mpi_err(_c, MPI_ERR_OP, _fn, "invalid op (handle %#x)", (unsigned)(_h));    \
+        TDM_GET_OBJ(_fn, _c, tdm_op_get, _h, _v, MPI_ERR_OP, "op", "");                            \
         if (TDM_UNLIKELY(!tdm_op_valid_for(_v, _dt)))                                              \
             return tdm_mpi_err(_c, MPI_ERR_OP, _fn, "op %s is not defined on datatype %s",         \
                                tdm_op_name(_v), tdm_dtype_name(_dt));                              \

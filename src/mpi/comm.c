@@ -394,27 +394,21 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
 }
 TDM_WEAK(MPI_Comm_group)
 
-int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
-    tdm_comm_t *c;
-    TDM_GET_COMM("MPI_Comm_test_inter", comm, c);
-    TDM_CHECK_PTR("MPI_Comm_test_inter", c, flag, "flag");
-    *flag = c->inter;
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Comm_test_inter)
+TDM_MPI_PROPERTY(MPI_Comm_test_inter, MPI_Comm, tdm_comm_t, c, TDM_GET_COMM, c, int, flag, c->inter)
 
-#define CHECK_INTER(_fn, _comm)                                                                    \
+/* An intercommunicator handle into `_var`. */
+#define GET_INTER(_fn, _handle, _var)                                                              \
     do {                                                                                           \
-        if (TDM_UNLIKELY(!(_comm)->inter))                                                         \
-            return tdm_mpi_err(_comm, MPI_ERR_COMM, _fn, "%s is not an intercommunicator",         \
-                               (_comm)->name[0] ? (_comm)->name : "the communicator");             \
+        TDM_GET_COMM(_fn, _handle, _var);                                                          \
+        if (TDM_UNLIKELY(!(_var)->inter))                                                          \
+            return tdm_mpi_err(_var, MPI_ERR_COMM, _fn, "%s is not an intercommunicator",          \
+                               (_var)->name[0] ? (_var)->name : "the communicator");               \
     } while (0)
 
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size) {
     static const char fn[] = "MPI_Comm_remote_size";
     tdm_comm_t *c;
-    TDM_GET_COMM(fn, comm, c);
-    CHECK_INTER(fn, c);
+    GET_INTER(fn, comm, c);
     TDM_CHECK_PTR(fn, c, size, "size");
     *size = c->remote.n;
     return MPI_SUCCESS;
@@ -424,8 +418,7 @@ TDM_WEAK(MPI_Comm_remote_size)
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
     static const char fn[] = "MPI_Comm_remote_group";
     tdm_comm_t *c;
-    TDM_GET_COMM(fn, comm, c);
-    CHECK_INTER(fn, c);
+    GET_INTER(fn, comm, c);
     TDM_CHECK_PTR(fn, c, group, "group");
     tdm_group_t *g = tdm_group_new(tdm_rankmap_share(&c->remote), MPI_UNDEFINED);
     if (!g)
@@ -491,8 +484,7 @@ TDM_WEAK(MPI_Intercomm_create)
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
     static const char fn[] = "MPI_Intercomm_merge";
     tdm_comm_t *c, *nc;
-    TDM_GET_COMM(fn, intercomm, c);
-    CHECK_INTER(fn, c);
+    GET_INTER(fn, intercomm, c);
     TDM_CHECK_PTR(fn, c, newintracomm, "newintracomm");
     int rc = tdm_comm_intercomm_merge(c, high != 0, &nc);
     return created(c, rc, nc, fn, newintracomm);

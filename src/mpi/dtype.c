@@ -19,10 +19,7 @@
 #define GET_TYPE(_fn, _handle, _var)                                                               \
     do {                                                                                           \
         TDM_CHECK_INIT(_fn);                                                                       \
-        (_var) = tdm_dtype_get(_handle);                                                           \
-        if (TDM_UNLIKELY(!(_var)))                                                                 \
-            return tdm_mpi_err(NULL, MPI_ERR_TYPE, _fn, "invalid datatype (handle %#x)",           \
-                               (unsigned)(_handle));                                               \
+        TDM_GET_OBJ(_fn, NULL, tdm_dtype_get, _handle, _var, MPI_ERR_TYPE, "datatype", "");        \
     } while (0)
 
 /* The description (tdm_dtype_record) reads the user's MPI_Count and MPI_Aint arrays in place. */
@@ -89,11 +86,7 @@ static int to_sizes(const char *fn, tdm_dtype_arg_t a, size_t *out, const char *
 }
 
 #define CHECK_COUNT_ARG(_fn, _v, _name, _class)                                                    \
-    do {                                                                                           \
-        if (TDM_UNLIKELY((_v) < 0))                                                                \
-            return tdm_mpi_err(NULL, _class, _fn, "invalid %s %lld (must be >= 0)", _name,         \
-                               (long long)(_v));                                                   \
-    } while (0)
+    TDM_CHECK_NONNEG_BY(tdm_mpi_err, NULL, _fn, _class, _v, _name, " (must be >= 0)")
 
 /* The checks every constructor of `count` items of one old type starts with. */
 static int ctor_checks(const char *fn, MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype,
@@ -723,14 +716,8 @@ TDM_WEAK(MPI_Type_free)
     TDM_WEAK(MPI_Type_size##_s)
 TDM_MPI_COUNT_FORMS(SIZE_FORMS)
 
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) {
-    tdm_dtype_t *dt;
-    GET_TYPE("MPI_Type_size_x", datatype, dt);
-    TDM_CHECK_PTR("MPI_Type_size_x", NULL, size, "size");
-    *size = (MPI_Count)dt->size;
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Type_size_x)
+TDM_MPI_PROPERTY(MPI_Type_size_x, MPI_Datatype, tdm_dtype_t, dt, GET_TYPE, NULL, MPI_Count, size,
+                 (MPI_Count)dt->size)
 
 /* lb/extent (true_ false) or true_lb/true_extent of a type; MPI_Aint and MPI_Count
  * are one type, so this serves the MPI_Aint, _x and _c forms alike. */

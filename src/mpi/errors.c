@@ -517,26 +517,46 @@ void tdm_mpi_errh_release(MPI_Errhandler eh) {
     errh_release(eh);
 }
 
+/* An object's handler `*slot` replaced by `eh` (valid for the object's kind). */
+static void errh_replace(int *slot, MPI_Errhandler eh) {
+    errh_retain(eh);
+    errh_release(*slot);
+    *slot = eh;
+}
+
+/* The handler of an object for a get call: the caller gets a new reference, released
+ * by MPI_Errhandler_free. */
+static MPI_Errhandler errh_share(MPI_Errhandler eh) {
+    errh_retain(eh);
+    return eh;
+}
+
+/* The message of error code `code` for a call_errhandler call, which takes any code. */
+static void code_text(int code, char msg[MPI_MAX_ERROR_STRING]) {
+    int len;
+    if (PMPI_Error_string(code, msg, &len) != MPI_SUCCESS)
+        snprintf(msg, MPI_MAX_ERROR_STRING, "error code %d", code);
+}
+
+/* The refusal of a set_errhandler call's handler: format and arguments. */
+#define ERRH_BAD_FMT "invalid errhandler (handle %#x): %s"
+#define ERRH_BAD_ARGS(_eh, _kind) (unsigned)(_eh), errh_why(_eh, _kind)
+
 static int errh_set(const char *fn, MPI_Comm comm, MPI_Errhandler errhandler) {
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
     if (!errh_valid(errhandler, TDM_ERRH_COMM))
-        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "invalid errhandler (handle %#x): %s",
-                           (unsigned)errhandler, errh_why(errhandler, TDM_ERRH_COMM));
-    errh_retain(errhandler);
-    errh_release(c->errhandler);
-    c->errhandler = errhandler;
+        return tdm_mpi_err(c, MPI_ERR_ARG, fn, ERRH_BAD_FMT,
+                           ERRH_BAD_ARGS(errhandler, TDM_ERRH_COMM));
+    errh_replace(&c->errhandler, errhandler);
     return MPI_SUCCESS;
 }
 
 static int errh_get(const char *fn, MPI_Comm comm, MPI_Errhandler *errhandler) {
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
-    if (!errhandler)
-        return tdm_mpi_err(c, MPI_ERR_ARG, fn, "errhandler is NULL");
-    /* the caller gets a new reference, released by MPI_Errhandler_free */
-    errh_retain(c->errhandler);
-    *errhandler = c->errhandler;
+    TDM_CHECK_PTR(fn, c, errhandler, "errhandler");
+    *errhandler = errh_share(c->errhandler);
     return MPI_SUCCESS;
 }
 
@@ -565,9 +585,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
     tdm_comm_t *c;
     TDM_GET_COMM("MPI_Comm_call_errhandler", comm, c);
     char msg[MPI_MAX_ERROR_STRING];
-    int len;
-    if (PMPI_Error_string(errorcode, msg, &len) != MPI_SUCCESS)
-        snprintf(msg, sizeof(msg), "error code %d", errorcode);
+    code_text(errorcode, msg);
     invoke_handler(c, &errorcode, msg);
     return MPI_SUCCESS;
 }
@@ -597,11 +615,9 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) 
     tdm_mpi_session_t *s;
     TDM_GET_SESSION(fn, session, s);
     if (!errh_valid(errhandler, TDM_ERRH_SESSION))
-        return tdm_mpi_err_session(s, MPI_ERR_ARG, fn, "invalid errhandler (handle %#x): %s",
-                                   (unsigned)errhandler, errh_why(errhandler, TDM_ERRH_SESSION));
-    errh_retain(errhandler);
-    errh_release(s->errhandler);
-    s->errhandler = errhandler;
+        return tdm_mpi_err_session(s, MPI_ERR_ARG, fn, ERRH_BAD_FMT,
+                                   ERRH_BAD_ARGS(errhandler, TDM_ERRH_SESSION));
+    errh_replace(&s->errhandler, errhandler);
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Session_set_errhandler)
@@ -610,11 +626,8 @@ int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
     static const char fn[] = "MPI_Session_get_errhandler";
     tdm_mpi_session_t *s;
     TDM_GET_SESSION(fn, session, s);
-    if (!errhandler)
-        return tdm_mpi_err_session(s, MPI_ERR_ARG, fn, "errhandler is NULL");
-    /* a new reference, released by MPI_Errhandler_free */
-    errh_retain(s->errhandler);
-    *errhandler = s->errhandler;
+    TDM_CHECK_PTR_SESSION(fn, s, errhandler, "errhandler");
+    *errhandler = errh_share(s->errhandler);
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Session_get_errhandler)
@@ -623,9 +636,7 @@ int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) {
     tdm_mpi_session_t *s;
     TDM_GET_SESSION("MPI_Session_call_errhandler", session, s);
     char msg[MPI_MAX_ERROR_STRING], what[64];
-    int len;
-    if (PMPI_Error_string(errorcode, msg, &len) != MPI_SUCCESS)
-        snprintf(msg, sizeof(msg), "error code %d", errorcode);
+    code_text(errorcode, msg);
     snprintf(what, sizeof(what), "session %#x", (unsigned)s->handle);
     raise_on(s->errhandler, s->handle, what, &errorcode, msg);
     return MPI_SUCCESS;
@@ -647,11 +658,9 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
     tdm_mpi_win_t *mw;
     TDM_GET_WIN(fn, win, mw);
     if (!errh_valid(errhandler, TDM_ERRH_WIN))
-        return tdm_mpi_win_err(mw, MPI_ERR_ARG, fn, "invalid errhandler (handle %#x): %s",
-                               (unsigned)errhandler, errh_why(errhandler, TDM_ERRH_WIN));
-    errh_retain(errhandler);
-    errh_release(mw->errhandler);
-    mw->errhandler = errhandler;
+        return tdm_mpi_win_err(mw, MPI_ERR_ARG, fn, ERRH_BAD_FMT,
+                               ERRH_BAD_ARGS(errhandler, TDM_ERRH_WIN));
+    errh_replace(&mw->errhandler, errhandler);
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Win_set_errhandler)
@@ -661,8 +670,7 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) {
     tdm_mpi_win_t *mw;
     TDM_GET_WIN(fn, win, mw);
     TDM_CHECK_PTR_WIN(fn, mw, errhandler, "errhandler");
-    errh_retain(mw->errhandler); /* a new reference, released by MPI_Errhandler_free */
-    *errhandler = mw->errhandler;
+    *errhandler = errh_share(mw->errhandler);
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Win_get_errhandler)
@@ -671,9 +679,7 @@ int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
     tdm_mpi_win_t *mw;
     TDM_GET_WIN("MPI_Win_call_errhandler", win, mw);
     char msg[MPI_MAX_ERROR_STRING], what[MPI_MAX_OBJECT_NAME + 16];
-    int len;
-    if (PMPI_Error_string(errorcode, msg, &len) != MPI_SUCCESS)
-        snprintf(msg, sizeof(msg), "error code %d", errorcode);
+    code_text(errorcode, msg);
     snprintf(what, sizeof(what), "window %s", mw->name);
     raise_on(mw->errhandler, mw->handle, what, &errorcode, msg);
     return MPI_SUCCESS;

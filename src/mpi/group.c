@@ -38,23 +38,11 @@ static int *alloc_ranks(int n) {
     return malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
 }
 
-int PMPI_Group_size(MPI_Group group, int *size) {
-    tdm_group_t *g;
-    TDM_GET_GROUP("MPI_Group_size", NULL, group, g);
-    TDM_CHECK_PTR("MPI_Group_size", NULL, size, "size");
-    *size = g->map.n;
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Group_size)
+/* A group handle, its errors on the World Model's handler. */
+#define GET_GROUP(_fn, _handle, _var) TDM_GET_GROUP(_fn, NULL, _handle, _var)
 
-int PMPI_Group_rank(MPI_Group group, int *rank) {
-    tdm_group_t *g;
-    TDM_GET_GROUP("MPI_Group_rank", NULL, group, g);
-    TDM_CHECK_PTR("MPI_Group_rank", NULL, rank, "rank");
-    *rank = g->rank;
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Group_rank)
+TDM_MPI_PROPERTY(MPI_Group_size, MPI_Group, tdm_group_t, g, GET_GROUP, NULL, int, size, g->map.n)
+TDM_MPI_PROPERTY(MPI_Group_rank, MPI_Group, tdm_group_t, g, GET_GROUP, NULL, int, rank, g->rank)
 
 int PMPI_Group_free(MPI_Group *group) {
     tdm_group_t *g;
@@ -178,15 +166,9 @@ static int check_rank_list(const char *fn, const tdm_group_t *g, int n, const in
     return MPI_SUCCESS;
 }
 
-static int incl_excl(const char *fn, bool incl, MPI_Group group, int n, const int ranks[],
-                     MPI_Group *newgroup) {
-    tdm_group_t *g;
-    TDM_GET_GROUP(fn, NULL, group, g);
-    TDM_CHECK_PTR(fn, NULL, newgroup, "newgroup");
-    if (n < 0 || n > g->map.n)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid n=%d (group of size %d)", n, g->map.n);
-    if (n > 0)
-        TDM_CHECK_PTR(fn, NULL, ranks, "ranks");
+/* The group of g's `ranks` (incl) or of its other ranks (excl), once the list is checked. */
+static int select_ranks(const char *fn, bool incl, const tdm_group_t *g, int n, const int ranks[],
+                        MPI_Group *newgroup) {
     unsigned char *seen = calloc((size_t)g->map.n + 1, 1);
     int *w = alloc_ranks(g->map.n);
     if (!seen || !w) {
@@ -211,6 +193,18 @@ static int incl_excl(const char *fn, bool incl, MPI_Group group, int n, const in
     free(seen);
     free(w);
     return err;
+}
+
+static int incl_excl(const char *fn, bool incl, MPI_Group group, int n, const int ranks[],
+                     MPI_Group *newgroup) {
+    tdm_group_t *g;
+    TDM_GET_GROUP(fn, NULL, group, g);
+    TDM_CHECK_PTR(fn, NULL, newgroup, "newgroup");
+    if (n < 0 || n > g->map.n)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid n=%d (group of size %d)", n, g->map.n);
+    if (n > 0)
+        TDM_CHECK_PTR(fn, NULL, ranks, "ranks");
+    return select_ranks(fn, incl, g, n, ranks, newgroup);
 }
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
@@ -269,30 +263,7 @@ static int range_incl_excl(const char *fn, bool incl, MPI_Group group, int n, in
     int err = expand_ranges(fn, g, n, ranges, &list, &m);
     if (err)
         return err;
-    unsigned char *seen = calloc((size_t)g->map.n + 1, 1);
-    int *w = alloc_ranks(g->map.n);
-    if (!seen || !w) {
-        free(seen);
-        free(w);
-        free(list);
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    }
-    err = check_rank_list(fn, g, m, list, seen);
-    if (!err) {
-        int k = 0;
-        if (incl) {
-            for (int i = 0; i < m; i++)
-                w[k++] = tdm_rankmap_world(&g->map, list[i]);
-        } else {
-            for (int i = 0; i < g->map.n; i++) {
-                if (!seen[i])
-                    w[k++] = tdm_rankmap_world(&g->map, i);
-            }
-        }
-        err = group_from_list(fn, w, k, g->session, newgroup);
-    }
-    free(seen);
-    free(w);
+    err = select_ranks(fn, incl, g, m, list, newgroup);
     free(list);
     return err;
 }

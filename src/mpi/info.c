@@ -32,10 +32,7 @@ static void env_prepare(void) {
     do {                                                                                           \
         if ((_handle) == MPI_INFO_ENV)                                                             \
             env_prepare();                                                                         \
-        (_var) = tdm_info_get(_handle);                                                            \
-        if (TDM_UNLIKELY(!(_var)))                                                                 \
-            return tdm_mpi_err(NULL, MPI_ERR_INFO, _fn, "invalid info (handle %#x)",               \
-                               (unsigned)(_handle));                                               \
+        TDM_GET_OBJ(_fn, NULL, tdm_info_get, _handle, _var, MPI_ERR_INFO, "info", "");             \
     } while (0)
 
 #define CHECK_KEY(_fn, _key)                                                                       \
@@ -197,14 +194,7 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
 }
 TDM_WEAK(MPI_Info_get_valuelen)
 
-int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) {
-    tdm_info_t *in;
-    GET_INFO("MPI_Info_get_nkeys", info, in);
-    TDM_CHECK_PTR("MPI_Info_get_nkeys", NULL, nkeys, "nkeys");
-    *nkeys = in->n;
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Info_get_nkeys)
+TDM_MPI_PROPERTY(MPI_Info_get_nkeys, MPI_Info, tdm_info_t, in, GET_INFO, NULL, int, nkeys, in->n)
 
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) {
     static const char fn[] = "MPI_Info_get_nthkey";

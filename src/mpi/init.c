@@ -227,25 +227,8 @@ int PMPI_Abort(MPI_Comm comm, int errorcode) {
 }
 TDM_WEAK(MPI_Abort)
 
-int PMPI_Comm_rank(MPI_Comm comm, int *rank) {
-    tdm_comm_t *c;
-    TDM_GET_COMM("MPI_Comm_rank", comm, c);
-    if (!rank)
-        return tdm_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_rank", "rank is NULL");
-    *rank = c->rank;
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Comm_rank)
-
-int PMPI_Comm_size(MPI_Comm comm, int *size) {
-    tdm_comm_t *c;
-    TDM_GET_COMM("MPI_Comm_size", comm, c);
-    if (!size)
-        return tdm_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL");
-    *size = c->size;
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Comm_size)
+TDM_MPI_PROPERTY(MPI_Comm_rank, MPI_Comm, tdm_comm_t, c, TDM_GET_COMM, c, int, rank, c->rank)
+TDM_MPI_PROPERTY(MPI_Comm_size, MPI_Comm, tdm_comm_t, c, TDM_GET_COMM, c, int, size, c->size)
 
 double PMPI_Wtime(void) {
     struct timespec ts;

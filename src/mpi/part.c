@@ -83,8 +83,13 @@ int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype dat
 }
 TDM_WEAK(MPI_Precv_init)
 
-/* The active partitioned send a Pready call names, or an error in *err. */
+/* The active partitioned send a Pready call names (made while the library is in use), or
+ * an error in *err. */
 static tdm_req_t *pready_req(const char *fn, MPI_Request request, int *err) {
+    if (TDM_UNLIKELY(tdm_mpi.users == 0)) {
+        *err = tdm_mpi_err(NULL, MPI_ERR_OTHER, fn, "called %s", tdm_mpi_state_why());
+        return NULL;
+    }
     tdm_req_t *r = request == MPI_REQUEST_NULL ? NULL : tdm_mpi_req_get(request);
     *err = MPI_SUCCESS;
     if (!r || r->kind != TDM_REQ_PSEND) {
@@ -117,7 +122,6 @@ static int check_partition(const char *fn, tdm_req_t *r, const char *what, int i
 
 int PMPI_Pready(int partition, MPI_Request request) {
     int err;
-    TDM_CHECK_INIT("MPI_Pready");
     tdm_req_t *r = pready_req("MPI_Pready", request, &err);
     if (!r)
         return err;
@@ -131,7 +135,6 @@ TDM_WEAK(MPI_Pready)
 int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request) {
     int err;
     const char *fn = "MPI_Pready_range";
-    TDM_CHECK_INIT(fn);
     tdm_req_t *r = pready_req(fn, request, &err);
     if (!r)
         return err;
@@ -153,7 +156,6 @@ TDM_WEAK(MPI_Pready_range)
 int PMPI_Pready_list(int length, int array_of_partitions[], MPI_Request request) {
     int err;
     const char *fn = "MPI_Pready_list";
-    TDM_CHECK_INIT(fn);
     tdm_req_t *r = pready_req(fn, request, &err);
     if (!r)
         return err;

@@ -46,11 +46,7 @@ typedef struct call {
     } while (0)
 
 #define CHECK_CNT(_fn, _mw, _count, _what)                                                         \
-    do {                                                                                           \
-        if (TDM_UNLIKELY((_count) < 0))                                                            \
-            return tdm_mpi_win_err(_mw, MPI_ERR_COUNT, _fn, "invalid %s %lld", _what,              \
-                                   (long long)(_count));                                           \
-    } while (0)
+    TDM_CHECK_NONNEG_BY(tdm_mpi_win_err, _mw, _fn, MPI_ERR_COUNT, _count, _what, "")
 
 static bool is_acc(tdm_rma_kind_t k) {
     return k == TDM_RMA_ACC || k == TDM_RMA_GACC || k == TDM_RMA_FOP;

@@ -312,9 +312,16 @@ static int check_errhandler(const char *fn, MPI_Errhandler eh, MPI_Group group) 
                        why);
 }
 
-/* Give a new communicator its handler and hints, and its handle to the user. */
-static int adopt(const char *fn, tdm_comm_t *c, MPI_Errhandler eh, const tdm_info_t *in,
-                 MPI_Comm *out) {
+/* The end of both creations, once src/comm returned `rc` (0, or < 0 for a failure it
+ * logged) and no argument error: the new `what` c gets its handler and hints, and its
+ * handle goes to the user. */
+static int adopt(const char *fn, int rc, const char *what, tdm_comm_t *c, MPI_Errhandler eh,
+                 const tdm_info_t *in, MPI_Comm *out) {
+    if (rc)
+        return NEW_ERR(eh, fn, MPI_ERR_OTHER,
+                       "cannot create the %s (out of memory or a failed exchange with the other "
+                       "members; see the log)",
+                       what);
     tdm_mpi_errh_retain(eh);
     c->errhandler = eh;
     if (in && in->n > 0 && !(c->hints = tdm_info_dup(in, false)))
@@ -344,11 +351,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     if (rc > 0)
         return NEW_ERR(errhandler, fn, tdm_mpi_comm_bad_class(rc),
                        "%s (stringtag \"%s\", group of %d)", why, stringtag, g->map.n);
-    if (rc)
-        return NEW_ERR(errhandler, fn, MPI_ERR_OTHER,
-                       "cannot create the communicator (out of memory or a failed exchange with "
-                       "the other members; see the log)");
-    return adopt(fn, c, errhandler, in, newcomm);
+    return adopt(fn, rc, "communicator", c, errhandler, in, newcomm);
 }
 TDM_WEAK(MPI_Comm_create_from_group)
 
@@ -396,10 +399,6 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
         return NEW_ERR(errhandler, fn, tdm_mpi_comm_bad_class(rc),
                        "%s (stringtag \"%s\", local_leader %d, remote_leader %d)", why, stringtag,
                        local_leader, remote_leader);
-    if (rc)
-        return NEW_ERR(errhandler, fn, MPI_ERR_OTHER,
-                       "cannot create the intercommunicator (out of memory or a failed exchange "
-                       "with the other members; see the log)");
-    return adopt(fn, c, errhandler, in, newintercomm);
+    return adopt(fn, rc, "intercommunicator", c, errhandler, in, newintercomm);
 }
 TDM_WEAK(MPI_Intercomm_create_from_groups)

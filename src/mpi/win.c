@@ -408,33 +408,24 @@ static int attr_error(tdm_mpi_win_t *mw, int rc, int keyval, const char *fn) {
     return tdm_mpi_err(NULL, cls, fn, "keyval %#x: %s", (unsigned)keyval, why);
 }
 
+/* A keyval's error: no window, so the World Model's handler. */
+static int keyval_error(int rc, int keyval, const char *fn) {
+    return attr_error(NULL, rc, keyval, fn);
+}
+
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
                            MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
                            void *extra_state) {
-    static const char fn[] = "MPI_Win_create_keyval";
-    TDM_CHECK_INIT(fn);
-    if (!win_keyval)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "win_keyval is NULL");
-    int rc = tdm_attr_keyval_create(TDM_ATTR_WIN, (tdm_attr_copy_fn_t *)win_copy_attr_fn,
-                                    (tdm_attr_delete_fn_t *)win_delete_attr_fn, extra_state,
-                                    TDM_ATTR_PTR, win_keyval);
-    return rc ? attr_error(NULL, rc, 0, fn) : MPI_SUCCESS;
+    return tdm_mpi_keyval_create("MPI_Win_create_keyval", TDM_ATTR_WIN,
+                                 (tdm_attr_copy_fn_t *)win_copy_attr_fn,
+                                 (tdm_attr_delete_fn_t *)win_delete_attr_fn, extra_state,
+                                 win_keyval, "win_keyval", keyval_error);
 }
 TDM_WEAK(MPI_Win_create_keyval)
 
 int PMPI_Win_free_keyval(int *win_keyval) {
-    static const char fn[] = "MPI_Win_free_keyval";
-    TDM_CHECK_INIT(fn);
-    if (!win_keyval)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "win_keyval is NULL");
-    if (tdm_attr_keyval_builtin(TDM_ATTR_WIN, *win_keyval))
-        return tdm_mpi_err(NULL, MPI_ERR_KEYVAL, fn, "predefined keyval %#x cannot be freed",
-                           (unsigned)*win_keyval);
-    int rc = tdm_attr_keyval_free(TDM_ATTR_WIN, *win_keyval);
-    if (rc)
-        return attr_error(NULL, rc, *win_keyval, fn);
-    *win_keyval = MPI_KEYVAL_INVALID;
-    return MPI_SUCCESS;
+    return tdm_mpi_keyval_free("MPI_Win_free_keyval", TDM_ATTR_WIN, win_keyval, "win_keyval",
+                               keyval_error);
 }
 TDM_WEAK(MPI_Win_free_keyval)
 
