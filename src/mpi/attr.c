@@ -153,61 +153,32 @@ static int delete_attr(const char *fn, MPI_Comm comm, int keyval) {
     return rc ? attr_error(c, rc, keyval, fn) : MPI_SUCCESS;
 }
 
-/* ---- MPI-2 names ---- */
+/* The communicator attribute calls under one generation's names: MPI-2's, and MPI-1's
+ * (deprecated, same behaviour). */
+#define COMM_ATTR_CALLS(_create, _Copy, _Delete, _free, _set, _get, _delete)                       \
+    int P##_create(_Copy *copy_fn, _Delete *delete_fn, int *keyval, void *extra_state) {           \
+        return keyval_create(#_create, (tdm_attr_copy_fn_t *)copy_fn,                              \
+                             (tdm_attr_delete_fn_t *)delete_fn, keyval, extra_state);              \
+    }                                                                                              \
+    TDM_WEAK(_create)                                                                              \
+    int P##_free(int *keyval) {                                                                    \
+        return keyval_free(#_free, keyval);                                                        \
+    }                                                                                              \
+    TDM_WEAK(_free)                                                                                \
+    int P##_set(MPI_Comm comm, int keyval, void *attribute_val) {                                  \
+        return set_attr(#_set, comm, keyval, attribute_val);                                       \
+    }                                                                                              \
+    TDM_WEAK(_set)                                                                                 \
+    int P##_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) {                       \
+        return get_attr(#_get, comm, keyval, attribute_val, flag);                                 \
+    }                                                                                              \
+    TDM_WEAK(_get)                                                                                 \
+    int P##_delete(MPI_Comm comm, int keyval) {                                                    \
+        return delete_attr(#_delete, comm, keyval);                                                \
+    }                                                                                              \
+    TDM_WEAK(_delete)
 
-int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
-                            void *extra_state) {
-    return keyval_create("MPI_Comm_create_keyval", (tdm_attr_copy_fn_t *)comm_copy_attr_fn,
-                         (tdm_attr_delete_fn_t *)comm_delete_attr_fn, comm_keyval, extra_state);
-}
-TDM_WEAK(MPI_Comm_create_keyval)
-
-int PMPI_Comm_free_keyval(int *comm_keyval) {
-    return keyval_free("MPI_Comm_free_keyval", comm_keyval);
-}
-TDM_WEAK(MPI_Comm_free_keyval)
-
-int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) {
-    return set_attr("MPI_Comm_set_attr", comm, comm_keyval, attribute_val);
-}
-TDM_WEAK(MPI_Comm_set_attr)
-
-int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) {
-    return get_attr("MPI_Comm_get_attr", comm, comm_keyval, attribute_val, flag);
-}
-TDM_WEAK(MPI_Comm_get_attr)
-
-int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
-    return delete_attr("MPI_Comm_delete_attr", comm, comm_keyval);
-}
-TDM_WEAK(MPI_Comm_delete_attr)
-
-/* ---- MPI-1 names (deprecated, same behaviour) ---- */
-
-int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
-                       void *extra_state) {
-    return keyval_create("MPI_Keyval_create", (tdm_attr_copy_fn_t *)copy_fn,
-                         (tdm_attr_delete_fn_t *)delete_fn, keyval, extra_state);
-}
-TDM_WEAK(MPI_Keyval_create)
-
-int PMPI_Keyval_free(int *keyval) {
-    return keyval_free("MPI_Keyval_free", keyval);
-}
-TDM_WEAK(MPI_Keyval_free)
-
-int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) {
-    return set_attr("MPI_Attr_put", comm, keyval, attribute_val);
-}
-TDM_WEAK(MPI_Attr_put)
-
-int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) {
-    return get_attr("MPI_Attr_get", comm, keyval, attribute_val, flag);
-}
-TDM_WEAK(MPI_Attr_get)
-
-int PMPI_Attr_delete(MPI_Comm comm, int keyval) {
-    return delete_attr("MPI_Attr_delete", comm, keyval);
-}
-TDM_WEAK(MPI_Attr_delete)
+COMM_ATTR_CALLS(MPI_Comm_create_keyval, MPI_Comm_copy_attr_function, MPI_Comm_delete_attr_function,
+                MPI_Comm_free_keyval, MPI_Comm_set_attr, MPI_Comm_get_attr, MPI_Comm_delete_attr)
+COMM_ATTR_CALLS(MPI_Keyval_create, MPI_Copy_function, MPI_Delete_function, MPI_Keyval_free,
+                MPI_Attr_put, MPI_Attr_get, MPI_Attr_delete)

@@ -136,20 +136,16 @@ static int setop(const char *fn, setop_t op, MPI_Group group1, MPI_Group group2,
     return err;
 }
 
-int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
-    return setop("MPI_Group_union", OP_UNION, group1, group2, newgroup);
-}
-TDM_WEAK(MPI_Group_union)
+/* MPI_<_name>: the group of set operation _op on group1 and group2. */
+#define GROUP_SETOP(_name, _op)                                                                    \
+    int P##_name(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {                        \
+        return setop(#_name, _op, group1, group2, newgroup);                                       \
+    }                                                                                              \
+    TDM_WEAK(_name)
 
-int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
-    return setop("MPI_Group_intersection", OP_INTERSECTION, group1, group2, newgroup);
-}
-TDM_WEAK(MPI_Group_intersection)
-
-int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
-    return setop("MPI_Group_difference", OP_DIFFERENCE, group1, group2, newgroup);
-}
-TDM_WEAK(MPI_Group_difference)
+GROUP_SETOP(MPI_Group_union, OP_UNION)
+GROUP_SETOP(MPI_Group_intersection, OP_INTERSECTION)
+GROUP_SETOP(MPI_Group_difference, OP_DIFFERENCE)
 
 /* Mark ranks[0..n-1] in `seen` (size g->map.n), checking validity and uniqueness. */
 static int check_rank_list(const char *fn, const tdm_group_t *g, int n, const int ranks[],

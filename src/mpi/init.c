@@ -202,21 +202,20 @@ int PMPI_Finalize(void) {
 }
 TDM_WEAK(MPI_Finalize)
 
-int PMPI_Initialized(int *flag) {
-    if (!flag)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Initialized", "flag is NULL");
-    *flag = tdm_mpi.initialized;
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Initialized)
+/* MPI_<_name>: one fact about the library's state into *_out; `_any_time`: callable before
+ * MPI_Init and after MPI_Finalize too (MPI-4.1 Table 11.1). */
+#define STATE_QUERY(_name, _any_time, _out, _value)                                                \
+    int P##_name(int *_out) {                                                                      \
+        if (!(_any_time))                                                                          \
+            TDM_CHECK_INIT(#_name);                                                                \
+        TDM_CHECK_PTR(#_name, NULL, _out, #_out);                                                  \
+        *(_out) = (_value);                                                                        \
+        return MPI_SUCCESS;                                                                        \
+    }                                                                                              \
+    TDM_WEAK(_name)
 
-int PMPI_Finalized(int *flag) {
-    if (!flag)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Finalized", "flag is NULL");
-    *flag = tdm_mpi.finalized;
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Finalized)
+STATE_QUERY(MPI_Initialized, true, flag, tdm_mpi.initialized)
+STATE_QUERY(MPI_Finalized, true, flag, tdm_mpi.finalized)
 
 int PMPI_Abort(MPI_Comm comm, int errorcode) {
     char why[256];
@@ -246,9 +245,8 @@ double PMPI_Wtick(void) {
 TDM_WEAK(MPI_Wtick)
 
 int PMPI_Get_processor_name(char *name, int *resultlen) {
-    if (!name || !resultlen)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_processor_name", "%s is NULL",
-                           name ? "resultlen" : "name");
+    TDM_CHECK_PTR("MPI_Get_processor_name", NULL, name, "name");
+    TDM_CHECK_PTR("MPI_Get_processor_name", NULL, resultlen, "resultlen");
     if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0)
         snprintf(name, MPI_MAX_PROCESSOR_NAME, "localhost");
     name[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
@@ -258,9 +256,8 @@ int PMPI_Get_processor_name(char *name, int *resultlen) {
 TDM_WEAK(MPI_Get_processor_name)
 
 int PMPI_Get_version(int *version, int *subversion) {
-    if (!version || !subversion)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_version", "%s is NULL",
-                           version ? "subversion" : "version");
+    TDM_CHECK_PTR("MPI_Get_version", NULL, version, "version");
+    TDM_CHECK_PTR("MPI_Get_version", NULL, subversion, "subversion");
     *version = MPI_VERSION;
     *subversion = MPI_SUBVERSION;
     return MPI_SUCCESS;
@@ -268,9 +265,8 @@ int PMPI_Get_version(int *version, int *subversion) {
 TDM_WEAK(MPI_Get_version)
 
 int PMPI_Get_library_version(char *version, int *resultlen) {
-    if (!version || !resultlen)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_library_version", "%s is NULL",
-                           version ? "resultlen" : "version");
+    TDM_CHECK_PTR("MPI_Get_library_version", NULL, version, "version");
+    TDM_CHECK_PTR("MPI_Get_library_version", NULL, resultlen, "resultlen");
     snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
              "Tandem MPI %s (MPI %d.%d, MPICH ABI libmpi.so.12)", TANDEM_VERSION_STRING,
              MPI_VERSION, MPI_SUBVERSION);
@@ -279,23 +275,8 @@ int PMPI_Get_library_version(char *version, int *resultlen) {
 }
 TDM_WEAK(MPI_Get_library_version)
 
-int PMPI_Query_thread(int *provided) {
-    TDM_CHECK_INIT("MPI_Query_thread");
-    if (!provided)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Query_thread", "provided is NULL");
-    *provided = tdm_mpi.thread_level;
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Query_thread)
-
-int PMPI_Is_thread_main(int *flag) {
-    TDM_CHECK_INIT("MPI_Is_thread_main");
-    if (!flag)
-        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Is_thread_main", "flag is NULL");
-    *flag = (unsigned long)pthread_self() == tdm_mpi.main_thread;
-    return MPI_SUCCESS;
-}
-TDM_WEAK(MPI_Is_thread_main)
+STATE_QUERY(MPI_Query_thread, false, provided, tdm_mpi.thread_level)
+STATE_QUERY(MPI_Is_thread_main, false, flag, (unsigned long)pthread_self() == tdm_mpi.main_thread)
 
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
     (void)info;
