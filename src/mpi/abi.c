@@ -200,48 +200,37 @@ _Static_assert(offsetof(MPI_Status, MPI_SOURCE) == MPI_F_SOURCE * sizeof(MPI_Fin
 _Static_assert(offsetof(MPI_Status, MPI_TAG) == MPI_F_TAG * sizeof(MPI_Fint), "tag");
 _Static_assert(offsetof(MPI_Status, MPI_ERROR) == MPI_F_ERROR * sizeof(MPI_Fint), "error");
 
+/* An ignored status of any layout: MPI_F_STATUS_IGNORE is NULL in a C library. */
+static bool status_ignored(const void *st) {
+    return st == MPI_STATUS_IGNORE || st == MPI_F08_STATUS_IGNORE || st == NULL;
+}
+
 static int status_copy(const void *from, void *to, const char *fn) {
-    if (from == MPI_STATUS_IGNORE || from == NULL)
+    if (status_ignored(from))
         return tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
                            "cannot convert an ignored status (MPI_STATUS_IGNORE, "
-                           "MPI_F_STATUS_IGNORE or NULL)");
-    if (to == MPI_STATUS_IGNORE || to == NULL)
+                           "MPI_F_STATUS_IGNORE, MPI_F08_STATUS_IGNORE or NULL)");
+    if (status_ignored(to))
         return tdm_mpi_err(NULL, MPI_ERR_ARG, fn,
                            "cannot convert into an ignored status (MPI_STATUS_IGNORE, "
-                           "MPI_F_STATUS_IGNORE or NULL)");
+                           "MPI_F_STATUS_IGNORE, MPI_F08_STATUS_IGNORE or NULL)");
     memmove(to, from, sizeof(MPI_Status));
     return MPI_SUCCESS;
 }
 
-int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) {
-    return status_copy(c_status, f_status, "MPI_Status_c2f");
-}
-TDM_WEAK(MPI_Status_c2f)
+/* MPI_<_name>: a status in layout _From into layout _To (the same bytes, above). */
+#define STATUS_CONVERSION(_name, _From, _To)                                                       \
+    int P##_name(const _From *in, _To *out) {                                                      \
+        return status_copy(in, out, #_name);                                                       \
+    }                                                                                              \
+    TDM_WEAK(_name)
 
-int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status) {
-    return status_copy(f_status, c_status, "MPI_Status_f2c");
-}
-TDM_WEAK(MPI_Status_f2c)
-
-int PMPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status) {
-    return status_copy(c_status, f08_status, "MPI_Status_c2f08");
-}
-TDM_WEAK(MPI_Status_c2f08)
-
-int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status) {
-    return status_copy(f08_status, c_status, "MPI_Status_f082c");
-}
-TDM_WEAK(MPI_Status_f082c)
-
-int PMPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status) {
-    return status_copy(f08_status, f_status, "MPI_Status_f082f");
-}
-TDM_WEAK(MPI_Status_f082f)
-
-int PMPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status) {
-    return status_copy(f_status, f08_status, "MPI_Status_f2f08");
-}
-TDM_WEAK(MPI_Status_f2f08)
+STATUS_CONVERSION(MPI_Status_c2f, MPI_Status, MPI_Fint)
+STATUS_CONVERSION(MPI_Status_f2c, MPI_Fint, MPI_Status)
+STATUS_CONVERSION(MPI_Status_c2f08, MPI_Status, MPI_F08_status)
+STATUS_CONVERSION(MPI_Status_f082c, MPI_F08_status, MPI_Status)
+STATUS_CONVERSION(MPI_Status_f082f, MPI_F08_status, MPI_Fint)
+STATUS_CONVERSION(MPI_Status_f2f08, MPI_Fint, MPI_F08_status)
 
 /* ---- GPU capability queries (MPICH extensions) ----
  * Unlike other MPI functions, MPIX_Query_*_support return the answer, not an
