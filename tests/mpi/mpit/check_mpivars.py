@@ -120,8 +120,10 @@ def main():
     print(f"ok: mpivars lists Tandem's {len(cvars)} control and {len(pvars)} performance "
           f"variables and {len(cats)} categories")
 
-    job = run_test.Job([a.mpirun, "-n", "2", "--timeout", "120", mpivars], env=env,
-                       merge_stderr=False)
+    # line-buffered: both ranks write to one pipe, and a block-buffered write can end mid-line
+    # with the other rank's block landing inside that line
+    job = run_test.Job([a.mpirun, "-n", "2", "--timeout", "120", "stdbuf", "-oL", mpivars],
+                       env=env, merge_stderr=False)
     rc, out, err = job.wait(timeout=150)
     problems = job.cleanup_problems()
     if rc != 0 or err.strip() or problems:
