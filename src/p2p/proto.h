@@ -150,6 +150,16 @@ void tdm_rndv_split_on_pull(tdm_req_t *s, uint64_t off, uint64_t len);
 void tdm_rndv_split_fallback(tdm_req_t *req, int err);
 void tdm_rndv_split_show(struct tdm_sfmt *f, tdm_req_t *req, int peer);
 extern const tdm_proto_push_fn tdm_rndv_split_push[];
+/* A split protocol (RGET, RPUT, COOP): the split machinery's members, differing only
+ * in the split and in whether the sender takes a CTS (RGET's never gets one). */
+#define TDM_RNDV_SPLIT_PROTO(_name, _split, _send_cts, _desc)                                      \
+    {                                                                                              \
+        .name = (_name), .desc = (_desc), .caps = TDM_CAP_CMA, .split = (_split),                  \
+        .push = tdm_rndv_split_push, .show = tdm_rndv_split_show,                                  \
+        .recv_start = tdm_rndv_split_recv_start, .send_cts = (_send_cts),                          \
+        .on_fin = tdm_rndv_split_on_fin, .on_pull = tdm_rndv_split_on_pull,                        \
+        .fallback = tdm_rndv_split_fallback                                                        \
+    }
 /* An unexpected RTS flagged TDM_PKTF_PULL: read the message into the entry's
  * buffer now and send FIN, so that the send completes as an eager one would.
  * If the read fails (CMA is then off for the pair), the sender moves the

@@ -25,13 +25,7 @@ static uint64_t tdm_p2p_pv_requests_in_use(int i) {
 }
 
 const tdm_pvar_desc_t tdm_p2p_pvars[TDM_P2P_PV_COUNT] = {
-#define TDM_PVAR(_id, _cls, _verb, _cat, _desc, ...)                                               \
-    [TDM_P2P_PV_##_id] = {.name = "tandem_" #_id,                                                  \
-                          .desc = _desc,                                                           \
-                          .category = _cat,                                                        \
-                          .cls = TDM_PVC_##_cls,                                                   \
-                          .verbosity = TDM_PVERB_##_verb,                                          \
-                          __VA_ARGS__},
+#define TDM_PVAR(_id, ...) TDM_PVAR_DESC(TDM_P2P_PV_##_id, _id, __VA_ARGS__)
 #include "pvars.def"
 #undef TDM_PVAR
 };

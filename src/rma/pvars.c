@@ -12,13 +12,7 @@ enum {
 };
 
 const tdm_pvar_desc_t tdm_rma_pvars[TDM_RMA_PV_COUNT] = {
-#define TDM_PVAR(_id, _cls, _verb, _cat, _desc, ...)                                               \
-    [TDM_RMA_PV_##_id] = {.name = "tandem_" #_id,                                                  \
-                          .desc = _desc,                                                           \
-                          .category = _cat,                                                        \
-                          .cls = TDM_PVC_##_cls,                                                   \
-                          .verbosity = TDM_PVERB_##_verb,                                          \
-                          __VA_ARGS__},
+#define TDM_PVAR(_id, ...) TDM_PVAR_DESC(TDM_RMA_PV_##_id, _id, __VA_ARGS__)
 #include "pvars.def"
 #undef TDM_PVAR
 };

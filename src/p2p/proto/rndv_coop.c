@@ -10,17 +10,7 @@
 /* Stages: the split machinery's (rndv_cma.c): COPY, then WAIT_FIN when the peer
  * still copies; a failed copy hands the rest to the pipeline. */
 
-const tdm_proto_t tdm_proto_coop = {
-    .name = "rndv/coop/cma",
-    .desc = "the receiver reads the first part while the sender writes the rest, on two cores at "
-            "once; each sends FIN",
-    .caps = TDM_CAP_CMA,
-    .split = tdm_p2p_select_coop_split,
-    .push = tdm_rndv_split_push,
-    .show = tdm_rndv_split_show,
-    .recv_start = tdm_rndv_split_recv_start,
-    .send_cts = tdm_rndv_split_send_cts,
-    .on_fin = tdm_rndv_split_on_fin,
-    .on_pull = tdm_rndv_split_on_pull,
-    .fallback = tdm_rndv_split_fallback,
-};
+const tdm_proto_t tdm_proto_coop = TDM_RNDV_SPLIT_PROTO(
+    "rndv/coop/cma", tdm_p2p_select_coop_split, tdm_rndv_split_send_cts,
+    "the receiver reads the first part while the sender writes the rest, on two cores at "
+    "once; each sends FIN");

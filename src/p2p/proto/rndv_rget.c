@@ -11,17 +11,7 @@ static uint64_t rget_split(uint64_t total) {
     return total;
 }
 
-const tdm_proto_t tdm_proto_rget = {
-    .name = "rndv/rget/cma",
-    .desc = "the receiver reads the whole message with process_vm_readv, then sends FIN; the "
-            "sender's CPU stays free",
-    .caps = TDM_CAP_CMA,
-    .split = rget_split,
-    .push = tdm_rndv_split_push,
-    .show = tdm_rndv_split_show,
-    .recv_start = tdm_rndv_split_recv_start,
-    .send_cts = NULL, /* the sender never gets a CTS: FIN completes it */
-    .on_fin = tdm_rndv_split_on_fin,
-    .on_pull = tdm_rndv_split_on_pull,
-    .fallback = tdm_rndv_split_fallback,
-};
+const tdm_proto_t tdm_proto_rget = TDM_RNDV_SPLIT_PROTO(
+    "rndv/rget/cma", rget_split, NULL,
+    "the receiver reads the whole message with process_vm_readv, then sends FIN; the "
+    "sender's CPU stays free");

@@ -12,17 +12,7 @@ static uint64_t rput_split(uint64_t total) {
     return 0;
 }
 
-const tdm_proto_t tdm_proto_rput = {
-    .name = "rndv/rput/cma",
-    .desc = "the receiver answers with a CTS naming its buffer; the sender writes the whole "
-            "message with process_vm_writev, then sends FIN",
-    .caps = TDM_CAP_CMA,
-    .split = rput_split,
-    .push = tdm_rndv_split_push,
-    .show = tdm_rndv_split_show,
-    .recv_start = tdm_rndv_split_recv_start,
-    .send_cts = tdm_rndv_split_send_cts,
-    .on_fin = tdm_rndv_split_on_fin,
-    .on_pull = tdm_rndv_split_on_pull,
-    .fallback = tdm_rndv_split_fallback,
-};
+const tdm_proto_t tdm_proto_rput = TDM_RNDV_SPLIT_PROTO(
+    "rndv/rput/cma", rput_split, tdm_rndv_split_send_cts,
+    "the receiver answers with a CTS naming its buffer; the sender writes the whole "
+    "message with process_vm_writev, then sends FIN");
