@@ -197,27 +197,22 @@ static const tdm_proto_push_fn sync_push[] = {
     [TDM_EAGER_S_WAIT_ACK] = NULL,
 };
 
-/* Nothing of an eager message can fail midway (the rings): no fallback. */
-const tdm_proto_t tdm_proto_eager_short = {
-    .name = "eager/short",
-    .desc = "at most 40 bytes wanting no answer: header and payload in the cell's first cache "
-            "line (EAGER_SHORT)",
-    .push = short_push,
-    .show = eager_show,
-};
+/* The eager forms differ only in their stages and description. Nothing of an eager
+ * message can fail midway (the rings): no fallback. */
+#define EAGER_PROTO(_name, _push, _desc)                                                           \
+    { .name = (_name), .desc = (_desc), .push = (_push), .show = eager_show }
 
-const tdm_proto_t tdm_proto_eager = {
-    .name = "eager",
-    .desc = "up to the eager limit: a header cell with the first fragment, then continuation "
-            "cells (EAGER, EAGER_CONT); kept by the receiver if no receive is posted",
-    .push = eager_push,
-    .show = eager_show,
-};
+const tdm_proto_t tdm_proto_eager_short =
+    EAGER_PROTO("eager/short", short_push,
+                "at most 40 bytes wanting no answer: header and payload in the cell's first cache "
+                "line (EAGER_SHORT)");
 
-const tdm_proto_t tdm_proto_eager_sync = {
-    .name = "eager/sync",
-    .desc = "a synchronous send up to the eager limit: eager cells flagged SYNC; the receiver "
-            "answers ACK when a receive matches",
-    .push = sync_push,
-    .show = eager_show,
-};
+const tdm_proto_t tdm_proto_eager =
+    EAGER_PROTO("eager", eager_push,
+                "up to the eager limit: a header cell with the first fragment, then continuation "
+                "cells (EAGER, EAGER_CONT); kept by the receiver if no receive is posted");
+
+const tdm_proto_t tdm_proto_eager_sync =
+    EAGER_PROTO("eager/sync", sync_push,
+                "a synchronous send up to the eager limit: eager cells flagged SYNC; the receiver "
+                "answers ACK when a receive matches");
