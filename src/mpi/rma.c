@@ -8,6 +8,7 @@
 #include "win.h"
 #include "../coll/coll.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 _Static_assert((int)TDM_RMA_OP_SUM == (int)TDM_OP_SUM && (int)TDM_RMA_OP_BAND == (int)TDM_OP_BAND &&
@@ -52,6 +53,20 @@ static bool is_acc(tdm_rma_kind_t k) {
     return k == TDM_RMA_ACC || k == TDM_RMA_GACC || k == TDM_RMA_FOP;
 }
 
+/* Is predefined `op` defined on dt's predefined type (dt not empty)? tdm_op_valid_for asks
+ * the reduction kernels, tens of instructions; the last answer is kept, its question and
+ * answer in one word so that threads see them whole (0 is right too: no basic type). */
+static bool op_valid(const tdm_op_t *op, const tdm_dtype_t *dt) {
+    static _Atomic uint64_t last;
+    uint64_t key = (uint64_t)(uint32_t)dt->basic << 9 | (uint64_t)(op->code & 0xff) << 1;
+    uint64_t v = atomic_load_explicit(&last, memory_order_relaxed);
+    if ((v & ~(uint64_t)1) == key)
+        return v & 1;
+    bool ok = tdm_op_valid_for(op, dt);
+    atomic_store_explicit(&last, key | ok, memory_order_relaxed);
+    return ok;
+}
+
 static int rma_call(const char *fn, call_t *c, MPI_Win win, MPI_Request *request, bool want_req) {
     tdm_mpi_win_t *mw;
     TDM_GET_WIN(fn, win, mw);
@@ -84,13 +99,22 @@ static int rma_call(const char *fn, call_t *c, MPI_Win win, MPI_Request *request
         CHECK_CNT(fn, mw, c->ocount, "origin_count");
         GET_DT(fn, mw, c->otype, "origin_datatype", odt);
     }
+    /* a handle given twice names one type: it is looked up and checked once */
     if (uses_result) {
         CHECK_CNT(fn, mw, c->rcount, "result_count");
-        GET_DT(fn, mw, c->rtype, c->kind == TDM_RMA_GET ? "origin_datatype" : "result_datatype",
-               rdt);
+        if (odt && c->rtype == c->otype)
+            rdt = odt;
+        else
+            GET_DT(fn, mw, c->rtype, c->kind == TDM_RMA_GET ? "origin_datatype" : "result_datatype",
+                   rdt);
     }
     CHECK_CNT(fn, mw, c->tcount, "target_count");
-    GET_DT(fn, mw, c->ttype, "target_datatype", tdt);
+    if (odt && c->ttype == c->otype)
+        tdt = odt;
+    else if (rdt && c->ttype == c->rtype)
+        tdt = rdt;
+    else
+        GET_DT(fn, mw, c->ttype, "target_datatype", tdt);
     if (TDM_UNLIKELY((c->target < 0 || c->target >= w->size) && c->target != MPI_PROC_NULL))
         return tdm_mpi_win_err(mw, MPI_ERR_RANK, fn, "invalid target_rank %d (window of size %d)",
                                c->target, w->size);
@@ -122,7 +146,7 @@ static int rma_call(const char *fn, call_t *c, MPI_Win win, MPI_Request *request
                                    (unsigned)c->ttype);
         /* an empty accumulate applies nothing (MPICH takes MPI_SUM on MPI_BYTE then) */
         if (tbytes && op && op->code != TDM_OP_REPLACE && op->code != TDM_OP_NO_OP &&
-            !tdm_op_valid_for(op, tdt))
+            !op_valid(op, tdt))
             return tdm_mpi_win_err(mw, MPI_ERR_OP, fn, "op %s is not defined on datatype %#x",
                                    tdm_op_name(op), (unsigned)c->ttype);
     }

@@ -456,7 +456,92 @@ static const char *epoch_name(const tdm_win_t *w) {
     }
 }
 
+/* The direct path: the common case of a passive target epoch on memory mapped here
+ * (contiguous types, a granted lock, nothing queued), checked and done straight from the
+ * caller's buffers: one target lookup for the epoch and the grant, the range in a few
+ * instructions, memcpy or one atomic per element. Returns -1, having changed nothing,
+ * for anything else (an error included): the general path then decides and reports. */
+static int post_direct(tdm_win_t *w, const tdm_rma_args_t *a) {
+    if (w->epoch != TDM_EPOCH_LOCK && w->epoch != TDM_EPOCH_LOCK_ALL)
+        return -1;
+    tdm_rma_target_t *tg = tdm_rma_target_find(w, a->target);
+    if (tg ? !tg->granted : w->epoch != TDM_EPOCH_LOCK_ALL)
+        return -1; /* not locked (an error), or its grant is not seen yet */
+    tdm_dtype_t *t = a->tdt;
+    size_t bytes;
+    if (!t->contig || a->tcount == 0 || __builtin_mul_overflow(a->tcount, t->size, &bytes) ||
+        bytes == 0)
+        return -1;
+    /* the same bounds as tdm_rma_check_range: contiguous items cover [true_lb, +bytes) */
+    tdm_rma_slot_t *s = tdm_rma_slot(w, a->target);
+    int64_t lo;
+    if (__builtin_mul_overflow(a->disp, s->disp_unit, &lo) ||
+        __builtin_add_overflow(lo, (int64_t)t->true_lb, &lo) || lo < 0 || (uint64_t)lo > s->bytes ||
+        bytes > s->bytes - (uint64_t)lo)
+        return -1;
+    if (!w->eager && (w->epoch_nops + 1 >= (uint64_t)TDM_PARAM_I(RMA_EAGER_OPS) ||
+                      w->epoch_bytes + bytes >= (uint64_t)TDM_PARAM_I(RMA_EAGER_BYTES)))
+        return -1; /* the epoch turns eager: counted there */
+    unsigned char *p = w->data + s->base + (size_t)lo;
+    int path = TDM_RMA_PATH_ATOMIC;
+    switch (a->kind) {
+    case TDM_RMA_PUT:
+        if (!a->odt->contig)
+            return -1;
+        memcpy(p, (const char *)a->obuf + a->odt->true_lb, bytes);
+        path = TDM_RMA_PATH_LOAD_STORE;
+        break;
+    case TDM_RMA_GET:
+        if (!a->rdt->contig)
+            return -1;
+        memcpy((char *)a->rbuf + a->rdt->true_lb, p, bytes);
+        path = TDM_RMA_PATH_LOAD_STORE;
+        break;
+    case TDM_RMA_CAS:
+        if (((uintptr_t)p & (bytes - 1)) != 0 || !cas_elem(bytes, p, a->cbuf, a->obuf, a->rbuf))
+            return -1;
+        break;
+    default: { /* ACC, GACC, FOP: CPU atomics on every element, as acc_atomic */
+        size_t bs = t->basic_size;
+        bool noop = a->op == TDM_RMA_OP_NO_OP;
+        if (!t->basic || (bs != 1 && bs != 2 && bs != 4 && bs != 8) ||
+            ((uintptr_t)p & (bs - 1)) != 0 || (!noop && !a->odt->contig) ||
+            (a->rbuf && !a->rdt->contig))
+            return -1;
+        /* MPI-4.1 12.3.4: the origin and result buffers are disjoint, so each element
+         * may be read and its old value written back before the next */
+        const unsigned char *o = noop ? NULL : (const unsigned char *)a->obuf + a->odt->true_lb;
+        unsigned char *r = a->rbuf ? (unsigned char *)a->rbuf + a->rdt->true_lb : NULL;
+        bool integer = tdm_op_basic_class(t->basic) == 1;
+        for (size_t k = 0; k < bytes; k += bs)
+            atomic_elem(a->op, t->basic, integer, bs, p + k, o ? o + k : NULL, r ? r + k : NULL);
+        break;
+    }
+    }
+    w->fence_ops++;
+    w->epoch_nops++;
+    w->epoch_bytes += bytes;
+    tdm_rma_direct++;
+    count(a->kind, path, bytes);
+    return TDM_RMA_OK;
+}
+
+static tdm_rma_rc_t post_general(tdm_win_t *w, const tdm_rma_args_t *a, tdm_req_t **req_p);
+
 tdm_rma_rc_t tdm_rma_post(tdm_win_t *w, const tdm_rma_args_t *a, tdm_req_t **req_p) {
+    if (TDM_LIKELY(!req_p && !w->nqueued && !w->am &&
+                   (w->flavor == TDM_WIN_ALLOCATE || w->flavor == TDM_WIN_SHARED) &&
+                   TDM_PARAM_I(RMA_DIRECT))) {
+        int rc = post_direct(w, a);
+        if (rc >= 0)
+            return (tdm_rma_rc_t)rc;
+    }
+    return post_general(w, a, req_p);
+}
+
+/* Out of line, so that the direct path does not pay for its registers. */
+static __attribute__((noinline)) tdm_rma_rc_t post_general(tdm_win_t *w, const tdm_rma_args_t *a,
+                                                           tdm_req_t **req_p) {
     if (TDM_UNLIKELY(!tdm_rma_may_access(w, a->target)))
         return tdm_rma_fail(TDM_RMA_ESYNC, "operation to rank %d outside an epoch: %s", a->target,
                             epoch_name(w));

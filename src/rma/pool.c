@@ -20,7 +20,7 @@ tdm_list_t tdm_rma_win_list = {&tdm_rma_win_list, &tdm_rma_win_list};
 
 uint64_t tdm_rma_ops[TDM_RMA_NKINDS][TDM_RMA_NPATHS];
 uint64_t tdm_rma_bytes[TDM_RMA_NPATHS];
-uint64_t tdm_rma_to_eager, tdm_rma_queued, tdm_rma_cleanups, tdm_rma_lock_waits;
+uint64_t tdm_rma_to_eager, tdm_rma_queued, tdm_rma_direct, tdm_rma_cleanups, tdm_rma_lock_waits;
 uint64_t tdm_rma_lock_handoffs, tdm_rma_lock_wakeups;
 uint64_t tdm_rma_am_served;
 uint64_t tdm_rma_windows;

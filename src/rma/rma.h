@@ -230,7 +230,8 @@ bool tdm_rma_passive(tdm_win_t *win);
 /* ---- counters (pvars.def) ---- */
 extern uint64_t tdm_rma_ops[TDM_RMA_NKINDS][TDM_RMA_NPATHS];
 extern uint64_t tdm_rma_bytes[TDM_RMA_NPATHS];
-extern uint64_t tdm_rma_to_eager, tdm_rma_queued, tdm_rma_cleanups, tdm_rma_lock_waits;
+extern uint64_t tdm_rma_to_eager, tdm_rma_queued, tdm_rma_direct, tdm_rma_cleanups,
+    tdm_rma_lock_waits;
 extern uint64_t tdm_rma_lock_handoffs, tdm_rma_lock_wakeups;
 extern uint64_t tdm_rma_am_served;
 extern uint64_t tdm_rma_windows;

@@ -527,12 +527,16 @@ tdm_rma_rc_t tdm_rma_flush(tdm_win_t *w, int rank, bool local) {
                                            "MPI_Win_lock_all) is open");
     if (rank >= 0 && w->epoch == TDM_EPOCH_LOCK && !tdm_rma_target_find(w, rank))
         return tdm_rma_fail(TDM_RMA_ESYNC, "rank %d is not locked by this process", rank);
-    /* what waited for other targets' synchronization and may go now goes too */
-    tdm_rma_rc_t rc = tdm_rma_drain_ready(w);
-    if (rc == TDM_RMA_OK)
-        rc = tdm_rma_drain(w, rank);
+    tdm_rma_rc_t rc = TDM_RMA_OK;
+    if (w->nqueued) {
+        /* what waited for other targets' synchronization and may go now goes too */
+        rc = tdm_rma_drain_ready(w);
+        if (rc == TDM_RMA_OK)
+            rc = tdm_rma_drain(w, rank);
+    }
     if (rc == TDM_RMA_OK && w->am)
         rc = tdm_rma_am_flush(w, rank);
+    /* what was issued by load/store and atomics is complete once ordered */
     atomic_thread_fence(memory_order_seq_cst);
     return rc;
 }
