@@ -63,6 +63,10 @@ extern tdm_mpi_state_t tdm_mpi;
 void tdm_mpi_users_add(void);
 /* A user is gone; the last one tears the library down (init.c). */
 void tdm_mpi_users_drop(void);
+/* The thread level a user asking for `required` gets: at most TANDEM_THREAD_LEVEL. Granting
+ * MPI_THREAD_MULTIPLE raises tdm_threaded (base/lock.h), before the grant is returned.
+ * Call after tdm_mpi_users_add (the tunables are read then). */
+int tdm_mpi_thread_grant(int required);
 /* Why MPI calls cannot be made now: "before MPI_Init or MPI_Session_init", ... */
 const char *tdm_mpi_state_why(void);
 

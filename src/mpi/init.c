@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Start-up, shut-down and the environment queries of MPI. */
 #include "bind.h"
+#include "../base/lock.h"
 #include "../base/params.h"
 #include "../coll/select.h"
 #include "../mpit/mpit.h"
@@ -146,15 +147,29 @@ const char *tdm_mpi_state_why(void) {
     return "before MPI_Init or MPI_Session_init";
 }
 
+int tdm_mpi_thread_grant(int required) {
+    static const char *const words[] = {"single", "funneled", "serialized", "multiple"};
+    int max = MPI_THREAD_SINGLE;
+    for (int i = 0; i < 4; i++) {
+        if (!strcmp(TDM_PARAM_S(THREAD_LEVEL), words[i]))
+            max = MPI_THREAD_SINGLE + i;
+    }
+    int level = required > max ? max : required;
+    if (level < MPI_THREAD_SINGLE)
+        level = MPI_THREAD_SINGLE;
+    /* Raised before the grant returns, so before a second thread may call in; never
+     * lowered (a session may still run threads after the World Model ends). */
+    if (level == MPI_THREAD_MULTIPLE)
+        tdm_threaded = true;
+    return level;
+}
+
 static int init_common(const char *fn, int required, int *provided) {
     if (tdm_mpi.initialized || tdm_mpi.finalized)
         return tdm_mpi_err(NULL, MPI_ERR_OTHER, fn, "MPI is already %s",
                            tdm_mpi.finalized ? "finalized" : "initialized");
     tdm_mpi_users_add();
-    /* no internal threads: calls serialised by the user are safe from any thread */
-    tdm_mpi.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
-    if (tdm_mpi.thread_level < MPI_THREAD_SINGLE)
-        tdm_mpi.thread_level = MPI_THREAD_SINGLE;
+    tdm_mpi.thread_level = tdm_mpi_thread_grant(required);
     tdm_mpi.main_thread = (unsigned long)pthread_self();
     if (provided)
         *provided = tdm_mpi.thread_level;

@@ -74,7 +74,8 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     tdm_info_t *in = NULL;
     if (info != MPI_INFO_NULL && !(in = tdm_info_get(info)))
         return INIT_ERR(errhandler, MPI_ERR_INFO, "invalid info (handle %#x)", (unsigned)info);
-    /* no internal threads: calls serialised by the user are safe from any thread */
+    /* without the key: SERIALIZED (calls serialised by the user are safe from any
+     * thread), within what TANDEM_THREAD_LEVEL grants (tdm_mpi_thread_grant) */
     int level = MPI_THREAD_SERIALIZED;
     const char *want = in ? tdm_info_find(in, "thread_level") : NULL;
     if (want) {
@@ -86,7 +87,7 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
                             "info key \"thread_level\" is \"%s\", not one of MPI_THREAD_SINGLE, "
                             "_FUNNELED, _SERIALIZED, _MULTIPLE",
                             want);
-        level = i < MPI_THREAD_SERIALIZED ? i : MPI_THREAD_SERIALIZED;
+        level = MPI_THREAD_SINGLE + i;
     }
     tdm_mpi_session_t *s = calloc(1, sizeof(*s));
     int index = s ? tdm_htab_alloc(&sessions, s) : -1;
@@ -100,6 +101,7 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     s->thread_level = level;
     tdm_mpi_errh_retain(errhandler);
     tdm_mpi_users_add();
+    s->thread_level = tdm_mpi_thread_grant(level);
     *session = s->handle;
     return MPI_SUCCESS;
 }
