@@ -347,14 +347,168 @@ static tdm_rma_rc_t do_cas(tdm_win_t *w, const tdm_rma_args_t *a, const tmem_t *
     return rc;
 }
 
-tdm_rma_rc_t tdm_rma_issue(tdm_win_t *w, const tdm_rma_args_t *a) {
-    size_t total = a->tcount * a->tdt->size;
-    if (w->am && a->target != w->rank && tdm_rma_am_target(w, a->target))
-        return tdm_rma_am_issue(w, a);
-    tmem_t tm;
-    resolve(w, a->target, a->disp, &tm);
-    int path = tm.mode == TM_CMA ? TDM_RMA_PATH_CMA : TDM_RMA_PATH_LOAD_STORE;
+/* ---- combining (seed 003 §4.2: delayed issuing merges what it queued) ----
+ *
+ * A Put of 8 bytes to user memory in another process costs a system call, many
+ * times its copy. Consecutive small Puts (or Gets) to one target are therefore
+ * gathered in the window's batch and go as one process_vm_writev (readv), one remote
+ * iovec per piece, adjacent pieces merged: Put payloads are packed into the batch's
+ * staging when posted (the origin buffer is free at once), Gets read straight into
+ * the pieces of their result buffers. The batch is issued at the closing
+ * synchronization, a flush, MPI_Win_sync, when it is full, and before any other
+ * operation of the window (a Get after Puts, an accumulate, another target, a
+ * request), so every operation reaches its target in posting order.
+ * The delay is allowed: MPI-4.1 §12.7.3 lets an RMA operation become enabled at the
+ * origin "as late as when the ensuing synchronization call is issued", and in a
+ * passive target epoch completion is promised only by a flush or the unlock, both of
+ * which issue the batch. */
+
+/* Drop the first g bytes of the iovecs *v (*n of them). */
+static void iov_advance(struct iovec **v, int *n, size_t g) {
+    while (g && *n) {
+        if ((*v)->iov_len <= g) {
+            g -= (*v)->iov_len;
+            (*v)++;
+            (*n)--;
+        } else {
+            (*v)->iov_base = (char *)(*v)->iov_base + g;
+            (*v)->iov_len -= g;
+            g = 0;
+        }
+    }
+}
+
+tdm_rma_rc_t tdm_rma_batch_issue(tdm_win_t *w, int rank) {
+    if (!tdm_rma_batch_pending(w, rank))
+        return TDM_RMA_OK;
+    tdm_rma_batch_t *b = w->batch;
+    bool write = b->kind == TDM_RMA_PUT;
+    struct iovec stage = {b->stage, b->used}, *l = write ? &stage : b->liov, *r = b->riov;
+    int nl = write ? 1 : b->nl, nr = b->nr;
+    uint64_t calls = 0;
     tdm_rma_rc_t rc = TDM_RMA_OK;
+    for (size_t done = 0; done < b->used;) {
+        ssize_t got = tdm_cma_copy(b->world, b->pid, write, l, nl, r, nr);
+        calls++;
+        if (got <= 0) {
+            rc = tdm_rma_fail(TDM_RMA_EOTHER,
+                              "process_vm_%sv of %u combined operations (%zu bytes) with world "
+                              "rank %d failed: %s",
+                              write ? "write" : "read", b->nops, b->used - done, b->world,
+                              got < 0 ? strerror((int)-got) : "no progress");
+            break;
+        }
+        done += (size_t)got;
+        iov_advance(&l, &nl, (size_t)got);
+        iov_advance(&r, &nr, (size_t)got);
+    }
+    tdm_rma_ops[b->kind][TDM_RMA_PATH_CMA] += b->nops;
+    tdm_rma_bytes[TDM_RMA_PATH_CMA] += b->used;
+    if (b->nops > 1) {
+        tdm_rma_combined_ops += b->nops;
+        tdm_rma_combined_calls += calls;
+    }
+    b->nops = 0;
+    b->nl = b->nr = 0;
+    b->used = 0;
+    return rc;
+}
+
+void tdm_rma_batch_free(tdm_win_t *w) {
+    free(w->batch);
+    w->batch = NULL;
+}
+
+/* Describe stream bytes [0, bytes) of count items of dt at buf as iovecs at v[n..max).
+ * Returns how many, or -1 when they do not fit. */
+static int iov_fill(const void *buf, size_t count, tdm_dtype_t *dt, size_t bytes, struct iovec *v,
+                    int n, int max) {
+    size_t cons = 0;
+    int k = tdm_dtype_iov(buf, count, dt, 0, bytes, v + n, max - n, &cons);
+    return cons < bytes ? -1 : k;
+}
+
+/* Keep the k iovecs filled at v[*n..], the first merged into v[*n-1] when adjacent. */
+static void iov_keep(struct iovec *v, int *n, int k) {
+    if (*n && k && (char *)v[*n - 1].iov_base + v[*n - 1].iov_len == v[*n].iov_base) {
+        v[*n - 1].iov_len += v[*n].iov_len;
+        memmove(v + *n, v + *n + 1, (size_t)(k - 1) * sizeof(*v));
+        k--;
+    }
+    *n += k;
+}
+
+/* Add a (a Put or a Get of `bytes` to tm, in another process) to the batch, issuing
+ * the batch first when it holds something else or a cannot fit. 1: added; 0: a
+ * failure of the batch it issued (reported); -1: a goes alone. */
+static int batch_add(tdm_win_t *w, const tdm_rma_args_t *a, const tmem_t *tm, size_t bytes,
+                     tdm_rma_rc_t *rc_p) {
+    tdm_rma_batch_t *b = w->batch;
+    if (!b) {
+        b = w->batch = malloc(sizeof(*b));
+        if (!b)
+            return -1; /* no memory for combining: issued alone */
+        b->nops = 0;
+        b->nl = b->nr = 0;
+        b->used = 0;
+    }
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (b->nops && (b->target != a->target || b->kind != a->kind ||
+                        (a->kind == TDM_RMA_PUT && b->used + bytes > TDM_RMA_BATCH_STAGE))) {
+            if ((*rc_p = tdm_rma_batch_issue(w, -1)) != TDM_RMA_OK)
+                return 0;
+        }
+        int kr = iov_fill(tm->addr, a->tcount, a->tdt, bytes, b->riov, b->nr, TDM_RMA_BATCH_IOV);
+        int kl = kr < 0 || a->kind == TDM_RMA_PUT ? 0
+                                                  : iov_fill(a->rbuf, a->rcount, a->rdt, bytes,
+                                                             b->liov, b->nl, TDM_RMA_BATCH_IOV);
+        if (kr >= 0 && kl >= 0) {
+            if (a->kind == TDM_RMA_PUT)
+                tdm_dtype_pack(a->obuf, a->ocount, a->odt, 0, b->stage + b->used, bytes);
+            iov_keep(b->riov, &b->nr, kr);
+            iov_keep(b->liov, &b->nl, kl);
+            b->kind = a->kind;
+            b->target = a->target;
+            b->world = tm->world;
+            b->pid = tm->pid;
+            b->used += bytes;
+            b->nops++;
+            /* eager still batches: the origin makes the CMA copy itself, so issuing earlier
+             * overlaps nothing, and a call per Put costs several times more (rma_epoch) */
+            if (w->eager && b->nops >= (uint32_t)TDM_PARAM_I(RMA_EAGER_BATCH) &&
+                (*rc_p = tdm_rma_batch_issue(w, -1)) != TDM_RMA_OK)
+                return 0;
+            return 1;
+        }
+        if (!b->nops)
+            return -1; /* more pieces than one call takes: alone */
+        /* full: issue it and try again in an empty one */
+        if ((*rc_p = tdm_rma_batch_issue(w, -1)) != TDM_RMA_OK)
+            return 0;
+    }
+    return -1;
+}
+
+tdm_rma_rc_t tdm_rma_issue(tdm_win_t *w, const tdm_rma_args_t *a, bool combine) {
+    size_t total = a->tcount * a->tdt->size;
+    tdm_rma_rc_t rc = TDM_RMA_OK;
+    bool am = w->am && a->target != w->rank && tdm_rma_am_target(w, a->target);
+    tmem_t tm;
+    if (!am) {
+        resolve(w, a->target, a->disp, &tm);
+        if (combine && tm.mode == TM_CMA && (a->kind == TDM_RMA_PUT || a->kind == TDM_RMA_GET) &&
+            total <= TDM_RMA_BATCH_OP_MAX && (!w->eager || TDM_PARAM_I(RMA_EAGER_BATCH) > 1)) {
+            int added = batch_add(w, a, &tm, total, &rc);
+            if (added >= 0)
+                return rc;
+        }
+    }
+    /* anything else goes after what the batch holds */
+    if (tdm_rma_batch_pending(w, -1) && (rc = tdm_rma_batch_issue(w, -1)) != TDM_RMA_OK)
+        return rc;
+    if (am)
+        return tdm_rma_am_issue(w, a);
+    int path = tm.mode == TM_CMA ? TDM_RMA_PATH_CMA : TDM_RMA_PATH_LOAD_STORE;
     switch (a->kind) {
     case TDM_RMA_PUT:
         rc = do_put(a, &tm, total);
@@ -569,10 +723,10 @@ static __attribute__((noinline)) tdm_rma_rc_t post_general(tdm_win_t *w, const t
         if (rc != TDM_RMA_OK)
             return rc;
     }
-    /* Delayed issuing queues only what waits for its synchronization (a lock not yet
-     * granted, posts not yet arrived, a fence's barrier not yet passed): an operation
-     * whose target is ready goes at once, so nothing queued waits for a call that may
-     * never come (MPI-4.1 12.7: a Put becomes visible without a call at the origin). */
+    /* What waits for its synchronization (a lock not yet granted, posts not yet
+     * arrived, a fence's barrier not yet passed) is queued in an op object; an
+     * operation whose target is ready is issued now, or, a small Put or Get to user
+     * memory, combined with the ones before it (the batch, above). */
     bool ready = tdm_rma_ready(w, a->target);
     if (ready || w->eager || req_p) {
         if (w->nqueued) {
@@ -582,7 +736,7 @@ static __attribute__((noinline)) tdm_rma_rc_t post_general(tdm_win_t *w, const t
         }
         if (!ready)
             tdm_rma_ready_wait(w, a->target);
-        rc = tdm_rma_issue(w, a);
+        rc = tdm_rma_issue(w, a, !req_p);
         if (rc == TDM_RMA_OK && req_p && !(*req_p = done_req()))
             return tdm_rma_fail(TDM_RMA_ENOMEM, "out of requests");
         return rc;
@@ -590,7 +744,7 @@ static __attribute__((noinline)) tdm_rma_rc_t post_general(tdm_win_t *w, const t
     tdm_rma_op_t *op = tdm_rma_op_alloc(w);
     if (!op) { /* nothing to clean up and no memory: issue it now */
         tdm_rma_ready_wait(w, a->target);
-        return tdm_rma_issue(w, a);
+        return tdm_rma_issue(w, a, true);
     }
     op->a = *a;
     if (a->odt)

@@ -23,6 +23,7 @@ uint64_t tdm_rma_bytes[TDM_RMA_NPATHS];
 uint64_t tdm_rma_to_eager, tdm_rma_queued, tdm_rma_direct, tdm_rma_cleanups, tdm_rma_lock_waits;
 uint64_t tdm_rma_lock_handoffs, tdm_rma_lock_wakeups;
 uint64_t tdm_rma_am_served;
+uint64_t tdm_rma_combined_ops, tdm_rma_combined_calls;
 uint64_t tdm_rma_windows;
 
 static _Thread_local char why[512];

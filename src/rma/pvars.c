@@ -39,16 +39,19 @@ void tdm_rma_stats_print(int rank) {
         }
     }
     fprintf(stderr, "%s\n", line);
-    fprintf(stderr,
-            "tandem: rank %d rma issuing: direct %llu, queued %llu, delayed->eager %llu, pool "
-            "clean-ups %llu, "
-            "lock waits %llu, lock hand-offs %llu, lock wake-ups %llu, messages served %llu\n",
-            rank, (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_direct], NULL, 0),
-            (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_queued], NULL, 0),
-            (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_to_eager], NULL, 0),
-            (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_cleanups], NULL, 0),
-            (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_lock_waits], NULL, 0),
-            (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_lock_handoffs], NULL, 0),
-            (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_lock_wakeups], NULL, 0),
-            (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_msg_served], NULL, 0));
+    fprintf(
+        stderr,
+        "tandem: rank %d rma issuing: direct %llu, queued %llu, combined %llu in %llu "
+        "calls, delayed->eager %llu, pool clean-ups %llu, "
+        "lock waits %llu, lock hand-offs %llu, lock wake-ups %llu, messages served %llu\n",
+        rank, (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_direct], NULL, 0),
+        (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_queued], NULL, 0),
+        (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_combined], NULL, 0),
+        (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_combined_calls], NULL, 0),
+        (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_to_eager], NULL, 0),
+        (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_cleanups], NULL, 0),
+        (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_lock_waits], NULL, 0),
+        (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_lock_handoffs], NULL, 0),
+        (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_lock_wakeups], NULL, 0),
+        (unsigned long long)tdm_pvar_u64(&tdm_rma_pvars[TDM_RMA_PV_rma_msg_served], NULL, 0));
 }

@@ -20,7 +20,10 @@
  * flush); once the epoch has seen TANDEM_RMA_EAGER_OPS operations or
  * TANDEM_RMA_EAGER_BYTES bytes it turns "eager": the synchronization is completed
  * and each operation is issued as it is posted. An empty pool is an aggressive
- * clean-up: queued operations are issued to free their objects.
+ * clean-up: queued operations are issued to free their objects. Small Puts and Gets
+ * to user memory in another process are combined: consecutive ones to one target go
+ * as one process_vm_writev/readv at the closing synchronization, a flush, or when
+ * the batch is full (op.c).
  */
 #ifndef TDM_RMA_H
 #define TDM_RMA_H
@@ -151,7 +154,8 @@ typedef struct tdm_win {
     uint64_t epoch_nops, epoch_bytes;
     tdm_list_t queue; /* queued op objects, in posting order */
     uint32_t nqueued;
-    tdm_list_t targets[16]; /* the RMA table: target objects by rank */
+    struct tdm_rma_batch *batch; /* small Puts/Gets to one CMA target, combined (op.c) */
+    tdm_list_t targets[16];      /* the RMA table: target objects by rank */
     int ntargets;
     tdm_list_t link; /* in the list of windows (clean-up) */
     /* message path (am.c) */
@@ -234,6 +238,7 @@ extern uint64_t tdm_rma_to_eager, tdm_rma_queued, tdm_rma_direct, tdm_rma_cleanu
     tdm_rma_lock_waits;
 extern uint64_t tdm_rma_lock_handoffs, tdm_rma_lock_wakeups;
 extern uint64_t tdm_rma_am_served;
+extern uint64_t tdm_rma_combined_ops, tdm_rma_combined_calls;
 extern uint64_t tdm_rma_windows;
 extern const tdm_pvar_desc_t tdm_rma_pvars[];
 extern const int tdm_rma_npvars;

@@ -14,6 +14,7 @@
 
 #include <stdatomic.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #define TDM_RMA_MAGIC 0x746e64726d61ull /* "tndrma" */
 
@@ -85,6 +86,25 @@ typedef struct tdm_rma_target {
     uint8_t nocheck; /* MPI_MODE_NOCHECK: no lock taken */
 } tdm_rma_target_t;
 
+/* Small Puts or Gets to one target in another process, combined into one
+ * process_vm_writev/readv (op.c). Made at a window's first such operation. */
+#define TDM_RMA_BATCH_IOV 1024          /* IOV_MAX on Linux: iovecs a call takes per side */
+#define TDM_RMA_BATCH_STAGE (64 * 1024) /* Put payloads, copied when posted */
+#define TDM_RMA_BATCH_OP_MAX 4096       /* larger operations go alone */
+typedef struct tdm_rma_batch {
+    uint32_t nops; /* 0: empty */
+    uint8_t kind;  /* TDM_RMA_PUT or TDM_RMA_GET */
+    int target, world, pid;
+    int nl, nr;  /* iovecs: local (Gets: the result buffers; Puts: the staging), remote */
+    size_t used; /* bytes */
+    struct iovec liov[TDM_RMA_BATCH_IOV], riov[TDM_RMA_BATCH_IOV];
+    unsigned char stage[TDM_RMA_BATCH_STAGE];
+} tdm_rma_batch_t;
+
+static inline bool tdm_rma_batch_pending(const tdm_win_t *w, int rank) {
+    return w->batch && w->batch->nops && (rank < 0 || w->batch->target == rank);
+}
+
 /* ---- state shared by the files ---- */
 /* Set the thread's failure message (printf format); returns rc. */
 tdm_rma_rc_t tdm_rma_fail(tdm_rma_rc_t rc, const char *fmt, ...)
@@ -118,7 +138,13 @@ tdm_rma_rc_t tdm_rma_drain_ready(tdm_win_t *w);
 void tdm_rma_barrier(tdm_win_t *w);
 
 /* data movement (op.c) */
-tdm_rma_rc_t tdm_rma_issue(tdm_win_t *w, const tdm_rma_args_t *a);
+/* Issue a: combined with the window's batch when it may be (combine: no request waits
+ * for it; a small Put or Get to user memory in another process), else alone, after
+ * the batch. */
+tdm_rma_rc_t tdm_rma_issue(tdm_win_t *w, const tdm_rma_args_t *a, bool combine);
+/* Issue the window's batch if it holds operations to `rank` (-1: any). */
+tdm_rma_rc_t tdm_rma_batch_issue(tdm_win_t *w, int rank);
+void tdm_rma_batch_free(tdm_win_t *w);
 /* Check the target range of a (ERANGE, naming what was asked). */
 tdm_rma_rc_t tdm_rma_check_range(tdm_win_t *w, const tdm_rma_args_t *a);
 /* Apply accumulate `op` to n packed elements at `t` from `o` (locked path). */

@@ -279,7 +279,7 @@ tdm_rma_rc_t tdm_rma_drain(tdm_win_t *w, int rank) {
         tdm_rma_ready_wait(w, op->a.target);
         tdm_list_remove(&op->link);
         w->nqueued--;
-        tdm_rma_rc_t r = tdm_rma_issue(w, &op->a);
+        tdm_rma_rc_t r = tdm_rma_issue(w, &op->a, true);
         if (r != TDM_RMA_OK && rc == TDM_RMA_OK)
             rc = r;
         if (op->a.odt)
@@ -289,7 +289,9 @@ tdm_rma_rc_t tdm_rma_drain(tdm_win_t *w, int rank) {
         tdm_dtype_release(op->a.tdt);
         tdm_rma_op_free(op);
     }
-    return rc;
+    /* and what was combined (queued operations just joined it) */
+    tdm_rma_rc_t r = tdm_rma_batch_issue(w, rank);
+    return rc == TDM_RMA_OK ? r : rc;
 }
 
 tdm_rma_rc_t tdm_rma_drain_ready(tdm_win_t *w) {
@@ -533,6 +535,8 @@ tdm_rma_rc_t tdm_rma_flush(tdm_win_t *w, int rank, bool local) {
         rc = tdm_rma_drain_ready(w);
         if (rc == TDM_RMA_OK)
             rc = tdm_rma_drain(w, rank);
+    } else if (tdm_rma_batch_pending(w, rank)) {
+        rc = tdm_rma_batch_issue(w, rank);
     }
     if (rc == TDM_RMA_OK && w->am)
         rc = tdm_rma_am_flush(w, rank);
@@ -651,5 +655,6 @@ void tdm_rma_sync(tdm_win_t *w) {
      * which may wait for this process's queued ones */
     if (w->nqueued)
         tdm_rma_drain_ready(w);
+    tdm_rma_batch_issue(w, -1);
     atomic_thread_fence(memory_order_seq_cst);
 }

@@ -252,6 +252,7 @@ tdm_rma_rc_t tdm_rma_win_free(tdm_win_t *w) {
     tdm_list_remove(&w->link);
     munmap(w->sh, w->sh_bytes);
     free(w->start_ranks);
+    tdm_rma_batch_free(w);
     tdm_comm_free(w->comm);
     free(w);
     tdm_rma_windows--;
