@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Shared code of the MPI_THREAD_MULTIPLE tests: initialisation that insists on
+ * MPI_THREAD_MULTIPLE (a library that provides less fails the test loudly: the
+ * testlist sets TANDEM_THREAD_LEVEL=multiple, so a lower level is a bug, not a
+ * reason to skip), a thread pool run, error counting from any thread, byte
+ * patterns, and the verdict on rank 0. Built as-is with the anchors' mpicc too.
+ */
+#ifndef TANDEM_THRTEST_H
+#define TANDEM_THRTEST_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define THR_MAX 16
+
+static int rank, nprocs;
+static atomic_int errs;
+static _Thread_local int thr_self = -1; /* the test's thread index, -1 on the main thread */
+
+#define CHECK(_cond, ...)                                                                          \
+    do {                                                                                           \
+        if (!(_cond) && atomic_fetch_add(&errs, 1) < 20) {                                         \
+            char _m[400];                                                                          \
+            snprintf(_m, sizeof _m, __VA_ARGS__);                                                  \
+            fprintf(stderr, "rank %d thread %d line %d: %s\n", rank, thr_self, __LINE__, _m);      \
+        }                                                                                          \
+    } while (0)
+
+/* An MPI call that must succeed (the error handler is MPI_ERRORS_RETURN). */
+#define MPI_OK(_call)                                                                              \
+    do {                                                                                           \
+        int _rc = (_call);                                                                         \
+        if (_rc != MPI_SUCCESS) {                                                                  \
+            char _s[MPI_MAX_ERROR_STRING];                                                         \
+            int _l = 0;                                                                            \
+            MPI_Error_string(_rc, _s, &_l);                                                        \
+            fprintf(stderr, "rank %d thread %d line %d: %s failed: %s\n", rank, thr_self,          \
+                    __LINE__, #_call, _s);                                                         \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+        }                                                                                          \
+    } while (0)
+
+static inline const char *thr_level_name(int l) {
+    switch (l) {
+    case MPI_THREAD_SINGLE:
+        return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+        return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+        return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE:
+        return "MPI_THREAD_MULTIPLE";
+    default:
+        return "an unknown level";
+    }
+}
+
+static inline void thr_init(int *argc, char ***argv) {
+    int provided = -1, flag = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    if (provided != MPI_THREAD_MULTIPLE) {
+        fprintf(stderr,
+                "rank %d: this test needs MPI_THREAD_MULTIPLE and the library provides %s "
+                "(Tandem: TANDEM_THREAD_LEVEL=multiple)\n",
+                rank, thr_level_name(provided));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Query_thread(&provided);
+    MPI_Is_thread_main(&flag);
+    if (provided != MPI_THREAD_MULTIPLE || !flag) {
+        fprintf(stderr, "rank %d: MPI_Query_thread gives %s, MPI_Is_thread_main %d\n", rank,
+                thr_level_name(provided), flag);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+/* An integer argument argv[i], or dflt when absent. */
+static inline int thr_arg_int(int argc, char **argv, int i, int dflt) {
+    return argc > i ? atoi(argv[i]) : dflt;
+}
+
+typedef void (*thr_fn_t)(int t, void *arg);
+typedef struct {
+    thr_fn_t fn;
+    void *arg;
+    int t;
+} thr_job_t;
+
+static inline void *thr_main(void *p) {
+    thr_job_t *j = p;
+    int flag = 1;
+    thr_self = j->t;
+    MPI_Is_thread_main(&flag);
+    CHECK(!flag, "MPI_Is_thread_main is true in a thread the program created");
+    j->fn(j->t, j->arg);
+    return NULL;
+}
+
+/* Run fn(t, arg) in n threads at once (t = 0..n-1) and join them. */
+static inline void thr_run(int n, thr_fn_t fn, void *arg) {
+    pthread_t th[THR_MAX];
+    thr_job_t job[THR_MAX];
+    if (n < 1 || n > THR_MAX) {
+        fprintf(stderr, "rank %d: %d threads: 1 to %d allowed\n", rank, n, THR_MAX);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int t = 0; t < n; t++) {
+        job[t] = (thr_job_t){fn, arg, t};
+        if (pthread_create(&th[t], NULL, thr_main, &job[t]) != 0) {
+            fprintf(stderr, "rank %d: pthread_create failed\n", rank);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    for (int t = 0; t < n; t++)
+        pthread_join(th[t], NULL);
+}
+
+static inline unsigned char thr_pat(size_t i, unsigned seed) {
+    return (unsigned char)((i ^ (i >> 8) ^ (i >> 16)) * 131u + seed * 17u + (seed >> 8) + 1u);
+}
+
+static inline void thr_fill(void *buf, size_t n, unsigned seed) {
+    unsigned char *b = buf;
+    for (size_t i = 0; i < n; i++)
+        b[i] = thr_pat(i, seed);
+}
+
+/* Every byte of a message; 0 when one differs (reported once). */
+static inline int thr_check(const void *buf, size_t n, unsigned seed, const char *what) {
+    const unsigned char *b = buf;
+    for (size_t i = 0; i < n; i++) {
+        if (b[i] != thr_pat(i, seed)) {
+            CHECK(0, "%s: %zu-byte message differs at byte %zu (got %u, want %u)", what, n, i, b[i],
+                  thr_pat(i, seed));
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Total every rank's error count, print the verdict on rank 0 and finalize, on the main
+ * thread, after the program's threads have been joined. */
+static inline int thr_finish(void) {
+    int mine = atomic_load(&errs), total = 0;
+    MPI_Reduce(&mine, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        if (total)
+            printf("Found %d errors\n", total);
+        else
+            printf(" No Errors\n");
+        fflush(stdout);
+    }
+    MPI_Finalize();
+    return 0;
+}
+
+#endif
