@@ -175,6 +175,7 @@ static void bench_usage(const char *name, const bench_defaults_t *d) {
             "  -v         validate every byte of every message (numbers not meaningful)\n"
             "  -t PREFIX  print MPI_T performance variables whose names start with one of\n"
             "             the comma-separated PREFIX list ('all' for every one)\n"
+            "  -M         initialise with MPI_THREAD_MULTIPLE (fail if not provided)\n"
             "%s",
             name, d->sizes, d->iters, d->iters_min, d->warmup, d->budget_s, d->window,
             d->usage ? d->usage : "");
@@ -358,12 +359,25 @@ void bench_init(bench_t *b, const char *name, const bench_defaults_t *d, int *ar
     int opt, bad = 0;
     const char *sizes = d->sizes, *factors = d->factors ? d->factors : "0";
 
-    MPI_Init(argc, argv);
+    /* -M is known before MPI_Init: the thread level is asked for there */
+    int multiple = d->thread_multiple, provided = MPI_THREAD_SINGLE;
+    for (int i = 1; i < *argc; i++)
+        if (!strcmp((*argv)[i], "-M"))
+            multiple = 1;
+    if (multiple)
+        MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(argc, argv);
     memset(b, 0, sizeof *b);
+    b->thread_multiple = multiple;
     b->name = name;
     MPI_Comm_rank(MPI_COMM_WORLD, &b->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &b->nprocs);
     bench_rank = b->rank;
+    if (multiple && provided != MPI_THREAD_MULTIPLE)
+        bench_fail("%s needs MPI_THREAD_MULTIPLE; the library provides level %d (Tandem: "
+                   "TANDEM_THREAD_LEVEL=multiple)",
+                   name, provided);
     b->iters = d->iters;
     b->iters_min = d->iters_min;
     b->warmup = d->warmup;
@@ -372,7 +386,7 @@ void bench_init(bench_t *b, const char *name, const bench_defaults_t *d, int *ar
     b->list = d->list;
     b->variant = d->variant;
 
-    while ((opt = getopt(*argc, *argv, "s:i:n:x:T:w:b:o:vt:c:a:W:h")) != -1) {
+    while ((opt = getopt(*argc, *argv, "s:i:n:x:T:w:b:o:vt:c:a:W:Mh")) != -1) {
         switch (opt) {
         case 's':
             sizes = optarg;
@@ -423,6 +437,8 @@ void bench_init(bench_t *b, const char *name, const bench_defaults_t *d, int *ar
         case 'W':
             factors = optarg;
             break;
+        case 'M':
+            break; /* taken before MPI_Init */
         default:
             bad = 1;
             break;
@@ -456,9 +472,10 @@ void bench_init(bench_t *b, const char *name, const bench_defaults_t *d, int *ar
                 lib[i] = ' ';
         }
         printf("# tandem-bench bench=%s np=%d buffers=%s offset=%zu window=%d validate=%d "
-               "budget=%g iters=%ld iters_min=%ld warmup=%ld\n",
+               "budget=%g iters=%ld iters_min=%ld warmup=%ld thread_level=%s\n",
                name, b->nprocs, b->buf_mode == BENCH_BUF_MULTI ? "multi" : "single", b->buf_offset,
-               b->window, b->validate, b->budget_s, b->iters, b->iters_min, b->warmup);
+               b->window, b->validate, b->budget_s, b->iters, b->iters_min, b->warmup,
+               b->thread_multiple ? "multiple" : "default");
         printf("# library=%s\n", lib);
         if (b->validate)
             printf("# validation of every byte is on: the numbers are not performance figures\n");

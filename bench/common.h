@@ -50,6 +50,7 @@ typedef struct {
     const char *variant;            /* -a: benchmark specific variant */
     double factors[BENCH_MAX_LIST]; /* -W: compute time as multiples of T0 */
     int nfactors;
+    int thread_multiple; /* -M: MPI_Init_thread asked for MPI_THREAD_MULTIPLE and got it */
 } bench_t;
 
 /* Defaults a benchmark passes to bench_init; 0 keeps the common default. */
@@ -59,10 +60,13 @@ typedef struct {
     double budget_s;
     int window;
     const char *list, *variant, *factors;
-    const char *usage; /* benchmark specific options text */
+    const char *usage;   /* benchmark specific options text */
+    int thread_multiple; /* 1: always ask for MPI_THREAD_MULTIPLE (as -M) */
 } bench_defaults_t;
 
-/* MPI_Init, parse argv (rank 0 prints errors), print the header. */
+/* MPI_Init (MPI_Init_thread with MPI_THREAD_MULTIPLE under -M or when the defaults ask
+ * for it: a library that provides less fails the run), parse argv (rank 0 prints errors),
+ * print the header. */
 void bench_init(bench_t *b, const char *name, const bench_defaults_t *d, int *argc, char ***argv);
 /* Report MPI_T counters if asked, MPI_Finalize. */
 void bench_finalize(bench_t *b);

@@ -3,8 +3,12 @@
 # The one command that checks everything (.ci/run calls it):
 #   1. scripts/build.sh: gcc build with -Werror, installed into build/install
 #   2. a clang build with -Werror in build-clang (compile only: warnings of both compilers)
-#   3. ctest on build: unit, MPI testlists, ABI, launcher and wrapper checks
-#   4. clang-format --check of every .c/.h (STYLE.md: CI fails on unformatted code)
+#   3. a ThreadSanitizer build in build-tsan (gcc -fsanitize=thread: the library, mpirun
+#      and the tests/mpi/threads programs only)
+#   4. ctest on build: unit, MPI testlists, ABI, launcher and wrapper checks
+#   5. ctest on build-tsan: the threads tests (one line per program) under TSan, whose
+#      first report ends the rank with exit status 66 and so fails the test
+#   6. clang-format --check of every .c/.h (STYLE.md: CI fails on unformatted code)
 # Ends with the line "N passed, N failed, N skipped" and exits non-zero on any failure.
 #
 # Parallelism: every MPI test claims as many ctest processors as it has ranks, so
@@ -36,6 +40,29 @@ else
     extra_failed=1
 fi
 
+# ThreadSanitizer: races between threads found by a tool, not by chance. gcc, since
+# Debian's clang 14 has no TSan runtime; no -Werror (gcc warns that TSan ignores
+# atomic_thread_fence; the other two builds check warnings). Function entry/exit is not
+# instrumented: gcc instruments the ifunc resolvers of target_clones (src/coll/op.c),
+# which run before TSan is initialised and crash; reports then give each access's own
+# frame, without its callers.
+echo "test: ThreadSanitizer build (build-tsan: library, mpirun, threads tests)"
+tsan_flags="-fsanitize=thread --param=tsan-instrument-func-entry-exit=0"
+tsan_t0=$(date +%s)
+if cmake -G Ninja -S . -B build-tsan -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS=$tsan_flags" \
+        "-DCMAKE_CXX_FLAGS=$tsan_flags" >build/tsan-build.log 2>&1 &&
+    cmake --build build-tsan --target mpi mpirun tests_threads mpitest_pt2pt_send_recv \
+        >>build/tsan-build.log 2>&1; then
+    echo "test: ThreadSanitizer build ok ($(($(date +%s) - tsan_t0)) s)"
+    tsan_ok=1
+else
+    tail -n 60 build/tsan-build.log
+    echo "test: the ThreadSanitizer build failed (full log: build/tsan-build.log)"
+    tsan_ok=0
+    extra_failed=1
+fi
+
 format_ok=1
 if ! scripts/format.sh --check >build/format.log 2>&1; then
     tail -n 1 build/format.log
@@ -53,25 +80,46 @@ rm -f "$junit"
 ctest --test-dir build --output-on-failure -j "$jobs" --output-junit "$PWD/$junit" "$@"
 ctest_rc=$?
 
+# Under TSan: each threads program once (its first line: 2 ranks, default arguments), and
+# pt2pt/send_recv:2, the engine without threads.
+tsan_junit=build/ctest-tsan-results.xml
+rm -f "$tsan_junit"
+if [ "$tsan_ok" = 1 ]; then
+    tsan_t0=$(date +%s)
+    TSAN_OPTIONS="halt_on_error=1 exitcode=66 ${TSAN_OPTIONS:-}" \
+        ctest --test-dir build-tsan --output-on-failure -j "$jobs" --output-junit "$PWD/$tsan_junit" \
+        -R '^(threads/[a-z_]+:2[+]TANDEM_THREAD_LEVEL=multiple|pt2pt/send_recv:2)$'
+    [ $? -eq 0 ] || ctest_rc=1
+    echo "test: ThreadSanitizer tests took $(($(date +%s) - tsan_t0)) s"
+fi
+
 # count from ctest's JUnit report: ctest's own summary counts skipped tests as passed
-summary=$(python3 - "$junit" "$clang_ok" "$format_ok" <<'PY'
+summary=$(python3 - "$junit" "$tsan_junit" "$tsan_ok" "$clang_ok" "$format_ok" <<'PY'
 import sys
 import xml.etree.ElementTree as ET
 passed = failed = skipped = 0
+cases = []
 try:
-    for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
-        status = case.get("status", "")
-        if case.find("failure") is not None or case.find("error") is not None \
-                or status == "fail":
-            failed += 1
-        elif case.find("skipped") is not None or status in ("notrun", "disabled"):
-            skipped += 1
-        else:
-            passed += 1
+    cases += list(ET.parse(sys.argv[1]).getroot().iter("testcase"))
 except (OSError, ET.ParseError) as e:
     print(f"test: no ctest report ({e})", file=sys.stderr)
     failed += 1
-for ok in sys.argv[2:]:  # the clang build and the format check count as checks
+if sys.argv[3] == "1":  # the TSan tests ran: their report counts too
+    try:
+        cases += list(ET.parse(sys.argv[2]).getroot().iter("testcase"))
+    except (OSError, ET.ParseError) as e:
+        print(f"test: no ThreadSanitizer ctest report ({e})", file=sys.stderr)
+        failed += 1
+for case in cases:
+    status = case.get("status", "")
+    if case.find("failure") is not None or case.find("error") is not None \
+            or status == "fail":
+        failed += 1
+    elif case.find("skipped") is not None or status in ("notrun", "disabled"):
+        skipped += 1
+    else:
+        passed += 1
+for ok in sys.argv[3:]:  # the TSan and clang builds and the format check count as checks
     if ok == "1":
         passed += 1
     else:

@@ -3,6 +3,7 @@
 """mpi4py's own test suite (test/ of the mpi4py source release), on Tandem.
 
 usage: check_suite.py --mpirun MPIRUN --libdir DIR --venv DIR --src DIR [-n N] [--timeout S]
+                      [--only MODULE]... [--env K=V]... [--thread-level LEVEL]
 
 The tests of the pinned source release are fetched once into --src (pip download of
 the sdist, test/ extracted); they run with the PyPI wheel of the same version and NumPy
@@ -11,6 +12,11 @@ N ranks. Every test must pass or be skipped by mpi4py itself; the run fails on a
 failure or error. The modules and tests of MPI chapters that Tandem does not provide
 yet are left out by name, each with the issue it waits for (EXCLUDED below). Skipped
 (exit 77) only when PyPI cannot be reached.
+
+--only runs the named modules alone (e.g. test_threads), --env sets variables for the
+ranks (TANDEM_THREAD_LEVEL=multiple), --thread-level has mpi4py initialise MPI at that
+level and first checks, in a job of its own, that MPI_Query_thread gives it: test_threads
+takes a weaker path, and still passes, on a library that grants less.
 """
 import argparse
 import glob
@@ -86,6 +92,9 @@ def main():
     ap.add_argument("--src", required=True)
     ap.add_argument("-n", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=1200)
+    ap.add_argument("--only", action="append", default=[], metavar="MODULE")
+    ap.add_argument("--env", action="append", default=[], metavar="K=V")
+    ap.add_argument("--thread-level", choices=["single", "funneled", "serialized", "multiple"])
     a = ap.parse_args()
     py = check_mpi4py.ensure_venv(a.venv)
     ensure_numpy(py, a.venv)
@@ -93,10 +102,31 @@ def main():
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = a.libdir + (":" + env["LD_LIBRARY_PATH"]
                                          if env.get("LD_LIBRARY_PATH") else "")
+    for kv in a.env:
+        k, _, v = kv.partition("=")
+        env[k] = v
+    if a.thread_level:
+        want = "THREAD_" + a.thread_level.upper()
+        probe = ("import sys, mpi4py\n"
+                 f"mpi4py.rc.thread_level = {a.thread_level!r}\n"
+                 "from mpi4py import MPI\n"
+                 "got = MPI.Query_thread()\n"
+                 f"if got != MPI.{want}:\n"
+                 f"    sys.exit(f'asked for MPI_{want}, MPI_Query_thread gives {{got}}')\n")
+        r = subprocess.run([a.mpirun, "-n", str(a.n), "--timeout", "120", py, "-c", probe],
+                           capture_output=True, text=True, env=env, timeout=180)
+        if r.returncode != 0:
+            sys.stdout.write(r.stdout + r.stderr)
+            print(f"FAIL: mpi4py asked for MPI_{want} and did not get it")
+            return 1
     exclude = "^(" + "|".join(EXCLUDED_MODULES) + r")\.py$"  # main.py matches file names
     # --tag-output: each rank's lines whole, whatever the other writes at the same time
     cmd = [a.mpirun, "-n", str(a.n), "--tag-output", "--timeout", f"{a.timeout:g}", py,
            os.path.join(tests, "main.py"), "--no-builddir", "-e", exclude]
+    if a.thread_level:
+        cmd += ["--thread-level", a.thread_level]
+    if a.only:
+        cmd += ["-i", "^(" + "|".join(a.only) + r")\.py$"]
     for t in EXCLUDED_TESTS:
         cmd += ["-x", t]
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=os.path.dirname(tests),
@@ -115,6 +145,9 @@ def main():
             print("  " + line)
         return 1
     skipped = [re.search(r"skipped=(\d+)", rest) for _, rest in results]
+    if a.only and not ran[0]:
+        print(f"FAIL: no test of {', '.join(a.only)} ran")
+        return 1
     print(f"mpi4py {VERSION}'s test suite on {a.n} ranks: {ran[0]} tests per rank, 0 failures, "
           f"0 errors, {int(skipped[0].group(1)) if skipped[0] else 0} skipped by mpi4py; left "
           f"out: {', '.join(EXCLUDED_MODULES)} and tests named {', '.join(EXCLUDED_TESTS)}")
