@@ -196,6 +196,26 @@ static int rma_call(const char *fn, call_t *c, MPI_Win win, MPI_Request *request
 
 /* ---- Put, Get ---- */
 
+/* The common case first: one committed contiguous type, the same on both sides, to a
+ * window whose direct path takes it (src/rma). Every check of rma_call holds then (an
+ * initialized library, a known window, counts > 0, committed types of equal size, a rank
+ * of the window, disp >= 0); anything else, errors included, goes through rma_call. */
+static inline bool put_get_fast(bool put, const void *buf, MPI_Count ocount, MPI_Datatype otype,
+                                int target, MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype,
+                                MPI_Win win) {
+    if (otype != ttype || ocount != tcount || ocount <= 0 || disp < 0 ||
+        TDM_UNLIKELY(tdm_mpi.users == 0))
+        return false;
+    tdm_mpi_win_t *mw = tdm_mpi_win_get(win);
+    tdm_dtype_t *dt = tdm_dtype_get(otype);
+    size_t bytes;
+    if (!mw || !dt || !dt->committed || !dt->contig ||
+        __builtin_mul_overflow((size_t)ocount, dt->size, &bytes))
+        return false;
+    return tdm_rma_put_get_direct(mw->w, put, (char *)(uintptr_t)buf + dt->true_lb, bytes, target,
+                                  (int64_t)disp);
+}
+
 #define PUT_ARGS(_kind)                                                                            \
     call_t c = {.kind = _kind,                                                                     \
                 .obuf = origin_addr,                                                               \
@@ -218,6 +238,9 @@ static int rma_call(const char *fn, call_t *c, MPI_Win win, MPI_Request *request
 int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
              MPI_Win win) {
+    if (put_get_fast(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                     target_count, target_datatype, win))
+        return MPI_SUCCESS;
     PUT_ARGS(TDM_RMA_PUT);
     return rma_call("MPI_Put", &c, win, NULL, false);
 }
@@ -226,6 +249,9 @@ TDM_WEAK(MPI_Put)
 int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                MPI_Datatype target_datatype, MPI_Win win) {
+    if (put_get_fast(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                     target_count, target_datatype, win))
+        return MPI_SUCCESS;
     PUT_ARGS(TDM_RMA_PUT);
     return rma_call("MPI_Put_c", &c, win, NULL, false);
 }
@@ -249,6 +275,9 @@ TDM_WEAK(MPI_Rput_c)
 
 int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+    if (put_get_fast(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                     target_count, target_datatype, win))
+        return MPI_SUCCESS;
     GET_ARGS;
     return rma_call("MPI_Get", &c, win, NULL, false);
 }
@@ -257,6 +286,9 @@ TDM_WEAK(MPI_Get)
 int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                MPI_Datatype target_datatype, MPI_Win win) {
+    if (put_get_fast(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                     target_count, target_datatype, win))
+        return MPI_SUCCESS;
     GET_ARGS;
     return rma_call("MPI_Get_c", &c, win, NULL, false);
 }
@@ -376,8 +408,35 @@ int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
 }
 TDM_WEAK(MPI_Rget_accumulate_c)
 
+/* Fetch_and_op and Compare_and_swap's common case, as put_get_fast: a predefined type and
+ * op valid on it (the checks of rma_call), to a window whose direct path takes it. */
+static inline bool atomic_fast(bool cas, const void *o, const void *cmp, void *r, MPI_Datatype type,
+                               int target, MPI_Aint disp, MPI_Op mop, MPI_Win win) {
+    if (disp < 0 || !r || TDM_UNLIKELY(tdm_mpi.users == 0))
+        return false;
+    tdm_mpi_win_t *mw = tdm_mpi_win_get(win);
+    tdm_dtype_t *dt = tdm_dtype_get(type);
+    if (!mw || !dt || !dt->predefined || !dt->basic)
+        return false;
+    int code = 0;
+    if (cas) {
+        if (tdm_op_basic_class(dt->basic) == 2 || dt->nelems != 1 || dt->size > 8)
+            return false;
+    } else {
+        tdm_op_t *op = tdm_op_get(mop);
+        if (!op || !op->predefined ||
+            (op->code != TDM_OP_REPLACE && op->code != TDM_OP_NO_OP && !op_valid(op, dt)))
+            return false;
+        code = op->code;
+    }
+    return tdm_rma_atomic_direct(mw->w, cas, code, dt, o, cmp, r, target, (int64_t)disp);
+}
+
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                       int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+    if (atomic_fast(false, origin_addr, NULL, result_addr, datatype, target_rank, target_disp, op,
+                    win))
+        return MPI_SUCCESS;
     call_t c = {.kind = TDM_RMA_FOP,
                 .obuf = origin_addr,
                 .ocount = 1,
@@ -397,6 +456,9 @@ TDM_WEAK(MPI_Fetch_and_op)
 int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
                           MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
                           MPI_Win win) {
+    if (atomic_fast(true, origin_addr, compare_addr, result_addr, datatype, target_rank,
+                    target_disp, MPI_OP_NULL, win))
+        return MPI_SUCCESS;
     call_t c = {.kind = TDM_RMA_CAS,
                 .obuf = origin_addr,
                 .ocount = 1,

@@ -613,30 +613,85 @@ static const char *epoch_name(const tdm_win_t *w) {
 /* The direct path: the common case of a passive target epoch on memory mapped here
  * (contiguous types, a granted lock, nothing queued), checked and done straight from the
  * caller's buffers: one target lookup for the epoch and the grant, the range in a few
- * instructions, memcpy or one atomic per element. Returns -1, having changed nothing,
- * for anything else (an error included): the general path then decides and reports. */
-static int post_direct(tdm_win_t *w, const tdm_rma_args_t *a) {
-    if (w->epoch != TDM_EPOCH_LOCK && w->epoch != TDM_EPOCH_LOCK_ALL)
-        return -1;
-    tdm_rma_target_t *tg = tdm_rma_target_find(w, a->target);
+ * instructions, memcpy or one atomic per element. Anything else (an error included)
+ * changes nothing and goes to the general path, which decides and reports. */
+
+/* The window's memory of `target` at unit displacement disp (plus lb bytes) for `bytes`
+ * bytes, when the direct path may take it: the window is mapped here, nothing is queued,
+ * the target is locked and granted, the range is inside its slot, and the epoch does not
+ * turn eager with this operation. NULL otherwise. */
+static inline unsigned char *direct_at(tdm_win_t *w, int target, int64_t disp, int64_t lb,
+                                       size_t bytes) {
+    if (w->nqueued || (w->epoch != TDM_EPOCH_LOCK && w->epoch != TDM_EPOCH_LOCK_ALL) ||
+        !TDM_PARAM_I(RMA_DIRECT))
+        return NULL;
+    tdm_rma_target_t *tg = tdm_rma_target_find(w, target);
     if (tg ? !tg->granted : w->epoch != TDM_EPOCH_LOCK_ALL)
-        return -1; /* not locked (an error), or its grant is not seen yet */
+        return NULL; /* not locked (an error), or its grant is not seen yet */
+    /* the same bounds as tdm_rma_check_range: contiguous items cover [lb, +bytes) */
+    tdm_rma_slot_t *s = tdm_rma_slot(w, target);
+    int64_t lo;
+    if (__builtin_mul_overflow(disp, s->disp_unit, &lo) || __builtin_add_overflow(lo, lb, &lo) ||
+        lo < 0 || (uint64_t)lo > s->bytes || bytes > s->bytes - (uint64_t)lo)
+        return NULL;
+    if (!w->eager && (w->epoch_nops + 1 >= (uint64_t)TDM_PARAM_I(RMA_EAGER_OPS) ||
+                      w->epoch_bytes + bytes >= (uint64_t)TDM_PARAM_I(RMA_EAGER_BYTES)))
+        return NULL; /* the epoch turns eager: counted there */
+    return w->data + s->base + (size_t)lo;
+}
+
+static inline void direct_done(tdm_win_t *w, int kind, int path, size_t bytes) {
+    w->fence_ops++;
+    w->epoch_nops++;
+    w->epoch_bytes += bytes;
+    tdm_rma_direct++;
+    count(kind, path, bytes);
+}
+
+bool tdm_rma_put_get_direct(tdm_win_t *w, bool put, void *buf, size_t bytes, int target,
+                            int64_t disp) {
+    if (!w->direct || (unsigned)target >= (unsigned)w->size || bytes == 0)
+        return false;
+    unsigned char *p = direct_at(w, target, disp, 0, bytes);
+    if (!p)
+        return false;
+    if (put)
+        memcpy(p, buf, bytes);
+    else
+        memcpy(buf, p, bytes);
+    direct_done(w, put ? TDM_RMA_PUT : TDM_RMA_GET, TDM_RMA_PATH_LOAD_STORE, bytes);
+    return true;
+}
+
+bool tdm_rma_atomic_direct(tdm_win_t *w, bool cas, int op, const tdm_dtype_t *t, const void *o,
+                           const void *cmp, void *r, int target, int64_t disp) {
+    size_t bs = t->size;
+    if (!w->direct || (unsigned)target >= (unsigned)w->size || !t->basic || bs != t->basic_size ||
+        (bs != 1 && bs != 2 && bs != 4 && bs != 8))
+        return false;
+    unsigned char *p = direct_at(w, target, disp, 0, bs);
+    if (!p || ((uintptr_t)p & (bs - 1)) != 0)
+        return false;
+    if (cas) {
+        if (!cas_elem(bs, p, cmp, o, r))
+            return false;
+    } else {
+        atomic_elem(op, t->basic, tdm_op_basic_class(t->basic) == 1, bs, p,
+                    op == TDM_RMA_OP_NO_OP ? NULL : o, r);
+    }
+    direct_done(w, cas ? TDM_RMA_CAS : TDM_RMA_FOP, TDM_RMA_PATH_ATOMIC, bs);
+    return true;
+}
+
+static int post_direct(tdm_win_t *w, const tdm_rma_args_t *a) {
     tdm_dtype_t *t = a->tdt;
     size_t bytes;
     if (!t->contig || a->tcount == 0 || __builtin_mul_overflow(a->tcount, t->size, &bytes) ||
         bytes == 0)
         return -1;
-    /* the same bounds as tdm_rma_check_range: contiguous items cover [true_lb, +bytes) */
-    tdm_rma_slot_t *s = tdm_rma_slot(w, a->target);
-    int64_t lo;
-    if (__builtin_mul_overflow(a->disp, s->disp_unit, &lo) ||
-        __builtin_add_overflow(lo, (int64_t)t->true_lb, &lo) || lo < 0 || (uint64_t)lo > s->bytes ||
-        bytes > s->bytes - (uint64_t)lo)
+    unsigned char *p = direct_at(w, a->target, a->disp, (int64_t)t->true_lb, bytes);
+    if (!p)
         return -1;
-    if (!w->eager && (w->epoch_nops + 1 >= (uint64_t)TDM_PARAM_I(RMA_EAGER_OPS) ||
-                      w->epoch_bytes + bytes >= (uint64_t)TDM_PARAM_I(RMA_EAGER_BYTES)))
-        return -1; /* the epoch turns eager: counted there */
-    unsigned char *p = w->data + s->base + (size_t)lo;
     int path = TDM_RMA_PATH_ATOMIC;
     switch (a->kind) {
     case TDM_RMA_PUT:
@@ -672,20 +727,14 @@ static int post_direct(tdm_win_t *w, const tdm_rma_args_t *a) {
         break;
     }
     }
-    w->fence_ops++;
-    w->epoch_nops++;
-    w->epoch_bytes += bytes;
-    tdm_rma_direct++;
-    count(a->kind, path, bytes);
+    direct_done(w, a->kind, path, bytes);
     return TDM_RMA_OK;
 }
 
 static tdm_rma_rc_t post_general(tdm_win_t *w, const tdm_rma_args_t *a, tdm_req_t **req_p);
 
 tdm_rma_rc_t tdm_rma_post(tdm_win_t *w, const tdm_rma_args_t *a, tdm_req_t **req_p) {
-    if (TDM_LIKELY(!req_p && !w->nqueued && !w->am &&
-                   (w->flavor == TDM_WIN_ALLOCATE || w->flavor == TDM_WIN_SHARED) &&
-                   TDM_PARAM_I(RMA_DIRECT))) {
+    if (TDM_LIKELY(!req_p && w->direct)) {
         int rc = post_direct(w, a);
         if (rc >= 0)
             return (tdm_rma_rc_t)rc;

@@ -133,6 +133,7 @@ typedef struct tdm_win {
     unsigned acc_ops; /* accumulate_ops: 0 same_op_no_op, 1 same_op */
     bool acc_ordered; /* accumulate_ordering not "none" */
     bool am;          /* some member reaches another by messages (am.c) */
+    bool direct;      /* mapped here and no message path: op.c's direct path may apply */
     /* the shared object */
     struct tdm_rma_shared *sh;
     size_t sh_bytes;
@@ -210,6 +211,20 @@ typedef struct tdm_rma_args {
  * range, attached regions, epoch). With req_p, the operation is issued now and
  * *req_p is a completed request (MPI_Rput ...). */
 tdm_rma_rc_t tdm_rma_post(tdm_win_t *win, const tdm_rma_args_t *a, tdm_req_t **req_p);
+/* MPI_Put (put) or MPI_Get of `bytes` contiguous bytes at buf to `target` at unit
+ * displacement disp, when the direct path takes it (a granted passive target on mapped
+ * memory, inside the range): true, done. False: nothing changed, post it the general way,
+ * which reports any error. The caller has checked the types and that disp >= 0. */
+bool tdm_rma_put_get_direct(tdm_win_t *win, bool put, void *buf, size_t bytes, int target,
+                            int64_t disp);
+/* MPI_Fetch_and_op (op: a TDM_RMA_OP_ code valid on t) or MPI_Compare_and_swap (cas) of one
+ * element of the predefined type t, by one CPU atomic when the direct path takes it: true,
+ * done; false: nothing changed, post it the general way. */
+bool tdm_rma_atomic_direct(tdm_win_t *win, bool cas, int op, const tdm_dtype_t *t, const void *o,
+                           const void *cmp, void *r, int target, int64_t disp);
+/* MPI_Win_flush of `rank` in the common case (a passive epoch covering it, nothing queued,
+ * no message path): true, done. False: call tdm_rma_flush, which reports any error. */
+bool tdm_rma_flush_direct(tdm_win_t *win, int rank);
 
 /* ---- synchronization (sync.c) ---- */
 tdm_rma_rc_t tdm_rma_fence(tdm_win_t *win, int assert);

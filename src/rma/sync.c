@@ -522,6 +522,17 @@ tdm_rma_rc_t tdm_rma_unlock_all(tdm_win_t *w) {
     return rc;
 }
 
+bool tdm_rma_flush_direct(tdm_win_t *w, int rank) {
+    if (w->nqueued || w->am || (unsigned)rank >= (unsigned)w->size ||
+        tdm_rma_batch_pending(w, rank))
+        return false;
+    if (w->epoch == TDM_EPOCH_LOCK ? !tdm_rma_target_find(w, rank) : w->epoch != TDM_EPOCH_LOCK_ALL)
+        return false;
+    /* what was issued by load/store, atomics or CMA is complete once ordered */
+    atomic_thread_fence(memory_order_seq_cst);
+    return true;
+}
+
 tdm_rma_rc_t tdm_rma_flush(tdm_win_t *w, int rank, bool local) {
     (void)local; /* operations complete at the target when issued (messages: flushed) */
     if (!tdm_rma_passive(w))

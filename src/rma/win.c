@@ -210,6 +210,7 @@ tdm_rma_rc_t tdm_rma_win_create(tdm_win_flavor_t flavor, void *base, size_t byte
     }
     tdm_rma_barrier(w); /* every slot is written */
     w->am = atomic_load(&sh->am) != 0;
+    w->direct = !w->am && (w->flavor == TDM_WIN_ALLOCATE || w->flavor == TDM_WIN_SHARED);
     if (w->am && tdm_rma_am_start(w) != TDM_RMA_OK) {
         /* the others may already send: this process cannot serve them; the job ends */
         tdm_error(RMA, "window creation: cannot serve the message path: %s", tdm_rma_why());

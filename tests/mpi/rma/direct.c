@@ -186,6 +186,20 @@ int main(int argc, char **argv) {
         if (!lock_all && size > 1)
             EXPECT(MPI_Put(&v, 1, MPI_INT64_T, rank, 0, 1, MPI_INT64_T, w1.win), MPI_ERR_RMA_SYNC,
                    "MPI_Put", "not locked");
+        /* what the bindings' fast paths must leave to the full checks */
+        EXPECT(MPI_Put(&v, 1, MPI_INT64_T, size, 0, 1, MPI_INT64_T, w1.win), MPI_ERR_RANK,
+               "MPI_Put", "target_rank");
+        EXPECT(MPI_Get(res, 1, MPI_INT64_T, t, -8, 1, MPI_INT64_T, w1.win), MPI_ERR_DISP, "MPI_Get",
+               "target_disp");
+        unsigned char byte = 1, bres = 0;
+        EXPECT(MPI_Fetch_and_op(&byte, &bres, MPI_BYTE, t, 0, MPI_SUM, w1.win), MPI_ERR_OP,
+               "MPI_Fetch_and_op", "MPI_SUM");
+        EXPECT(MPI_Compare_and_swap(&d, &d, &dres, MPI_DOUBLE, t, 0, w1.win), MPI_ERR_TYPE,
+               "MPI_Compare_and_swap", "datatype");
+        if (!lock_all && size > 1)
+            EXPECT(MPI_Win_flush(rank, w1.win), MPI_ERR_RMA_SYNC, "MPI_Win_flush", "not locked");
+        OK(MPI_Put(&v, 1, MPI_INT64_T, MPI_PROC_NULL, 0, 1, MPI_INT64_T, w1.win));
+        OK(MPI_Win_flush(MPI_PROC_NULL, w1.win));
     }
     unsigned long long got = direct_count() - before;
     if (lock_all) {
