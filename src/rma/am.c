@@ -111,7 +111,7 @@ static void am_reduce(int op, int basic, size_t bs, const void *o, void *t, size
 
 static void serve(tdm_win_t *w, int src, const unsigned char *msg, size_t bytes) {
     const am_hdr_t *h = (const am_hdr_t *)msg;
-    tdm_rma_am_served++;
+    TDM_COUNTER_ADD(&tdm_rma_am_served, 1);
     if (bytes < sizeof(*h) || bytes < sizeof(*h) + (size_t)h->niov * sizeof(am_iov_t)) {
         tdm_error(RMA, "message path: a malformed request of %zu bytes from rank %d ignored", bytes,
                   src);
@@ -206,7 +206,7 @@ static void am_post(tdm_win_t *w) {
 
 tdm_rma_rc_t tdm_rma_am_start(tdm_win_t *w) {
     w->am_buf = malloc(am_buf_bytes());
-    w->am_dirty = calloc((size_t)w->size, 1);
+    w->am_dirty = calloc((size_t)w->size, sizeof(*w->am_dirty));
     if (!w->am_buf || !w->am_dirty) {
         free(w->am_buf);
         free(w->am_dirty);
@@ -241,20 +241,22 @@ static int next_tag(tdm_win_t *w) {
 static uint64_t inflight;
 
 static void origin_sent(tdm_req_t *r) {
-    inflight--;
+    TDM_COUNTER_SUB(&inflight, 1);
     free(r->cb_arg);
 }
 
 static bool inflight_low(void *arg) {
     (void)arg;
-    return inflight <= (uint64_t)TDM_PARAM_I(RMA_OPS) / 2;
+    return TDM_COUNTER_READ(&inflight) <= (uint64_t)TDM_PARAM_I(RMA_OPS) / 2;
 }
 
 /* Send msg (malloc'ed, taken over) to target. */
 static tdm_rma_rc_t send_msg(tdm_win_t *w, int target, void *msg, size_t len) {
-    if (inflight >= (uint64_t)TDM_PARAM_I(RMA_OPS)) {
-        tdm_rma_cleanups++;
+    if (TDM_COUNTER_READ(&inflight) >= (uint64_t)TDM_PARAM_I(RMA_OPS)) {
+        TDM_COUNTER_ADD(&tdm_rma_cleanups, 1);
+        tdm_lock_release(&w->lock); /* no lock across a wait (base/lock.h) */
         tdm_p2p_wait_until(inflight_low, NULL);
+        tdm_lock_acquire(&w->lock);
     }
     tdm_req_t *r = NULL;
     tdm_rc_t rc = tdm_p2p_isend(msg, len, tdm_dtype_byte(), tdm_rma_slot(w, target)->world, w->rank,
@@ -273,8 +275,17 @@ static tdm_rma_rc_t send_msg(tdm_win_t *w, int target, void *msg, size_t len) {
     r->cb_arg = msg;
     r->on_complete = origin_sent;
     r->user_freed = 1;
-    inflight++;
+    TDM_COUNTER_ADD(&inflight, 1);
     return TDM_RMA_OK;
+}
+
+/* Wait for the reply r and release it, without the window's lock meanwhile (its
+ * buffer is the caller's own). */
+static void wait_reply(tdm_win_t *w, tdm_req_t *r) {
+    tdm_lock_release(&w->lock);
+    tdm_p2p_wait(r);
+    tdm_lock_acquire(&w->lock);
+    tdm_p2p_release(r);
 }
 
 /* Post the receive of a reply of len bytes into buf; the request to wait on. */
@@ -288,8 +299,9 @@ static tdm_req_t *post_reply(tdm_win_t *w, int target, int tag, void *buf, size_
 
 tdm_rma_rc_t tdm_rma_am_flush(tdm_win_t *w, int rank) {
     for (int t = rank < 0 ? 0 : rank; t < (rank < 0 ? w->size : rank + 1); t++) {
-        if (!w->am_dirty || !w->am_dirty[t])
+        if (!w->am_dirty || w->am_dirty[t].flushed == w->am_dirty[t].sent)
             continue;
+        uint32_t upto = w->am_dirty[t].sent;
         am_hdr_t *h = calloc(1, sizeof(*h));
         if (!h)
             return tdm_rma_fail(TDM_RMA_ENOMEM, "out of memory for a flush message");
@@ -302,11 +314,12 @@ tdm_rma_rc_t tdm_rma_am_flush(tdm_win_t *w, int rank) {
             return tdm_rma_fail(TDM_RMA_EOTHER, "message path: cannot post a receive");
         }
         tdm_rma_rc_t rc = send_msg(w, t, h, sizeof(*h));
-        tdm_p2p_wait(r);
-        tdm_p2p_release(r);
+        wait_reply(w, r);
         if (rc != TDM_RMA_OK)
             return rc;
-        w->am_dirty[t] = 0;
+        /* what was sent up to the FLUSH is applied (more may have gone meanwhile) */
+        if ((int32_t)(upto - w->am_dirty[t].flushed) > 0)
+            w->am_dirty[t].flushed = upto;
     }
     return TDM_RMA_OK;
 }
@@ -386,10 +399,9 @@ tdm_rma_rc_t tdm_rma_am_issue(tdm_win_t *w, const tdm_rma_args_t *a) {
             }
         }
         tdm_rma_rc_t rc = send_msg(w, a->target, msg, len);
-        w->am_dirty[a->target] = 1;
+        w->am_dirty[a->target].sent++;
         if (rr) {
-            tdm_p2p_wait(rr);
-            tdm_p2p_release(rr);
+            wait_reply(w, rr);
             if (rc == TDM_RMA_OK)
                 tdm_dtype_unpack(a->rbuf, a->rcount, a->rdt, off, back, cons);
             free(back);
@@ -398,7 +410,7 @@ tdm_rma_rc_t tdm_rma_am_issue(tdm_win_t *w, const tdm_rma_args_t *a) {
             return rc;
         off += cons;
     }
-    tdm_rma_ops[a->kind][TDM_RMA_PATH_MSG]++;
-    tdm_rma_bytes[TDM_RMA_PATH_MSG] += total;
+    TDM_COUNTER_ADD(&tdm_rma_ops[a->kind][TDM_RMA_PATH_MSG], 1);
+    TDM_COUNTER_ADD(&tdm_rma_bytes[TDM_RMA_PATH_MSG], total);
     return TDM_RMA_OK;
 }

@@ -25,10 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Staging for pack/reduce when layouts are not contiguous; the message path's
- * service has its own (it runs from progress, inside a wait of the caller's). */
+/* Staging for pack/reduce when layouts are not contiguous, per thread (threads issue on
+ * different windows at once); the message path's service has its own (it runs from
+ * progress, inside a wait of the caller's). */
 #define SCRATCH (64 * 1024)
-static unsigned char scratch_a[SCRATCH], scratch_b[SCRATCH];
+static _Thread_local unsigned char scratch_a[SCRATCH], scratch_b[SCRATCH];
 
 enum { TM_DIRECT, TM_CMA };
 
@@ -116,8 +117,8 @@ static tdm_rma_rc_t tm_read(const tmem_t *tm, tdm_dtype_t *tdt, size_t tcount, s
 }
 
 static void count(int kind, int path, size_t bytes) {
-    tdm_rma_ops[kind][path]++;
-    tdm_rma_bytes[path] += bytes;
+    TDM_COUNTER_ADD(&tdm_rma_ops[kind][path], 1);
+    TDM_COUNTER_ADD(&tdm_rma_bytes[path], bytes);
 }
 
 static tdm_rma_rc_t do_put(const tdm_rma_args_t *a, const tmem_t *tm, size_t total) {
@@ -402,11 +403,11 @@ tdm_rma_rc_t tdm_rma_batch_issue(tdm_win_t *w, int rank) {
         iov_advance(&l, &nl, (size_t)got);
         iov_advance(&r, &nr, (size_t)got);
     }
-    tdm_rma_ops[b->kind][TDM_RMA_PATH_CMA] += b->nops;
-    tdm_rma_bytes[TDM_RMA_PATH_CMA] += b->used;
+    TDM_COUNTER_ADD(&tdm_rma_ops[b->kind][TDM_RMA_PATH_CMA], b->nops);
+    TDM_COUNTER_ADD(&tdm_rma_bytes[TDM_RMA_PATH_CMA], b->used);
     if (b->nops > 1) {
-        tdm_rma_combined_ops += b->nops;
-        tdm_rma_combined_calls += calls;
+        TDM_COUNTER_ADD(&tdm_rma_combined_ops, b->nops);
+        TDM_COUNTER_ADD(&tdm_rma_combined_calls, calls);
     }
     b->nops = 0;
     b->nl = b->nr = 0;
@@ -644,12 +645,12 @@ static inline void direct_done(tdm_win_t *w, int kind, int path, size_t bytes) {
     w->fence_ops++;
     w->epoch_nops++;
     w->epoch_bytes += bytes;
-    tdm_rma_direct++;
+    TDM_COUNTER_ADD(&tdm_rma_direct, 1);
     count(kind, path, bytes);
 }
 
-bool tdm_rma_put_get_direct(tdm_win_t *w, bool put, void *buf, size_t bytes, int target,
-                            int64_t disp) {
+static inline bool put_get_direct(tdm_win_t *w, bool put, void *buf, size_t bytes, int target,
+                                  int64_t disp) {
     if (!w->direct || (unsigned)target >= (unsigned)w->size || bytes == 0)
         return false;
     unsigned char *p = direct_at(w, target, disp, 0, bytes);
@@ -663,8 +664,9 @@ bool tdm_rma_put_get_direct(tdm_win_t *w, bool put, void *buf, size_t bytes, int
     return true;
 }
 
-bool tdm_rma_atomic_direct(tdm_win_t *w, bool cas, int op, const tdm_dtype_t *t, const void *o,
-                           const void *cmp, void *r, int target, int64_t disp) {
+static inline bool atomic_direct(tdm_win_t *w, bool cas, int op, const tdm_dtype_t *t,
+                                 const void *o, const void *cmp, void *r, int target,
+                                 int64_t disp) {
     size_t bs = t->size;
     if (!w->direct || (unsigned)target >= (unsigned)w->size || !t->basic || bs != t->basic_size ||
         (bs != 1 && bs != 2 && bs != 4 && bs != 8))
@@ -681,6 +683,23 @@ bool tdm_rma_atomic_direct(tdm_win_t *w, bool cas, int op, const tdm_dtype_t *t,
     }
     direct_done(w, cas ? TDM_RMA_CAS : TDM_RMA_FOP, TDM_RMA_PATH_ATOMIC, bs);
     return true;
+}
+
+/* The bindings' shortcuts hold the window's lock like every entry point (rma_impl.h). */
+bool tdm_rma_put_get_direct(tdm_win_t *w, bool put, void *buf, size_t bytes, int target,
+                            int64_t disp) {
+    tdm_lock_acquire(&w->lock);
+    bool done = put_get_direct(w, put, buf, bytes, target, disp);
+    tdm_lock_release(&w->lock);
+    return done;
+}
+
+bool tdm_rma_atomic_direct(tdm_win_t *w, bool cas, int op, const tdm_dtype_t *t, const void *o,
+                           const void *cmp, void *r, int target, int64_t disp) {
+    tdm_lock_acquire(&w->lock);
+    bool done = atomic_direct(w, cas, op, t, o, cmp, r, target, disp);
+    tdm_lock_release(&w->lock);
+    return done;
 }
 
 static int post_direct(tdm_win_t *w, const tdm_rma_args_t *a) {
@@ -734,12 +753,14 @@ static int post_direct(tdm_win_t *w, const tdm_rma_args_t *a) {
 static tdm_rma_rc_t post_general(tdm_win_t *w, const tdm_rma_args_t *a, tdm_req_t **req_p);
 
 tdm_rma_rc_t tdm_rma_post(tdm_win_t *w, const tdm_rma_args_t *a, tdm_req_t **req_p) {
-    if (TDM_LIKELY(!req_p && w->direct)) {
-        int rc = post_direct(w, a);
-        if (rc >= 0)
-            return (tdm_rma_rc_t)rc;
-    }
-    return post_general(w, a, req_p);
+    tdm_lock_acquire(&w->lock);
+    int rc = -1;
+    if (TDM_LIKELY(!req_p && w->direct))
+        rc = post_direct(w, a);
+    if (rc < 0)
+        rc = (int)post_general(w, a, req_p);
+    tdm_lock_release(&w->lock);
+    return (tdm_rma_rc_t)rc;
 }
 
 /* Out of line, so that the direct path does not pay for its registers. */
@@ -767,7 +788,7 @@ static __attribute__((noinline)) tdm_rma_rc_t post_general(tdm_win_t *w, const t
                       w->epoch_bytes >= (uint64_t)TDM_PARAM_I(RMA_EAGER_BYTES))) {
         /* seed 003 §4.2: enough queued work that the synchronization is worth completing */
         w->eager = true;
-        tdm_rma_to_eager++;
+        TDM_COUNTER_ADD(&tdm_rma_to_eager, 1);
         rc = tdm_rma_drain(w, -1);
         if (rc != TDM_RMA_OK)
             return rc;
@@ -803,6 +824,6 @@ static __attribute__((noinline)) tdm_rma_rc_t post_general(tdm_win_t *w, const t
     tdm_dtype_retain(a->tdt);
     tdm_list_push_back(&w->queue, &op->link);
     w->nqueued++;
-    tdm_rma_queued++;
+    TDM_COUNTER_ADD(&tdm_rma_queued, 1);
     return TDM_RMA_OK;
 }

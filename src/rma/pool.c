@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-tdm_list_t tdm_rma_win_list = {&tdm_rma_win_list, &tdm_rma_win_list};
+static tdm_list_t win_list = {&win_list, &win_list};
+/* the pools, tgt_extra and win_list (rma_impl.h: taken inside a window's lock) */
+static tdm_lock_t pool_lock = TDM_LOCK_INITIALIZER;
 
 uint64_t tdm_rma_ops[TDM_RMA_NKINDS][TDM_RMA_NPATHS];
 uint64_t tdm_rma_bytes[TDM_RMA_NPATHS];
@@ -75,38 +77,43 @@ static tdm_list_t *pop(tdm_list_t *h) {
     return e;
 }
 
+/* An op object from the pool, or NULL. */
+static tdm_rma_op_t *op_pop(void) {
+    tdm_lock_acquire(&pool_lock);
+    tdm_list_t *e = pools_init() ? NULL : pop(&op_free);
+    tdm_lock_release(&pool_lock);
+    return e ? TDM_CONTAINER_OF(e, tdm_rma_op_t, link) : NULL;
+}
+
 tdm_rma_op_t *tdm_rma_op_alloc(tdm_win_t *w) {
-    if (pools_init())
-        return NULL;
-    tdm_list_t *e = pop(&op_free);
-    if (!e) {
-        /* clean-up: this window's queue first (its synchronization is the one the
-         * caller is in), else the first other window with queued operations */
-        tdm_win_t *v = w->nqueued ? w : NULL;
-        if (!v) {
-            tdm_list_t *it;
-            for (it = tdm_rma_win_list.next; it != &tdm_rma_win_list; it = it->next) {
-                tdm_win_t *x = TDM_CONTAINER_OF(it, tdm_win_t, link);
-                if (x->nqueued) {
-                    v = x;
-                    break;
-                }
+    tdm_rma_op_t *op = op_pop();
+    if (op)
+        return op;
+    /* clean-up: this window's queue first (its synchronization is the one the caller
+     * is in), else, unthreaded, the first other window with queued operations (when
+     * threaded its lock would be taken inside ours: the caller issues at once instead) */
+    tdm_win_t *v = w->nqueued ? w : NULL;
+    if (!v && !tdm_threaded) {
+        for (tdm_list_t *it = win_list.next; it != &win_list; it = it->next) {
+            tdm_win_t *x = TDM_CONTAINER_OF(it, tdm_win_t, link);
+            if (x->nqueued) {
+                v = x;
+                break;
             }
         }
-        if (!v)
-            return NULL;
-        tdm_rma_cleanups++;
-        if (tdm_rma_drain(v, -1) != TDM_RMA_OK)
-            return NULL;
-        e = pop(&op_free);
-        if (!e)
-            return NULL;
     }
-    return TDM_CONTAINER_OF(e, tdm_rma_op_t, link);
+    if (!v)
+        return NULL;
+    TDM_COUNTER_ADD(&tdm_rma_cleanups, 1);
+    if (tdm_rma_drain(v, -1) != TDM_RMA_OK)
+        return NULL;
+    return op_pop();
 }
 
 void tdm_rma_op_free(tdm_rma_op_t *op) {
+    tdm_lock_acquire(&pool_lock);
     tdm_list_push_back(&op_free, &op->link);
+    tdm_lock_release(&pool_lock);
 }
 
 static tdm_list_t *bucket(tdm_win_t *w, int rank) {
@@ -125,40 +132,52 @@ tdm_rma_target_t *tdm_rma_target_find(tdm_win_t *w, int rank) {
     return NULL;
 }
 
-/* Wait for a lock_all target's grant and free its object (clean-up). */
-static bool cleanup_target(void) {
-    for (tdm_list_t *it = tdm_rma_win_list.next; it != &tdm_rma_win_list; it = it->next) {
-        tdm_win_t *x = TDM_CONTAINER_OF(it, tdm_win_t, link);
-        if (!x->ntargets || x->epoch != TDM_EPOCH_LOCK_ALL)
+/* Wait for the grant of one of x's lock_all targets and free its object (clean-up). */
+static bool cleanup_target_of(tdm_win_t *x) {
+    if (!x->ntargets || x->epoch != TDM_EPOCH_LOCK_ALL)
+        return false;
+    for (size_t b = 0; b < sizeof(x->targets) / sizeof(x->targets[0]); b++) {
+        if (tdm_list_empty(&x->targets[b]))
             continue;
-        for (size_t b = 0; b < sizeof(x->targets) / sizeof(x->targets[0]); b++) {
-            if (tdm_list_empty(&x->targets[b]))
-                continue;
-            tdm_rma_target_t *t = TDM_CONTAINER_OF(x->targets[b].next, tdm_rma_target_t, link);
-            if (tdm_rma_drain(x, t->rank) != TDM_RMA_OK)
-                return false;
-            tdm_rma_cleanups++;
-            tdm_rma_target_free(x, t);
-            return true;
-        }
+        tdm_rma_target_t *t = TDM_CONTAINER_OF(x->targets[b].next, tdm_rma_target_t, link);
+        if (tdm_rma_drain(x, t->rank) != TDM_RMA_OK)
+            return false;
+        TDM_COUNTER_ADD(&tdm_rma_cleanups, 1);
+        tdm_rma_target_free(x, t);
+        return true;
     }
     return false;
 }
 
+/* Of the caller's window, or unthreaded of any (see tdm_rma_op_alloc). */
+static bool cleanup_target(tdm_win_t *w) {
+    if (tdm_threaded)
+        return cleanup_target_of(w);
+    for (tdm_list_t *it = win_list.next; it != &win_list; it = it->next)
+        if (cleanup_target_of(TDM_CONTAINER_OF(it, tdm_win_t, link)))
+            return true;
+    return false;
+}
+
+static tdm_rma_target_t *target_pop(void) {
+    tdm_lock_acquire(&pool_lock);
+    tdm_list_t *e = pools_init() ? NULL : pop(&tgt_free);
+    tdm_lock_release(&pool_lock);
+    return e ? TDM_CONTAINER_OF(e, tdm_rma_target_t, link) : NULL;
+}
+
 tdm_rma_target_t *tdm_rma_target_new(tdm_win_t *w, int rank) {
-    if (pools_init())
-        return NULL;
-    tdm_list_t *e = pop(&tgt_free);
-    tdm_rma_target_t *t;
-    if (!e && cleanup_target())
-        e = pop(&tgt_free);
-    if (e) {
-        t = TDM_CONTAINER_OF(e, tdm_rma_target_t, link);
-    } else {
+    tdm_rma_target_t *t = target_pop();
+    if (!t && cleanup_target(w))
+        t = target_pop();
+    if (!t) {
         t = malloc(sizeof(*t));
         if (!t)
             return NULL;
-        if (tgt_extra++ == 0)
+        tdm_lock_acquire(&pool_lock);
+        int first = tgt_extra++ == 0;
+        tdm_lock_release(&pool_lock);
+        if (first)
             tdm_debug(RMA,
                       "more than TANDEM_RMA_TARGETS=%d locks held at once: target objects "
                       "allocated past the pool",
@@ -175,21 +194,34 @@ void tdm_rma_target_free(tdm_win_t *w, tdm_rma_target_t *t) {
     tdm_list_remove(&t->link);
     w->ntargets--;
     size_t ntg = (size_t)TDM_PARAM_I(RMA_TARGETS);
+    tdm_lock_acquire(&pool_lock);
     if (tgt_pool && t >= tgt_pool && t < tgt_pool + ntg) {
         tdm_list_push_back(&tgt_free, &t->link);
+        t = NULL;
     } else {
-        free(t);
         tgt_extra--;
     }
+    tdm_lock_release(&pool_lock);
+    free(t);
 }
 
-void tdm_rma_pool_fini(void) {
-    if (!tdm_list_empty(&tdm_rma_win_list))
-        return; /* windows the program never freed keep theirs */
-    free(op_pool);
-    free(tgt_pool);
-    op_pool = NULL;
-    tgt_pool = NULL;
-    tdm_list_init(&op_free);
-    tdm_list_init(&tgt_free);
+void tdm_rma_win_register(tdm_win_t *w) {
+    tdm_lock_acquire(&pool_lock);
+    tdm_list_push_back(&win_list, &w->link);
+    tdm_lock_release(&pool_lock);
+}
+
+void tdm_rma_win_unregister(tdm_win_t *w) {
+    tdm_lock_acquire(&pool_lock);
+    tdm_list_remove(&w->link);
+    if (tdm_list_empty(&win_list)) {
+        /* windows the program never freed keep theirs */
+        free(op_pool);
+        free(tgt_pool);
+        op_pool = NULL;
+        tgt_pool = NULL;
+        tdm_list_init(&op_free);
+        tdm_list_init(&tgt_free);
+    }
+    tdm_lock_release(&pool_lock);
 }

@@ -28,6 +28,7 @@
 #ifndef TDM_RMA_H
 #define TDM_RMA_H
 
+#include "../base/lock.h"
 #include "../base/pvar.h"
 #include "../base/util.h"
 #include "../comm/comm.h"
@@ -122,6 +123,7 @@ typedef enum {
 } tdm_rma_epoch_t;
 
 typedef struct tdm_win {
+    tdm_lock_t lock; /* guards what follows but the constants (rma_impl.h says what) */
     int handle;
     tdm_win_flavor_t flavor;
     tdm_comm_t *comm; /* a duplicate of the user's communicator: its messages, its group */
@@ -162,7 +164,11 @@ typedef struct tdm_win {
     /* message path (am.c) */
     tdm_req_t *am_req; /* the posted service receive */
     void *am_buf;
-    uint8_t *am_dirty; /* per target: messages sent since its last flush */
+    /* per target: messages sent, and how many of them a flush has seen applied (two
+     * threads may flush one target at once: each waits for what was sent before it) */
+    struct tdm_rma_am_count {
+        uint32_t sent, flushed;
+    } * am_dirty;
     uint32_t am_seq;
     /* owned by the bindings */
     void *mpi;

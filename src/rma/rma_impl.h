@@ -105,6 +105,38 @@ static inline bool tdm_rma_batch_pending(const tdm_win_t *w, int rank) {
     return w->batch && w->batch->nops && (rank < 0 || w->batch->target == rank);
 }
 
+/*
+ * Threads (MPI_THREAD_MULTIPLE; base/lock.h). Who protects what:
+ * - A window's own state (tdm_win_t: epoch, exposure, fence and PSCW bookkeeping,
+ *   issuing mode and counts, the queue of op objects, the batch, the RMA table of
+ *   target objects and their `granted`, the message path's origin side: am_dirty,
+ *   am_seq) is under w->lock. Every entry point of rma.h takes it (sync.c's and
+ *   op.c's wrappers, win.c's attach/detach/free) and holds it for the whole call but
+ *   its waits: tdm_rma_wait_for drops it while it waits and evaluates the condition
+ *   under it, so operations, flushes and lock/unlock from other threads go on
+ *   meanwhile, and whoever waited looks at the state again afterwards (the drain
+ *   restarts from the head of the queue). tdm_p2p_wait_until calls the condition with
+ *   none of p2p's locks held (base/lock.h's rule for hooks), so taking w->lock there
+ *   keeps the order rma -> p2p. Constants after creation: flavor, comm,
+ *   rank, size, base, bytes, disp_unit, sh, data, am.
+ * - Creation and free are collective: one thread per window at a time (MPI-4.1
+ *   §12.2), so creation needs no lock; free takes w->lock for its completion.
+ * - The op and target pools, tgt_extra and the list of windows are under pool.c's
+ *   pool lock, taken inside a window's lock and never across a wait. The clean-up of
+ *   an empty pool drains only the caller's window when threaded (draining another
+ *   would take its lock inside ours); if that frees nothing, the operation is issued
+ *   at once instead of queued.
+ * - The shared object's words (locks, queues, grants, PSCW counters, the fence
+ *   barrier, dynamic regions) are atomics or under their own spin locks (qmutex,
+ *   acc): they serve threads as they serve processes.
+ * - The message path's target side (am_req, am_buf) belongs to the posted service
+ *   receive: its completion hook runs once per message, serves it before it posts the
+ *   next, and takes no lock, so rma may call p2p with w->lock held. Sends in flight
+ *   (am.c's `inflight`) and every counter (pvars.def) are relaxed atomics
+ *   (TDM_COUNTER_ADD) when threaded.
+ * - Staging buffers (op.c's scratch) are per thread; the failure message too.
+ */
+
 /* ---- state shared by the files ---- */
 /* Set the thread's failure message (printf format); returns rc. */
 tdm_rma_rc_t tdm_rma_fail(tdm_rma_rc_t rc, const char *fmt, ...)
@@ -116,13 +148,17 @@ void tdm_rma_op_free(tdm_rma_op_t *op);
 tdm_rma_target_t *tdm_rma_target_find(tdm_win_t *w, int rank);
 tdm_rma_target_t *tdm_rma_target_new(tdm_win_t *w, int rank);
 void tdm_rma_target_free(tdm_win_t *w, tdm_rma_target_t *t);
-void tdm_rma_pool_fini(void);
-extern tdm_list_t tdm_rma_win_list;
+/* The list of windows (clean-up): add at creation, remove at free (then the pools go
+ * when it is empty). */
+void tdm_rma_win_register(tdm_win_t *w);
+void tdm_rma_win_unregister(tdm_win_t *w);
 
 /* waiting (sync.c) */
 bool tdm_rma_poke(int world);
 void tdm_rma_poke_all(tdm_win_t *w);
-void tdm_rma_wait_for(bool (*cond)(void *), void *arg);
+/* Wait until cond(arg), which is evaluated under w->lock; the caller holds w->lock,
+ * which the wait drops meanwhile. */
+void tdm_rma_wait_for(tdm_win_t *w, bool (*cond)(void *), void *arg);
 /* the accumulate lock of a target (never waits in progress: holders do not either) */
 void tdm_rma_acc_lock(tdm_win_t *w, int rank);
 void tdm_rma_acc_unlock(tdm_win_t *w, int rank);

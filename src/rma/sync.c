@@ -42,9 +42,32 @@ void tdm_rma_poke_all(tdm_win_t *w) {
             tdm_rma_poke(tdm_rma_slot(w, i)->world);
 }
 
-void tdm_rma_wait_for(bool (*cond)(void *), void *arg) {
-    if (!cond(arg))
+typedef struct {
+    tdm_win_t *w;
+    bool (*cond)(void *);
+    void *arg;
+} locked_cond_t;
+
+/* The condition under the window's lock: the wait itself holds none (base/lock.h). */
+static bool locked_cond(void *arg) {
+    locked_cond_t *c = arg;
+    tdm_lock_acquire(&c->w->lock);
+    bool r = c->cond(c->arg);
+    tdm_lock_release(&c->w->lock);
+    return r;
+}
+
+void tdm_rma_wait_for(tdm_win_t *w, bool (*cond)(void *), void *arg) {
+    if (cond(arg))
+        return;
+    if (!tdm_threaded) {
         tdm_p2p_wait_until(cond, arg);
+        return;
+    }
+    locked_cond_t c = {w, cond, arg};
+    tdm_lock_release(&w->lock);
+    tdm_p2p_wait_until(locked_cond, &c);
+    tdm_lock_acquire(&w->lock);
 }
 
 /* ---- the fence barrier ---- */
@@ -72,9 +95,9 @@ static bool barrier_done(void *arg) {
 }
 
 void tdm_rma_barrier(tdm_win_t *w) {
-    tdm_rma_wait_for(barrier_done, w); /* a pending non-blocking arrival first */
+    tdm_rma_wait_for(w, barrier_done, w); /* a pending non-blocking arrival first */
     barrier_arrive(w);
-    tdm_rma_wait_for(barrier_done, w);
+    tdm_rma_wait_for(w, barrier_done, w);
 }
 
 /* ---- locks ---- */
@@ -137,9 +160,9 @@ static void lock_request(tdm_win_t *w, tdm_rma_target_t *t) {
 static void lock_hand(tdm_win_t *w, tdm_rma_slot_t *s, uint32_t e) {
     int origin = (int)(e >> 2);
     atomic_store_explicit(&q_grants(w, s)[origin], 1, memory_order_seq_cst);
-    tdm_rma_lock_handoffs++;
+    TDM_COUNTER_ADD(&tdm_rma_lock_handoffs, 1);
     if (origin != w->rank && tdm_rma_poke(tdm_rma_slot(w, origin)->world))
-        tdm_rma_lock_wakeups++;
+        TDM_COUNTER_ADD(&tdm_rma_lock_wakeups, 1);
 }
 
 static void lock_release(tdm_win_t *w, int rank, int type) {
@@ -193,8 +216,8 @@ static void lock_wait(tdm_win_t *w, tdm_rma_target_t *t) {
     lock_wait_t l = {w, t};
     if (lock_granted(&l))
         return;
-    tdm_rma_lock_waits++;
-    tdm_p2p_wait_until(lock_granted, &l);
+    TDM_COUNTER_ADD(&tdm_rma_lock_waits, 1);
+    tdm_rma_wait_for(w, lock_granted, &l);
 }
 
 /* The accumulate lock: held for the few copies of one operation, by a process that
@@ -266,17 +289,27 @@ void tdm_rma_ready_wait(tdm_win_t *w, int rank) {
         return;
     }
     ready_t r = {w, rank};
-    tdm_rma_wait_for(ready_cb, &r);
+    tdm_rma_wait_for(w, ready_cb, &r);
 }
 
 tdm_rma_rc_t tdm_rma_drain(tdm_win_t *w, int rank) {
-    tdm_list_t *it, *tmp;
     tdm_rma_rc_t rc = TDM_RMA_OK;
-    tdm_list_for_each_safe(it, tmp, &w->queue) {
-        tdm_rma_op_t *op = TDM_CONTAINER_OF(it, tdm_rma_op_t, link);
-        if (rank >= 0 && op->a.target != rank)
+    for (;;) {
+        tdm_rma_op_t *op = NULL;
+        for (tdm_list_t *it = w->queue.next; it != &w->queue; it = it->next) {
+            tdm_rma_op_t *o = TDM_CONTAINER_OF(it, tdm_rma_op_t, link);
+            if (rank < 0 || o->a.target == rank) {
+                op = o;
+                break;
+            }
+        }
+        if (!op)
+            break;
+        if (!tdm_rma_ready(w, op->a.target)) {
+            /* the wait drops the window's lock: look again from the head after it */
+            tdm_rma_ready_wait(w, op->a.target);
             continue;
-        tdm_rma_ready_wait(w, op->a.target);
+        }
         tdm_list_remove(&op->link);
         w->nqueued--;
         tdm_rma_rc_t r = tdm_rma_issue(w, &op->a, true);
@@ -348,7 +381,7 @@ static tdm_rma_rc_t leave_idle_fence(tdm_win_t *w, const char *what) {
                             "%s inside a fence epoch in which operations were "
                             "posted (close it with MPI_MODE_NOSUCCEED)",
                             what);
-    tdm_rma_wait_for(barrier_done, w);
+    tdm_rma_wait_for(w, barrier_done, w);
     w->epoch = TDM_EPOCH_NONE;
     return TDM_RMA_OK;
 }
@@ -373,7 +406,7 @@ static bool in_start_group(const tdm_win_t *w, int rank) {
     return false;
 }
 
-tdm_rma_rc_t tdm_rma_fence(tdm_win_t *w, int assert) {
+static tdm_rma_rc_t fence_impl(tdm_win_t *w, int assert) {
     if (w->epoch != TDM_EPOCH_NONE && w->epoch != TDM_EPOCH_FENCE)
         return tdm_rma_fail(TDM_RMA_ESYNC, "a %s epoch is open",
                             w->epoch == TDM_EPOCH_START ? "PSCW access (MPI_Win_start)"
@@ -386,11 +419,11 @@ tdm_rma_rc_t tdm_rma_fence(tdm_win_t *w, int assert) {
     if (rc != TDM_RMA_OK)
         return rc;
     atomic_thread_fence(memory_order_seq_cst);
-    tdm_rma_wait_for(barrier_done, w);
+    tdm_rma_wait_for(w, barrier_done, w);
     barrier_arrive(w);
     bool opening_only = (assert &TDM_RMA_MODE_NOPRECEDE) && !(assert &TDM_RMA_MODE_NOSUCCEED);
     if (!opening_only || TDM_PARAM_I(RMA_EAGER_OPS) == 0)
-        tdm_rma_wait_for(barrier_done, w);
+        tdm_rma_wait_for(w, barrier_done, w);
     w->fence_ops = 0;
     if (assert & TDM_RMA_MODE_NOSUCCEED) {
         w->epoch = TDM_EPOCH_NONE;
@@ -401,7 +434,7 @@ tdm_rma_rc_t tdm_rma_fence(tdm_win_t *w, int assert) {
     return TDM_RMA_OK;
 }
 
-tdm_rma_rc_t tdm_rma_lock(tdm_win_t *w, int type, int rank, int assert) {
+static tdm_rma_rc_t lock_impl(tdm_win_t *w, int type, int rank, int assert) {
     tdm_rma_rc_t rc = leave_idle_fence(w, "MPI_Win_lock");
     if (rc != TDM_RMA_OK)
         return rc;
@@ -436,7 +469,7 @@ tdm_rma_rc_t tdm_rma_lock(tdm_win_t *w, int type, int rank, int assert) {
     return TDM_RMA_OK;
 }
 
-tdm_rma_rc_t tdm_rma_unlock(tdm_win_t *w, int rank) {
+static tdm_rma_rc_t unlock_impl(tdm_win_t *w, int rank) {
     tdm_rma_target_t *t = w->epoch == TDM_EPOCH_LOCK ? tdm_rma_target_find(w, rank) : NULL;
     if (!t)
         return tdm_rma_fail(TDM_RMA_ESYNC,
@@ -457,7 +490,7 @@ tdm_rma_rc_t tdm_rma_unlock(tdm_win_t *w, int rank) {
     return rc;
 }
 
-tdm_rma_rc_t tdm_rma_lock_all(tdm_win_t *w, int assert) {
+static tdm_rma_rc_t lock_all_impl(tdm_win_t *w, int assert) {
     tdm_rma_rc_t rc = leave_idle_fence(w, "MPI_Win_lock_all");
     if (rc != TDM_RMA_OK)
         return rc;
@@ -501,7 +534,7 @@ tdm_rma_rc_t tdm_rma_lock_all(tdm_win_t *w, int assert) {
     return TDM_RMA_OK;
 }
 
-tdm_rma_rc_t tdm_rma_unlock_all(tdm_win_t *w) {
+static tdm_rma_rc_t unlock_all_impl(tdm_win_t *w) {
     if (w->epoch != TDM_EPOCH_LOCK_ALL)
         return tdm_rma_fail(TDM_RMA_ESYNC, "no MPI_Win_lock_all epoch is open");
     tdm_rma_rc_t rc = tdm_rma_drain(w, -1);
@@ -522,7 +555,7 @@ tdm_rma_rc_t tdm_rma_unlock_all(tdm_win_t *w) {
     return rc;
 }
 
-bool tdm_rma_flush_direct(tdm_win_t *w, int rank) {
+static bool flush_direct(tdm_win_t *w, int rank) {
     if (w->nqueued || w->am || (unsigned)rank >= (unsigned)w->size ||
         tdm_rma_batch_pending(w, rank))
         return false;
@@ -533,7 +566,14 @@ bool tdm_rma_flush_direct(tdm_win_t *w, int rank) {
     return true;
 }
 
-tdm_rma_rc_t tdm_rma_flush(tdm_win_t *w, int rank, bool local) {
+bool tdm_rma_flush_direct(tdm_win_t *w, int rank) {
+    tdm_lock_acquire(&w->lock);
+    bool done = flush_direct(w, rank);
+    tdm_lock_release(&w->lock);
+    return done;
+}
+
+static tdm_rma_rc_t flush_impl(tdm_win_t *w, int rank, bool local) {
     (void)local; /* operations complete at the target when issued (messages: flushed) */
     if (!tdm_rma_passive(w))
         return tdm_rma_fail(TDM_RMA_ESYNC, "no passive target epoch (MPI_Win_lock or "
@@ -556,7 +596,7 @@ tdm_rma_rc_t tdm_rma_flush(tdm_win_t *w, int rank, bool local) {
     return rc;
 }
 
-tdm_rma_rc_t tdm_rma_post_group(tdm_win_t *w, const int *ranks, int n, int assert) {
+static tdm_rma_rc_t post_group_impl(tdm_win_t *w, const int *ranks, int n, int assert) {
     if (w->exposed)
         return tdm_rma_fail(TDM_RMA_ESYNC, "an exposure epoch is open already (MPI_Win_post "
                                            "without MPI_Win_wait)");
@@ -584,7 +624,7 @@ tdm_rma_rc_t tdm_rma_post_group(tdm_win_t *w, const int *ranks, int n, int asser
     return TDM_RMA_OK;
 }
 
-tdm_rma_rc_t tdm_rma_start(tdm_win_t *w, const int *ranks, int n, int assert) {
+static tdm_rma_rc_t start_impl(tdm_win_t *w, const int *ranks, int n, int assert) {
     tdm_rma_rc_t rc = leave_idle_fence(w, "MPI_Win_start");
     if (rc != TDM_RMA_OK)
         return rc;
@@ -608,12 +648,12 @@ tdm_rma_rc_t tdm_rma_start(tdm_win_t *w, const int *ranks, int n, int assert) {
     epoch_open(w);
     if (w->eager) {
         ready_t r = {w, -1};
-        tdm_rma_wait_for(ready_cb, &r);
+        tdm_rma_wait_for(w, ready_cb, &r);
     }
     return TDM_RMA_OK;
 }
 
-tdm_rma_rc_t tdm_rma_complete(tdm_win_t *w) {
+static tdm_rma_rc_t complete_impl(tdm_win_t *w) {
     if (w->epoch != TDM_EPOCH_START)
         return tdm_rma_fail(TDM_RMA_ESYNC, "no MPI_Win_start epoch is open");
     tdm_rma_rc_t rc = tdm_rma_drain(w, -1);
@@ -621,7 +661,7 @@ tdm_rma_rc_t tdm_rma_complete(tdm_win_t *w) {
         rc = tdm_rma_am_flush(w, -1);
     /* the posts of this epoch are counted even when nothing was accessed */
     ready_t r = {w, -1};
-    tdm_rma_wait_for(ready_cb, &r);
+    tdm_rma_wait_for(w, ready_cb, &r);
     atomic_thread_fence(memory_order_seq_cst);
     for (int i = 0; i < w->start_n; i++) {
         tdm_rma_slot_t *s = tdm_rma_slot(w, w->start_ranks[i]);
@@ -640,7 +680,7 @@ static bool exposure_done(void *arg) {
     return got - w->completes_seen >= (uint32_t)w->post_n;
 }
 
-tdm_rma_rc_t tdm_rma_wait(tdm_win_t *w, bool test, bool *flag_p) {
+static tdm_rma_rc_t wait_impl(tdm_win_t *w, bool test, bool *flag_p) {
     if (!w->exposed)
         return tdm_rma_fail(TDM_RMA_ESYNC, "no exposure epoch is open (MPI_Win_post)");
     if (test) {
@@ -653,7 +693,7 @@ tdm_rma_rc_t tdm_rma_wait(tdm_win_t *w, bool test, bool *flag_p) {
         }
         *flag_p = true;
     } else {
-        tdm_rma_wait_for(exposure_done, w);
+        tdm_rma_wait_for(w, exposure_done, w);
     }
     w->completes_seen += (uint32_t)w->post_n;
     w->exposed = false;
@@ -661,11 +701,38 @@ tdm_rma_rc_t tdm_rma_wait(tdm_win_t *w, bool test, bool *flag_p) {
     return TDM_RMA_OK;
 }
 
-void tdm_rma_sync(tdm_win_t *w) {
+static void sync_impl(tdm_win_t *w) {
     /* a program that polls its window with MPI_Win_sync waits for others' operations,
      * which may wait for this process's queued ones */
     if (w->nqueued)
         tdm_rma_drain_ready(w);
     tdm_rma_batch_issue(w, -1);
     atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* ---- the entry points: each holds the window's lock (rma_impl.h) ---- */
+
+#define LOCKED(_name, _params, _args)                                                              \
+    tdm_rma_rc_t tdm_rma_##_name _params {                                                         \
+        tdm_lock_acquire(&w->lock);                                                                \
+        tdm_rma_rc_t rc_ = _name##_impl _args;                                                     \
+        tdm_lock_release(&w->lock);                                                                \
+        return rc_;                                                                                \
+    }
+LOCKED(fence, (tdm_win_t * w, int assert), (w, assert))
+LOCKED(lock, (tdm_win_t * w, int type, int rank, int assert), (w, type, rank, assert))
+LOCKED(unlock, (tdm_win_t * w, int rank), (w, rank))
+LOCKED(lock_all, (tdm_win_t * w, int assert), (w, assert))
+LOCKED(unlock_all, (tdm_win_t * w), (w))
+LOCKED(flush, (tdm_win_t * w, int rank, bool local), (w, rank, local))
+LOCKED(post_group, (tdm_win_t * w, const int *ranks, int n, int assert), (w, ranks, n, assert))
+LOCKED(start, (tdm_win_t * w, const int *ranks, int n, int assert), (w, ranks, n, assert))
+LOCKED(complete, (tdm_win_t * w), (w))
+LOCKED(wait, (tdm_win_t * w, bool test, bool *flag_p), (w, test, flag_p))
+#undef LOCKED
+
+void tdm_rma_sync(tdm_win_t *w) {
+    tdm_lock_acquire(&w->lock);
+    sync_impl(w);
+    tdm_lock_release(&w->lock);
 }

@@ -84,6 +84,7 @@ tdm_rma_rc_t tdm_rma_win_create(tdm_win_flavor_t flavor, void *base, size_t byte
     tdm_win_t *w = calloc(1, sizeof(*w));
     if (!w)
         return tdm_rma_fail(TDM_RMA_ENOMEM, "out of memory for the window object");
+    tdm_lock_init(&w->lock);
     w->flavor = flavor;
     w->disp_unit = disp_unit;
     w->noncontig = noncontig;
@@ -208,7 +209,10 @@ tdm_rma_rc_t tdm_rma_win_create(tdm_win_flavor_t flavor, void *base, size_t byte
             if (i != w->rank && !tdm_cma_usable(tdm_comm_world_rank(wc, i)))
                 atomic_store(&sh->am, 1);
     }
+    /* the barrier's wait drops the window's lock (nobody else has the window yet) */
+    tdm_lock_acquire(&w->lock);
     tdm_rma_barrier(w); /* every slot is written */
+    tdm_lock_release(&w->lock);
     w->am = atomic_load(&sh->am) != 0;
     w->direct = !w->am && (w->flavor == TDM_WIN_ALLOCATE || w->flavor == TDM_WIN_SHARED);
     if (w->am && tdm_rma_am_start(w) != TDM_RMA_OK) {
@@ -219,8 +223,8 @@ tdm_rma_rc_t tdm_rma_win_create(tdm_win_flavor_t flavor, void *base, size_t byte
         free(w);
         return TDM_RMA_ENOMEM;
     }
-    tdm_list_push_back(&tdm_rma_win_list, &w->link);
-    tdm_rma_windows++;
+    tdm_rma_win_register(w);
+    TDM_COUNTER_ADD(&tdm_rma_windows, 1);
     *win_p = w;
     return TDM_RMA_OK;
 }
@@ -238,26 +242,27 @@ tdm_rma_rc_t tdm_rma_free_check(tdm_win_t *w) {
 }
 
 tdm_rma_rc_t tdm_rma_win_free(tdm_win_t *w) {
+    tdm_lock_acquire(&w->lock);
     tdm_rma_rc_t rc = tdm_rma_free_check(w);
-    if (rc != TDM_RMA_OK)
-        return rc;
-    rc = tdm_rma_drain(w, -1);
+    if (rc == TDM_RMA_OK)
+        rc = tdm_rma_drain(w, -1);
     if (rc == TDM_RMA_OK && w->am)
         rc = tdm_rma_am_flush(w, -1);
+    if (rc == TDM_RMA_OK)
+        tdm_rma_barrier(w); /* nobody reaches this memory once every member is here */
+    tdm_lock_release(&w->lock);
     if (rc != TDM_RMA_OK)
         return rc;
-    /* nobody reaches this memory once every member is here */
-    tdm_rma_barrier(w);
     if (w->am)
         tdm_rma_am_stop(w);
-    tdm_list_remove(&w->link);
+    tdm_rma_win_unregister(w);
     munmap(w->sh, w->sh_bytes);
     free(w->start_ranks);
     tdm_rma_batch_free(w);
     tdm_comm_free(w->comm);
+    tdm_lock_fini(&w->lock);
     free(w);
-    tdm_rma_windows--;
-    tdm_rma_pool_fini();
+    TDM_COUNTER_SUB(&tdm_rma_windows, 1);
     return TDM_RMA_OK;
 }
 
@@ -287,7 +292,7 @@ tdm_rma_rc_t tdm_rma_shared_query(tdm_win_t *w, int rank, size_t *bytes_p, ptrdi
     return TDM_RMA_OK;
 }
 
-tdm_rma_rc_t tdm_rma_attach(tdm_win_t *w, void *base, size_t bytes) {
+static tdm_rma_rc_t attach_impl(tdm_win_t *w, void *base, size_t bytes) {
     tdm_rma_slot_t *s = tdm_rma_slot(w, w->rank);
     uint64_t b = (uint64_t)(uintptr_t)base;
     uint32_t max = (uint32_t)TDM_PARAM_I(RMA_ATTACH_MAX);
@@ -312,7 +317,7 @@ tdm_rma_rc_t tdm_rma_attach(tdm_win_t *w, void *base, size_t bytes) {
     return TDM_RMA_OK;
 }
 
-tdm_rma_rc_t tdm_rma_detach(tdm_win_t *w, const void *base) {
+static tdm_rma_rc_t detach_impl(tdm_win_t *w, const void *base) {
     tdm_rma_slot_t *s = tdm_rma_slot(w, w->rank);
     uint64_t b = (uint64_t)(uintptr_t)base;
     for (uint32_t i = 0; i < s->ndyn; i++) {
@@ -325,4 +330,20 @@ tdm_rma_rc_t tdm_rma_detach(tdm_win_t *w, const void *base) {
         return TDM_RMA_OK;
     }
     return tdm_rma_fail(TDM_RMA_EATTACH, "no memory is attached at %p", base);
+}
+
+/* Two threads may attach or detach at once: the window's lock orders their changes of
+ * the region list (origins read it under its sequence lock). */
+tdm_rma_rc_t tdm_rma_attach(tdm_win_t *w, void *base, size_t bytes) {
+    tdm_lock_acquire(&w->lock);
+    tdm_rma_rc_t rc = attach_impl(w, base, bytes);
+    tdm_lock_release(&w->lock);
+    return rc;
+}
+
+tdm_rma_rc_t tdm_rma_detach(tdm_win_t *w, const void *base) {
+    tdm_lock_acquire(&w->lock);
+    tdm_rma_rc_t rc = detach_impl(w, base);
+    tdm_lock_release(&w->lock);
+    return rc;
 }
