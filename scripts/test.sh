@@ -49,11 +49,16 @@ fi
 echo "test: ThreadSanitizer build (build-tsan: library, mpirun, threads tests)"
 tsan_flags="-fsanitize=thread --param=tsan-instrument-func-entry-exit=0"
 tsan_t0=$(date +%s)
-if cmake -G Ninja -S . -B build-tsan -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
-        -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS=$tsan_flags" \
-        "-DCMAKE_CXX_FLAGS=$tsan_flags" >build/tsan-build.log 2>&1 &&
+# A tree configured otherwise (another compiler: CMake then drops the -D flags with its
+# cache) is made again, and the library must need libtsan: never an uninstrumented run.
+if ! grep -qs -- "^CMAKE_C_FLAGS:STRING=$tsan_flags\$" build-tsan/CMakeCache.txt; then
+    rm -rf build-tsan
+fi
+if CC=gcc CXX=g++ cmake -G Ninja -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        "-DCMAKE_C_FLAGS=$tsan_flags" "-DCMAKE_CXX_FLAGS=$tsan_flags" >build/tsan-build.log 2>&1 &&
     cmake --build build-tsan --target mpi mpirun tests_threads mpitest_pt2pt_send_recv \
-        >>build/tsan-build.log 2>&1; then
+        >>build/tsan-build.log 2>&1 &&
+    readelf -d build-tsan/lib/libmpi.so.12 | grep -q 'NEEDED.*libtsan'; then
     echo "test: ThreadSanitizer build ok ($(($(date +%s) - tsan_t0)) s)"
     tsan_ok=1
 else
