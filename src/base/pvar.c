@@ -13,10 +13,12 @@ uint64_t tdm_pvar_u64(const tdm_pvar_desc_t *d, const void *obj, int i) {
     if (d->bind != TDM_PVB_NONE && !obj)
         return 0;
     if (d->type == TDM_PVT_INT)
-        return (uint64_t)(int64_t) * (const int *)elem(d, obj, i, sizeof(int));
+        return (uint64_t)(int64_t)__atomic_load_n((const int *)elem(d, obj, i, sizeof(int)),
+                                                  __ATOMIC_RELAXED);
     if (d->type == TDM_PVT_DOUBLE)
         return (uint64_t) * (const double *)elem(d, obj, i, sizeof(double));
-    return *(const uint64_t *)elem(d, obj, i, sizeof(uint64_t));
+    /* a relaxed load: counters are written by other threads (base/lock.h) */
+    return __atomic_load_n((const uint64_t *)elem(d, obj, i, sizeof(uint64_t)), __ATOMIC_RELAXED);
 }
 
 double tdm_pvar_double(const tdm_pvar_desc_t *d, const void *obj, int i) {

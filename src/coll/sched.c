@@ -641,15 +641,12 @@ static void post(tdm_sched_t *s, bool send, bool ahead, int peer, int flags, voi
             s->error = rc != TDM_OK ? rc : TDM_ERR_INTERN;
         return;
     }
-    if (r->done) {
+    s->pending++; /* before the hook can run */
+    if (!tdm_p2p_req_hook(r, on_p2p_complete, s)) { /* done already */
+        s->pending--;
         note_status(s, r);
         tdm_p2p_release(r);
-        return;
     }
-    r->on_complete = on_p2p_complete;
-    r->cb_arg = s;
-    r->user_freed = 1;
-    s->pending++;
 }
 
 /* Send, receive, copy or reduce (a round is the caller's to wait for). */

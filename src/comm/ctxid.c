@@ -314,15 +314,11 @@ static int post_send(agree_t *a, int i, void *buf, size_t len) {
         free(buf);
         return -1;
     }
-    if (!r || r->done) { /* sent at once (copied into the ring) */
+    if (!r || !tdm_p2p_req_hook(r, send_done, buf)) { /* sent at once (copied into the ring) */
         if (r)
             tdm_p2p_release(r);
         free(buf);
-        return 0;
     }
-    r->on_complete = send_done;
-    r->cb_arg = buf;
-    r->user_freed = 1;
     return 0;
 }
 
@@ -375,14 +371,11 @@ static void post_recv(agree_t *a, int i, void *buf, size_t len, slot_t *slot) {
         return;
     }
     a->pending++;
-    r->cb_arg = slot;
-    if (r->done) { /* the message was here: handle it now */
+    if (!tdm_p2p_req_hook(r, recv_done, slot)) { /* the message was here: handle it now */
+        r->cb_arg = slot;
         recv_done(r);
         tdm_p2p_release(r);
-        return;
     }
-    r->on_complete = recv_done;
-    r->user_freed = 1;
 }
 
 static void phase_done(agree_t *a);

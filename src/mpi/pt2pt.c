@@ -339,13 +339,10 @@ static void isendrecv_part_done(tdm_req_t *part) {
 /* Hand the part behind handle h to r: done already, count it now. */
 static void isendrecv_adopt(tdm_req_t *r, MPI_Request h) {
     tdm_req_t *part = tdm_mpi_req_get(h);
-    part->cb_arg = r;
-    if (part->done) {
+    if (!tdm_p2p_req_hook(part, isendrecv_part_done, r)) { /* done already */
+        part->cb_arg = r;
         isendrecv_part_done(part);
         tdm_p2p_release(part);
-    } else {
-        part->on_complete = isendrecv_part_done;
-        part->user_freed = 1;
     }
 }
 

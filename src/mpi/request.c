@@ -24,10 +24,11 @@ void tdm_mpi_status_set(MPI_Status *st, const tdm_status_t *s) {
     tdm_mpi_status_set_bytes(st, (MPI_Count)s->bytes);
 }
 
+/* Acquire loads: a request completed by another thread is seen whole (p2p/req.h). */
 static bool is_complete(tdm_req_t *r) {
     if (r->persistent)
-        return !r->active || r->inner->done;
-    return r->done;
+        return !r->active || tdm_req_done(r->inner);
+    return tdm_req_done(r);
 }
 
 typedef int (*greq_query_fn_t)(void *, MPI_Status *);
@@ -456,13 +457,8 @@ int PMPI_Request_free(MPI_Request *request) {
                                (unsigned)*request);
         tdm_coll_persist_free(r);
     } else if (r->persistent) {
-        if (r->active && r->inner) {
-            /* the operation goes on; it is released when it completes */
-            if (r->inner->done)
-                tdm_p2p_release(r->inner);
-            else
-                r->inner->user_freed = 1;
-        }
+        if (r->active && r->inner) /* the operation goes on; released when it completes */
+            tdm_p2p_req_free_user(r->inner);
         tdm_p2p_release(r);
     } else if (r->kind == TDM_REQ_GREQ) {
         if (r->done) {
@@ -471,10 +467,8 @@ int PMPI_Request_free(MPI_Request *request) {
         } else {
             r->user_freed = 2; /* free_fn runs at MPI_Grequest_complete */
         }
-    } else if (r->done) {
-        tdm_p2p_release(r);
     } else {
-        r->user_freed = 1;
+        tdm_p2p_req_free_user(r); /* now if complete, else by whichever thread completes it */
     }
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;

@@ -40,7 +40,9 @@ typedef struct tdm_shm_cell {
 } tdm_shm_cell_t;
 
 /* Per-process block in the segment, two cache lines. Written by its process only;
- * peers read it (and bump `doorbell` to wake it). */
+ * peers read it (and bump `doorbell` to wake it). `sleeping` is 1 while the process is
+ * blocked, or with several threads (MPI_THREAD_MULTIPLE) the number of its threads
+ * blocked: non-zero means ring the doorbell, whose wake reaches them all. */
 typedef struct tdm_shm_proc {
     _Atomic uint32_t doorbell; /* futex word: bumped by whoever wakes us */
     _Atomic uint32_t sleeping; /* 1 while blocked (or about to block) on the doorbell */
@@ -98,6 +100,10 @@ typedef struct tdm_shm {
     tdm_shm_pair_t *pairs;
     unsigned char *rings;
     size_t ring_bytes;
+    /* Per peer, the positions of this process's ends: written only under the pair's lock
+     * of the engine above (p2p_impl.h: one producing and one consuming thread at a time);
+     * rx_tail is read without it (tdm_shm_recv_peek, to see whether a ring is worth
+     * locking), so it is loaded and stored as a relaxed atomic (plain moves). */
     uint64_t *tx_head; /* per peer: next position we produce */
     uint64_t *rx_tail; /* per peer: next position we consume */
     int membarrier;    /* registered for membarrier(GLOBAL_EXPEDITED): light publishes */
@@ -189,7 +195,7 @@ static inline void tdm_shm_send_commit(int peer) {
 
 /* Next full cell body from `peer`, or NULL. */
 static inline void *tdm_shm_recv_peek(int peer) {
-    uint64_t pos = tdm_shm.rx_tail[peer];
+    uint64_t pos = __atomic_load_n(&tdm_shm.rx_tail[peer], __ATOMIC_RELAXED);
     tdm_shm_cell_t *c = tdm_shm_cell(peer, tdm_shm.rank, pos);
     uint32_t want = ((uint32_t)(pos >> tdm_shm.lap_shift) << 1) | 1;
     if (atomic_load_explicit(&c->seq, memory_order_acquire) != want)
@@ -199,7 +205,8 @@ static inline void *tdm_shm_recv_peek(int peer) {
 
 /* Hand the cell returned by the last peek from `peer` back to its producer. */
 static inline void tdm_shm_recv_release(int peer) {
-    uint64_t pos = tdm_shm.rx_tail[peer]++;
+    uint64_t pos = tdm_shm.rx_tail[peer];
+    __atomic_store_n(&tdm_shm.rx_tail[peer], pos + 1, __ATOMIC_RELAXED);
     tdm_shm_cell_t *c = tdm_shm_cell(peer, tdm_shm.rank, pos);
     atomic_store_explicit(&c->seq, (uint32_t)((pos >> tdm_shm.lap_shift) + 1) << 1,
                           memory_order_release);

@@ -27,7 +27,15 @@ static adapt_pending_t *adapt_pend;
 
 int tdm_p2p_adapt_init(void) {
     eager_range_rndv = TDM_PARAM_I(TEST_EAGER_ADAPTIVE_RNDV) != 0;
-    return 0;
+    /* the per-peer tables exist from the start: a peer's row and entry are its pair's
+     * (p2p_impl.h), made at its first use under that pair's lock */
+    size_t n = (size_t)tdm_p2p.size;
+    xchg_tab = calloc(n, sizeof(*xchg_tab));
+    eager_tab = calloc(n, sizeof(*eager_tab));
+    oneway_tab = calloc(n, sizeof(*oneway_tab));
+    range_done = calloc(n, sizeof(*range_done));
+    adapt_pend = calloc(n, sizeof(*adapt_pend));
+    return xchg_tab && eager_tab && oneway_tab && range_done && adapt_pend ? 0 : -1;
 }
 
 static uint64_t now_ns(void) {
@@ -55,7 +63,7 @@ static bool choose_counted(tdm_adapt_cell_t *c, int kind, int peer, unsigned k, 
     uint8_t way0 = c->way, judge0 = c->judge;
     bool way = tdm_adapt_choose(c, warm0, warm1);
     if (c->judge && !judge0)
-        tdm_p2p_stats.adapt_looks[kind][k]++;
+        TDM_COUNTER_ADD(&tdm_p2p_stats.adapt_looks[kind][k], 1);
     if (c->way != way0)
         TDM_EVENT_RAISE(ADAPT_CHANGED, peer, kind, k, c->way, c->judge);
     return way;
@@ -112,7 +120,7 @@ uint32_t tdm_p2p_adapt_eager_send(int peer, size_t bytes, const tdm_dtype_t *dt,
     uint32_t bits = atomic_load_explicit(word, memory_order_relaxed);
     unsigned k = tdm_adapt_class(bytes);
     *rndv = eager_range_rndv || ((bits >> k) & 1u);
-    tdm_p2p_stats.adapt[TDM_ADAPT_EAGER][*rndv][k]++;
+    TDM_COUNTER_ADD(&tdm_p2p_stats.adapt[TDM_ADAPT_EAGER][*rndv][k], 1);
     return stamp;
 }
 
@@ -170,7 +178,7 @@ bool tdm_p2p_adapt_rndv(tdm_req_t *r, int kind, uint64_t size) {
         tdm_adapt_cell_t *c = cell_of(&oneway_tab, peer, size);
         bool pipeline = c && timed(st, c, peer, size, kind);
         if (c)
-            tdm_p2p_stats.adapt[TDM_ADAPT_ONEWAY][pipeline][k]++;
+            TDM_COUNTER_ADD(&tdm_p2p_stats.adapt[TDM_ADAPT_ONEWAY][pipeline][k], 1);
         return pipeline;
     }
     /* an exchange: the lower rank times and publishes, the higher follows */
@@ -182,7 +190,7 @@ bool tdm_p2p_adapt_rndv(tdm_req_t *r, int kind, uint64_t size) {
         pipeline = timed(st, c, peer, size, kind);
         word_set(word, k, pipeline);
     }
-    tdm_p2p_stats.adapt[TDM_ADAPT_XCHG][pipeline][k]++;
+    TDM_COUNTER_ADD(&tdm_p2p_stats.adapt[TDM_ADAPT_XCHG][pipeline][k], 1);
     return pipeline;
 }
 

@@ -9,6 +9,7 @@
 #include "p2p_impl.h"
 #include "../base/copy.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,18 +17,127 @@ _Static_assert(sizeof(tdm_pkt_cts_cma_t) <= TDM_CTRL_MAX, "cts fits a queued con
 _Static_assert(sizeof(tdm_pkt_rtr_t) <= TDM_CTRL_MAX, "rtr fits a queued control packet");
 _Static_assert(sizeof(tdm_pkt_pull_t) <= TDM_CTRL_MAX, "pull fits a queued control packet");
 
+/* Wake this process's threads blocked on its doorbell (threaded): a completion or a hook
+ * another thread waits for happened here, not in a ring. The fence orders what they wait
+ * for before the read of `sleeping`, which they raise before their last look (engine.c). */
+void tdm_p2p_wake_threads(void) {
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&tdm_shm.procs[tdm_p2p.rank].sleeping, memory_order_relaxed))
+        tdm_shm_wake(tdm_p2p.rank);
+}
+
+/* A thread that saw TDM_REQ_C_DONE in cstate: the completer's last access, the store of
+ * `done`, may still be coming; wait for it before the request changes hands. */
+static void done_settle(tdm_req_t *req) {
+    while (!tdm_req_done(req))
+        sched_yield();
+}
+
+/*
+ * Completion under MPI_THREAD_MULTIPLE. Three parties may finish a request at once:
+ * its completion (here, under its pair lock), MPI_Request_free (tdm_p2p_req_free_user)
+ * and an upper layer attaching a hook (tdm_p2p_req_hook). Each sets its bit in cstate
+ * with one atomic fetch_or and acts on the bits it finds, so exactly one releases it. A
+ * hook's request goes to the hooks list and runs at the end of progress, with no engine
+ * lock held (tdm_p2p_hooks_run).
+ */
+static void complete_threaded(tdm_req_t *req) {
+    if (req->cstate & TDM_REQ_C_INLINE) {
+        /* the engine's own request with an engine hook: runs here, under its pair lock */
+        req->done = 1;
+        req->on_complete(req);
+        tdm_p2p_release(req);
+        return;
+    }
+    unsigned old = __atomic_fetch_or(&req->cstate, TDM_REQ_C_DONE, __ATOMIC_ACQ_REL);
+    if (old & TDM_REQ_C_HOOKED) {
+        TDM_STORE_RELEASE(&req->done, 1);
+        req->hook_next = NULL;
+        tdm_lock_acquire(&tdm_p2p.hooks_lock);
+        if (tdm_p2p.hooks_tail)
+            tdm_p2p.hooks_tail->hook_next = req;
+        else
+            TDM_STORE_RELAXED(&tdm_p2p.hooks_head, req);
+        tdm_p2p.hooks_tail = req;
+        tdm_lock_release(&tdm_p2p.hooks_lock);
+        return;
+    }
+    if (old & TDM_REQ_C_FREED) {
+        tdm_p2p_release(req);
+        return;
+    }
+    TDM_STORE_RELEASE(&req->done, 1); /* the last access: the request is its waiter's now */
+    tdm_p2p_wake_threads();
+}
+
+void tdm_p2p_hooks_run(void) {
+    if (!TDM_LOAD_RELAXED(&tdm_p2p.hooks_head))
+        return;
+    tdm_lock_acquire(&tdm_p2p.hooks_lock);
+    tdm_req_t *r = tdm_p2p.hooks_head;
+    tdm_p2p.hooks_head = tdm_p2p.hooks_tail = NULL;
+    tdm_lock_release(&tdm_p2p.hooks_lock);
+    while (r) {
+        tdm_req_t *next = r->hook_next;
+        if (r->on_complete) /* an upper layer may detach its hook before cancelling */
+            r->on_complete(r);
+        tdm_p2p_release(r);
+        r = next;
+    }
+    tdm_p2p_wake_threads(); /* a hook moved an upper layer's state another thread may wait on */
+}
+
 void tdm_p2p_complete(tdm_req_t *req) {
-    req->done = 1;
     if (TDM_UNLIKELY(req->out_counted)) {
         if (--tdm_p2p.rndv_out[req->peer_world] == 0)
             tdm_p2p_adapt_sends_done(req->peer_world);
         req->out_counted = 0;
     }
+    if (TDM_UNLIKELY(tdm_threaded)) {
+        complete_threaded(req);
+        return;
+    }
+    req->done = 1;
     if (req->on_complete)
         req->on_complete(req);
     /* MPI_Request_free on an active request: nobody will wait for it */
     if (req->user_freed)
         tdm_p2p_release(req);
+}
+
+bool tdm_p2p_req_hook(tdm_req_t *req, void (*fn)(tdm_req_t *), void *arg) {
+    req->on_complete = fn;
+    req->cb_arg = arg;
+    if (TDM_LIKELY(!tdm_threaded)) {
+        if (req->done) {
+            req->on_complete = NULL;
+            return false;
+        }
+        req->user_freed = 1;
+        return true;
+    }
+    unsigned old = __atomic_fetch_or(&req->cstate, TDM_REQ_C_HOOKED, __ATOMIC_ACQ_REL);
+    if (old & TDM_REQ_C_DONE) {
+        done_settle(req); /* completed first: it is the caller's, with no hook */
+        req->on_complete = NULL;
+        return false;
+    }
+    return true;
+}
+
+void tdm_p2p_req_free_user(tdm_req_t *req) {
+    if (TDM_LIKELY(!tdm_threaded)) {
+        if (req->done)
+            tdm_p2p_release(req);
+        else
+            req->user_freed = 1;
+        return;
+    }
+    unsigned old = __atomic_fetch_or(&req->cstate, TDM_REQ_C_FREED, __ATOMIC_ACQ_REL);
+    if (old & TDM_REQ_C_DONE) {
+        done_settle(req);
+        tdm_p2p_release(req);
+    }
 }
 
 void tdm_p2p_release(tdm_req_t *req) {
@@ -37,9 +147,9 @@ void tdm_p2p_release(tdm_req_t *req) {
 }
 
 void tdm_p2p_txq_push(int peer, tdm_txitem_t *item) {
-    tdm_p2p_stats.ring_full++;
+    TDM_COUNTER_ADD(&tdm_p2p_stats.ring_full, 1);
     if (tdm_list_empty(&tdm_p2p.txq[peer]))
-        tdm_p2p.tx_busy++;
+        TDM_COUNTER_ADD(&tdm_p2p.tx_busy, 1);
     tdm_list_push_back(&tdm_p2p.txq[peer], &item->link);
     /* ask the consumer to ring our doorbell when it frees a cell */
     atomic_store_explicit(&tdm_shm_pair(tdm_p2p.rank, peer)->producer_waiting, 1,

@@ -242,8 +242,11 @@ void tdm_p2p_dump(int fd) {
             break;
         nreq += (size_t)dump_req(fd, &f, r, &completed);
     }
-    if (tdm_p2p.unexp.next) {
-        for (const tdm_list_t *it = tdm_p2p.unexp.next; it != &tdm_p2p.unexp; it = it->next)
+    for (int b = 0; b < TDM_MATCH_BUCKETS; b++) {
+        const tdm_list_t *q = &tdm_p2p.match[b].unexp;
+        if (!q->next)
+            continue; /* the engine is not set up */
+        for (const tdm_list_t *it = q->next; it != q; it = it->next)
             nunexp += (size_t)dump_unexp(fd, &f, TDM_CONTAINER_OF(it, tdm_unexp_t, link));
     }
     line_start(&f);

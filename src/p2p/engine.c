@@ -37,9 +37,15 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p) {
     }
     p->block_us = TDM_PARAM_I(WAIT_BLOCK_US);
     p->copy_chunk = tdm_p2p_copy_chunk_param(p->oversubscribed);
-    tdm_list_init(&p->posted);
-    tdm_list_init(&p->unexp);
+    for (int b = 0; b < TDM_MATCH_BUCKETS; b++) {
+        tdm_lock_init(&p->match[b].lock);
+        tdm_list_init(&p->match[b].posted);
+        tdm_list_init(&p->match[b].unexp);
+    }
+    tdm_lock_init(&p->copy_lock);
+    tdm_lock_init(&p->hooks_lock);
     tdm_list_init(&p->copyq);
+    p->peers = aligned_alloc(TDM_CACHELINE, (size_t)p->size * sizeof(tdm_p2p_peer_t));
     p->txq = calloc((size_t)p->size, sizeof(tdm_list_t));
     p->rtrq = calloc((size_t)p->size, sizeof(tdm_list_t));
     p->rx = calloc((size_t)p->size, sizeof(tdm_rx_cursor_t));
@@ -47,13 +53,14 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p) {
     p->rx_count = calloc((size_t)p->size, sizeof(uint32_t));
     p->txlog = calloc((size_t)p->size * TDM_TXLOG, sizeof(tdm_txlog_ent_t));
     p->rndv_out = calloc((size_t)p->size, sizeof(uint32_t));
-    if (!p->txq || !p->rx || !p->rtrq || !p->tx_count || !p->rx_count || !p->txlog ||
+    if (!p->peers || !p->txq || !p->rx || !p->rtrq || !p->tx_count || !p->rx_count || !p->txlog ||
         !p->rndv_out) {
         tdm_error(P2P, "out of memory for %d peers", p->size);
         *what_p = "out of memory for the per-peer queues";
         return -1;
     }
     for (int i = 0; i < p->size; i++) {
+        tdm_lock_init(&p->peers[i].lock);
         tdm_list_init(&p->txq[i]);
         tdm_list_init(&p->rtrq[i]);
     }
@@ -72,7 +79,7 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p) {
     return 0;
 }
 
-/* Write queued items toward one peer, in order, while the ring has room.
+/* Write queued items toward one peer (its pair lock held), in order, while the ring has room.
  * Each item is unlinked before it is pushed (completion hooks may free the
  * request or queue new packets to the same peer), so `tx_busy` follows the
  * queue's real emptiness at every step. */
@@ -83,7 +90,7 @@ static int tx_progress(int peer) {
         tdm_txitem_t *it = TDM_CONTAINER_OF(q->next, tdm_txitem_t, link);
         tdm_list_remove(&it->link);
         if (tdm_list_empty(q))
-            tdm_p2p.tx_busy--;
+            TDM_COUNTER_SUB(&tdm_p2p.tx_busy, 1);
         bool done;
         if (it->is_ctrl) {
             tdm_ctrl_t *c = (tdm_ctrl_t *)it;
@@ -100,7 +107,7 @@ static int tx_progress(int peer) {
         if (!done) {
             /* back to the head: order toward this peer is kept */
             if (tdm_list_empty(q))
-                tdm_p2p.tx_busy++;
+                TDM_COUNTER_ADD(&tdm_p2p.tx_busy, 1);
             it->link.next = q->next;
             it->link.prev = q;
             q->next->prev = &it->link;
@@ -143,7 +150,49 @@ void tdm_p2p_handle_packet(int peer, const void *body) {
     handlers[type](peer, body);
 }
 
+/* Progress when several threads may call in: a pair another thread holds is skipped (it
+ * is being drained or written), a ring is looked at before its lock is tried (an idle
+ * poll takes no lock), and the hooks of what completed run at the end with no lock held. */
+static int progress_threaded(void) {
+    int events = 0;
+    int n = tdm_p2p.size, me = tdm_p2p.rank;
+    for (int peer = 0; peer < n; peer++) {
+        if (peer == me || !tdm_shm_recv_peek(peer))
+            continue;
+        tdm_lock_t *l = &tdm_p2p.peers[peer].lock;
+        if (!tdm_lock_try(l))
+            continue;
+        for (int k = 0; k < 32; k++) {
+            void *body = tdm_shm_recv_peek(peer);
+            if (!body)
+                break;
+            tdm_p2p_handle_packet(peer, body);
+            tdm_shm_recv_release(peer);
+            events++;
+        }
+        tdm_lock_release(l);
+    }
+    if (TDM_COUNTER_READ(&tdm_p2p.tx_busy)) {
+        for (int peer = 0; peer < n; peer++) {
+            tdm_lock_t *l = &tdm_p2p.peers[peer].lock;
+            if (!tdm_lock_try(l))
+                continue;
+            if (!tdm_list_empty(&tdm_p2p.txq[peer]))
+                events += tx_progress(peer);
+            tdm_lock_release(l);
+        }
+    }
+    events += tdm_rndv_copy_progress();
+    tdm_p2p_part_deferred_run();
+    tdm_p2p_hooks_run();
+    if (TDM_UNLIKELY(tdm_p2p_dump_pending) && !events)
+        tdm_p2p_dump_deferred();
+    return events;
+}
+
 int tdm_p2p_progress(void) {
+    if (TDM_UNLIKELY(tdm_threaded))
+        return progress_threaded();
     int events = 0;
     int n = tdm_p2p.size, me = tdm_p2p.rank;
     for (int peer = 0; peer < n; peer++) {
@@ -181,14 +230,22 @@ static inline void cpu_relax(void) {
 }
 
 /* Block on the doorbell: announce it, then look once more, so that a producer
- * that published before seeing `sleeping` has its packet found here. */
+ * that published before seeing `sleeping` has its packet found here. Threaded, `sleeping`
+ * counts the threads blocked, and a thread that completes a request or runs a hook rings
+ * the doorbell when it is non-zero (tdm_p2p_wake_threads): the futex wakes them all. */
 static void wait_block(tdm_shm_proc_t *me, bool (*done)(void *arg), void *arg) {
-    atomic_store_explicit(&me->sleeping, 1, memory_order_seq_cst);
+    if (TDM_UNLIKELY(tdm_threaded))
+        atomic_fetch_add_explicit(&me->sleeping, 1, memory_order_seq_cst);
+    else
+        atomic_store_explicit(&me->sleeping, 1, memory_order_seq_cst);
     tdm_shm_block_fence(); /* producers publish without a fence (shm.h) */
     uint32_t seen = atomic_load_explicit(&me->doorbell, memory_order_seq_cst);
     if (!tdm_p2p_progress() && !done(arg))
         tdm_shm_sleep(seen, tdm_p2p.block_us);
-    atomic_store_explicit(&me->sleeping, 0, memory_order_relaxed);
+    if (TDM_UNLIKELY(tdm_threaded))
+        atomic_fetch_sub_explicit(&me->sleeping, 1, memory_order_relaxed);
+    else
+        atomic_store_explicit(&me->sleeping, 0, memory_order_relaxed);
 }
 
 /* Ranks outnumber cores: yield after `spins` empty polls, block after `yields`. */
@@ -206,11 +263,11 @@ static void wait_shared(bool (*done)(void *arg), void *arg) {
         }
         if (idle < tdm_p2p.spins + tdm_p2p.yields) {
             sched_yield();
-            tdm_p2p_stats.wait_yields++;
+            TDM_COUNTER_ADD(&tdm_p2p_stats.wait_yields, 1);
             continue;
         }
         wait_block(&tdm_shm.procs[tdm_p2p.rank], done, arg);
-        tdm_p2p_stats.wait_blocks++;
+        TDM_COUNTER_ADD(&tdm_p2p_stats.wait_blocks, 1);
         idle = tdm_p2p.spins; /* after a wake-up, yield before blocking again */
     }
 }
@@ -239,10 +296,10 @@ static bool cpu_shared(int cpu) {
 }
 
 void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
-    tdm_p2p.waiting++;
+    TDM_COUNTER_ADD(&tdm_p2p.waiting, 1);
     if (tdm_p2p.oversubscribed) {
         wait_shared(done, arg);
-        tdm_p2p.waiting--;
+        TDM_COUNTER_SUB(&tdm_p2p.waiting, 1);
         return;
     }
     /* The core is ours: poll, and after WAIT_SPIN_US with nothing to do block until
@@ -276,30 +333,30 @@ void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
             continue;
         for (long y = 0; y < tdm_p2p.yields && !busy && !done(arg); y++) {
             sched_yield();
-            tdm_p2p_stats.wait_yields++;
+            TDM_COUNTER_ADD(&tdm_p2p_stats.wait_yields, 1);
             busy = tdm_p2p_progress() != 0;
         }
         if (busy || done(arg))
             continue;
         wait_block(me, done, arg);
-        tdm_p2p_stats.wait_blocks++;
+        TDM_COUNTER_ADD(&tdm_p2p_stats.wait_blocks, 1);
         woke = true;
     }
-    tdm_p2p.waiting--;
+    TDM_COUNTER_SUB(&tdm_p2p.waiting, 1);
 }
 
 static bool req_done(void *arg) {
-    return ((tdm_req_t *)arg)->done;
+    return tdm_req_done(arg);
 }
 
 void tdm_p2p_wait(tdm_req_t *req) {
-    if (!req->done)
+    if (!tdm_req_done(req))
         tdm_p2p_wait_until(req_done, req);
 }
 
 static bool tx_idle(void *arg) {
     (void)arg;
-    return tdm_p2p.tx_busy == 0;
+    return TDM_COUNTER_READ(&tdm_p2p.tx_busy) == 0;
 }
 
 static void progress_cb(void) {
@@ -325,7 +382,10 @@ void tdm_p2p_drain(uint32_t keep_ctx) {
      * under a dead context. Receives still posted leave the queue, so that no
      * message of a later communicator on a reused context lands in them. */
     tdm_list_t *it, *tmp;
-    tdm_list_for_each_safe(it, tmp, &tdm_p2p.unexp) {
+    for (int b = 0; b < TDM_MATCH_BUCKETS; b++) {
+    tdm_p2p_bucket_t *bk = &tdm_p2p.match[b];
+    tdm_lock_acquire(&bk->lock);
+    tdm_list_for_each_safe(it, tmp, &bk->unexp) {
         tdm_unexp_t *ue = TDM_CONTAINER_OF(it, tdm_unexp_t, link);
         if ((ue->ctx & ~1u) == keep_ctx)
             continue;
@@ -339,8 +399,10 @@ void tdm_p2p_drain(uint32_t keep_ctx) {
             ue->ctx = DEAD_CTX;
         }
     }
-    tdm_list_for_each_safe(it, tmp, &tdm_p2p.posted) {
+    tdm_list_for_each_safe(it, tmp, &bk->posted) {
         tdm_p2p_posted_remove(TDM_CONTAINER_OF(it, tdm_req_t, link));
+    }
+    tdm_lock_release(&bk->lock);
     }
     tdm_p2p_unexp_cache_fini();
     tdm_p2p_part_fini();

@@ -108,6 +108,17 @@ void tdm_p2p_wait(tdm_req_t *req);
 void tdm_p2p_complete(tdm_req_t *req);
 /* Drop a completed request: its datatype reference and its slot. */
 void tdm_p2p_release(tdm_req_t *req);
+/* An upper layer will not wait for `req` (a step of a schedule, a buffered send): run
+ * fn(req) when it completes (cb_arg = arg), then release it. The hook runs with no engine
+ * lock held (under MPI_THREAD_MULTIPLE, at the end of a progress call of any thread), so
+ * it may post new operations. False when req completed already: no hook will run, and
+ * the caller handles the completion and releases req. Set hooks only through this: a
+ * check of `done` followed by a store of on_complete loses a completion that another
+ * thread makes in between. */
+bool tdm_p2p_req_hook(tdm_req_t *req, void (*fn)(tdm_req_t *), void *arg);
+/* MPI_Request_free of a request that is not persistent: released now if it completed,
+ * else when it completes, whichever thread completes it. */
+void tdm_p2p_req_free_user(tdm_req_t *req);
 
 /* ---- the pending-operations dump (dump.c): SIGUSR1, sent by mpirun on --timeout ---- */
 

@@ -10,6 +10,7 @@
 #include "stats.h"
 #include "../base/copy.h"
 #include "../base/event.h"
+#include "../base/lock.h"
 #include "../base/log.h"
 #include "../base/pvar.h"
 #include "../net/shm.h"
@@ -57,9 +58,43 @@ typedef struct tdm_txlog_ent {
     int32_t tag;
 } tdm_txlog_ent_t;
 
-/* The engine's state. Owner: the thread that progresses the engine (one at a
- * time: the library offers MPI_THREAD_SERIALIZED at most); a threaded engine
- * must lock or split every field here. */
+/*
+ * Locking (MPI_THREAD_MULTIPLE; every lock is a no-op otherwise, base/lock.h).
+ * - peers[p].lock, the pair's lock: both ends of the rings with p (tdm_shm.tx_head[p],
+ *   rx_tail[p]), txq[p], rx[p], tx_count[p], txlog[p], rx_count[p], rndv_out[p], rtrq[p],
+ *   the adaptive cells of p (adapt.c), and every request with p: a send from its start,
+ *   a receive from its match (its protocol state, stage, offsets). Every packet handler
+ *   of p runs under it. Progress takes it with a try and skips a pair another thread
+ *   holds (that thread is draining or writing it), so threads talking to different
+ *   peers never wait for each other.
+ * - match[b].lock, a matching bucket's lock: the posted and unexpected queues of the
+ *   contexts that hash to b (a communicator's two contexts share one). Matching order
+ *   is per context, so ANY_SOURCE and ANY_TAG keep MPI's order; threads on different
+ *   communicators meet only when their contexts hash alike. An unexpected message's
+ *   arrival state (received, claimed, data) is its sender's pair lock's.
+ * - copy_lock: the copy queue (the requests in it are their pair's); hooks_lock: the
+ *   completed requests whose upper-layer hooks wait to run; alloc (req.c), the
+ *   unexpected-entry cache (match.c), bsend.c's and part.c's locks: their own state.
+ * Order: a pair lock, then a bucket lock, then any of the last group; never two pair
+ *   locks or two buckets at once. A receive that matches an unexpected message takes it
+ *   out of the queue under the bucket, drops the bucket, then takes the sender's pair.
+ * Upper-layer hooks (on_complete) and partitioned packets run with no engine lock held
+ *   (collected, then run at the end of progress); see tdm_p2p_complete.
+ * Counters (tdm_p2p_stats, tx_busy, waiting) are TDM_COUNTER_* (atomic when threaded).
+ * Set at init only: rank, size, oversubscribed, eager_limit, the waiting settings.
+ */
+#define TDM_MATCH_BUCKETS 64
+
+typedef struct tdm_p2p_peer {
+    tdm_lock_t lock;
+} __attribute__((aligned(TDM_CACHELINE))) tdm_p2p_peer_t;
+
+typedef struct tdm_p2p_bucket {
+    tdm_lock_t lock;
+    tdm_list_t posted; /* receives in posting order */
+    tdm_list_t unexp;  /* unexpected messages in arrival order */
+} __attribute__((aligned(TDM_CACHELINE))) tdm_p2p_bucket_t;
+
 typedef struct tdm_p2p_state {
     int rank, size;
     int oversubscribed;
@@ -67,12 +102,14 @@ typedef struct tdm_p2p_state {
     long spins, yields, block_us; /* waiting: see tdm_p2p_wait_until */
     uint32_t stall_units;         /* PEER_STALL_US in units of the shm clock; 0: never */
     uint32_t spin_units;          /* WAIT_SPIN_US in units of the shm clock (ranks <= cores) */
-    tdm_list_t posted;            /* receives in posting order */
-    tdm_list_t unexp;             /* unexpected messages in arrival order */
+    tdm_p2p_bucket_t match[TDM_MATCH_BUCKETS];
+    tdm_p2p_peer_t *peers;        /* per peer: the pair's lock */
     tdm_list_t *txq;              /* per peer: items waiting for ring space, in order */
-    int tx_busy;                  /* number of peers with a non-empty txq */
+    int tx_busy;                  /* number of peers with a non-empty txq (a counter) */
     tdm_rx_cursor_t *rx;
+    tdm_lock_t copy_lock;
     tdm_list_t copyq; /* requests with a CMA part to copy, served a chunk at a time */
+    int copy_len;     /* requests in copyq (read without the lock: is there work?) */
     size_t copy_chunk;
     uint32_t *tx_count;     /* per peer: envelope packets sent (EAGER, RTS, RTR_FIN) */
     tdm_txlog_ent_t *txlog; /* per peer, TDM_TXLOG entries: the (ctx, tag) of the last
@@ -81,8 +118,10 @@ typedef struct tdm_p2p_state {
     uint32_t *rndv_out;     /* per peer: my rendezvous sends to it not yet complete (select.c
                                reads it: an exchange, when the peer sends me one meanwhile) */
     tdm_list_t *rtrq;       /* per peer: RTR announcements received, oldest first */
-    int waiting;            /* inside tdm_p2p_wait_until (what the dump says of the rank) */
-    int finalizing;         /* inside tdm_p2p_barrier (MPI_Finalize) */
+    tdm_lock_t hooks_lock;
+    tdm_req_t *hooks_head, *hooks_tail; /* completed, their hooks to run (threaded) */
+    int waiting;    /* threads inside tdm_p2p_wait_until (what the dump says of the rank) */
+    int finalizing; /* inside tdm_p2p_barrier (MPI_Finalize) */
 } tdm_p2p_state_t;
 
 extern tdm_p2p_state_t tdm_p2p;
@@ -96,31 +135,68 @@ static inline void tdm_p2p_tx_envelope(int peer, uint32_t ctx, int32_t tag) {
     e->tag = tag;
 }
 
-/* The posted and unexpected queues: every entry in or out goes through these,
- * which keep the queues' pvars (lengths, watermarks, bytes held) and raise the
- * unexpected queue's events. */
+/* The matching bucket of a context (a communicator's ctx and ctx + 1 share one). */
+static inline tdm_p2p_bucket_t *tdm_p2p_bucket(uint32_t ctx) {
+    return &tdm_p2p.match[(ctx >> 1) & (TDM_MATCH_BUCKETS - 1)];
+}
+
+/* A queue length and its watermark, from several threads at once when threaded. */
+static inline void tdm_p2p_level_up(uint64_t *level, uint64_t *high, uint64_t by) {
+    if (TDM_LIKELY(!tdm_threaded)) {
+        tdm_pvar_level_up(level, high, by);
+        return;
+    }
+    uint64_t v = __atomic_add_fetch(level, by, __ATOMIC_RELAXED);
+    uint64_t h = __atomic_load_n(high, __ATOMIC_RELAXED);
+    while (v > h && !__atomic_compare_exchange_n(high, &h, v, true, __ATOMIC_RELAXED,
+                                                 __ATOMIC_RELAXED)) {
+    }
+}
+static inline void tdm_p2p_level_down(uint64_t *level, uint64_t *low, uint64_t by) {
+    if (TDM_LIKELY(!tdm_threaded)) {
+        tdm_pvar_level_down(level, low, by);
+        return;
+    }
+    uint64_t v = __atomic_sub_fetch(level, by, __ATOMIC_RELAXED);
+    uint64_t l = __atomic_load_n(low, __ATOMIC_RELAXED);
+    while (v < l &&
+           !__atomic_compare_exchange_n(low, &l, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
+/* The posted and unexpected queues: every entry in or out goes through these (under the
+ * bucket's lock), which keep the queues' pvars (lengths, watermarks, bytes held) and
+ * raise the unexpected queue's events. */
 static inline void tdm_p2p_posted_push(tdm_req_t *r) {
-    tdm_list_push_back(&tdm_p2p.posted, &r->link);
-    tdm_pvar_level_up(&tdm_p2p_stats.posted_len, &tdm_p2p_stats.posted_high, 1);
+    tdm_list_push_back(&tdm_p2p_bucket(r->ctx)->posted, &r->link);
+    tdm_p2p_level_up(&tdm_p2p_stats.posted_len, &tdm_p2p_stats.posted_high, 1);
 }
 static inline void tdm_p2p_posted_remove(tdm_req_t *r) {
     tdm_list_remove(&r->link);
-    tdm_p2p_stats.posted_len--;
+    TDM_COUNTER_SUB(&tdm_p2p_stats.posted_len, 1);
 }
 static inline void tdm_p2p_unexp_push(tdm_unexp_t *ue) {
-    tdm_list_push_back(&tdm_p2p.unexp, &ue->link);
-    tdm_pvar_level_up(&tdm_p2p_stats.unexp_len, &tdm_p2p_stats.unexp_high, 1);
+    tdm_list_push_back(&tdm_p2p_bucket(ue->ctx)->unexp, &ue->link);
+    tdm_p2p_level_up(&tdm_p2p_stats.unexp_len, &tdm_p2p_stats.unexp_high, 1);
     ue->held = ue->data ? ue->size : 0;
-    tdm_pvar_level_up(&tdm_p2p_stats.unexp_bytes, &tdm_p2p_stats.unexp_bytes_high, ue->held);
+    tdm_p2p_level_up(&tdm_p2p_stats.unexp_bytes, &tdm_p2p_stats.unexp_bytes_high, ue->held);
     TDM_EVENT_RAISE(UNEXP_ENQUEUED, ue->src_world, ue->tag, (int64_t)ue->size,
-                    (int64_t)tdm_p2p_stats.unexp_len);
+                    (int64_t)TDM_COUNTER_READ(&tdm_p2p_stats.unexp_len));
 }
 static inline void tdm_p2p_unexp_remove(tdm_unexp_t *ue) {
     tdm_list_remove(&ue->link);
-    tdm_pvar_level_down(&tdm_p2p_stats.unexp_len, &tdm_p2p_stats.unexp_low, 1);
-    tdm_p2p_stats.unexp_bytes -= ue->held;
+    tdm_p2p_level_down(&tdm_p2p_stats.unexp_len, &tdm_p2p_stats.unexp_low, 1);
+    TDM_COUNTER_SUB(&tdm_p2p_stats.unexp_bytes, ue->held);
     TDM_EVENT_RAISE(UNEXP_DEQUEUED, ue->src_world, ue->tag, (int64_t)ue->size,
-                    (int64_t)tdm_p2p_stats.unexp_len);
+                    (int64_t)TDM_COUNTER_READ(&tdm_p2p_stats.unexp_len));
+}
+
+/* The pair lock of `peer` (see Locking above). */
+static inline void tdm_p2p_peer_lock(int peer) {
+    tdm_lock_acquire(&tdm_p2p.peers[peer].lock);
+}
+static inline void tdm_p2p_peer_unlock(int peer) {
+    tdm_lock_release(&tdm_p2p.peers[peer].lock);
 }
 
 /* match.c */
@@ -158,6 +234,10 @@ void tdm_p2p_recv_copy(tdm_req_t *r, size_t off, const void *data, size_t len);
 /* The request a packet from peer names; a stale or unknown id aborts (a peer
  * that names a request it does not have is broken). */
 tdm_req_t *tdm_p2p_req_of_packet(uint32_t id, int peer, const char *what);
+/* Threaded: wake this process's threads blocked on the doorbell. */
+void tdm_p2p_wake_threads(void);
+/* Threaded: run the hooks of requests completed meanwhile (no engine lock held). */
+void tdm_p2p_hooks_run(void);
 /* A posted receive leaves the queue and completes as cancelled. */
 void tdm_p2p_recv_cancelled(tdm_req_t *r);
 /* The last byte of an unexpected message is in (ue->received == ue->size): a
@@ -195,6 +275,9 @@ bool tdm_p2p_send_push(tdm_req_t *s);
 
 /* part.c: the announcements nobody matched (finalize) */
 void tdm_p2p_part_fini(void);
+/* part.c: threaded, the PART packets kept by their handler, handled under part.c's lock
+ * (called at the end of progress, with no engine lock held) */
+void tdm_p2p_part_deferred_run(void);
 
 /* proto/rndv_cma.c: a receive matched an RTS; choose (select.c) and start a protocol */
 void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts);

@@ -82,6 +82,20 @@ typedef struct unexp_init {
     tdm_pkt_part_t pkt;
 } unexp_init_t;
 
+/* Every partitioned request's state, the queues below and the deferred packets are under
+ * part_lock (MPI_THREAD_MULTIPLE). It is taken by the entry points and by the hooks and
+ * packets, which run with no engine lock held (threaded, a PART packet is copied and
+ * handled at the end of progress): so it comes before the engine's locks, and this file
+ * may call the engine's sends and receives while holding it. */
+static tdm_lock_t part_lock = TDM_LOCK_INITIALIZER;
+typedef struct part_deferred {
+    struct part_deferred *next;
+    int from;
+    tdm_pkt_part_t pkt;
+} part_deferred_t;
+static tdm_lock_t deferred_lock = TDM_LOCK_INITIALIZER; /* a leaf: the list only */
+static part_deferred_t *deferred_head, **deferred_tail = &deferred_head;
+
 static tdm_list_t posted = {&posted, &posted}; /* partitioned receives not matched yet */
 static tdm_list_t unexp = {&unexp, &unexp};    /* INITs not matched yet, in arrival order */
 
@@ -100,10 +114,13 @@ static void on_packet(int from_world, const tdm_pkt_part_t *pk);
 
 /* A control packet to the peer: through the ring, or to ourselves directly. */
 static void send_pkt(const part_t *p, const tdm_pkt_part_t *pk) {
-    if (p->peer_world == tdm_p2p.rank)
+    if (p->peer_world == tdm_p2p.rank) {
         on_packet(tdm_p2p.rank, pk);
-    else
-        tdm_p2p_send_ctrl(p->peer_world, pk, sizeof(*pk));
+        return;
+    }
+    tdm_p2p_peer_lock(p->peer_world); /* the ring and transmit queue are the pair's */
+    tdm_p2p_send_ctrl(p->peer_world, pk, sizeof(*pk));
+    tdm_p2p_peer_unlock(p->peer_world);
 }
 
 /* ---- completion of a round ---- */
@@ -145,6 +162,12 @@ static void piece_sent(tdm_req_t *s) {
     send_check_done(r, p);
 }
 
+static void piece_sent_hook(tdm_req_t *s) {
+    tdm_lock_acquire(&part_lock);
+    piece_sent(s);
+    tdm_lock_release(&part_lock);
+}
+
 /* Send partitions [first, first + n): the PIECE packet, then their bytes. */
 static void send_run(tdm_req_t *r, part_t *p, int first, int n) {
     memset(p->state + first, PART_SENT, (size_t)n);
@@ -181,14 +204,12 @@ static void send_run(tdm_req_t *r, part_t *p, int first, int n) {
                       TDM_P2P_PART_TAG(p->rreq), p->data_ctx, TDM_MODE_STD, r->comm, true, &s);
     if (rc != TDM_OK)
         out_of_memory("sending a piece", p->peer_world);
-    s->cb_arg = pc;
-    if (s->done) { /* it fitted the ring, or went to ourselves */
+    /* the engine releases it after the hook; done already if it fitted the ring or went
+     * to ourselves */
+    if (!tdm_p2p_req_hook(s, piece_sent_hook, pc)) {
         piece_sent(s);
         tdm_p2p_release(s);
-        return;
     }
-    s->on_complete = piece_sent;
-    s->user_freed = 1; /* the engine releases it after the hook */
 }
 
 /* Has the receiver started the round the sender is in? */
@@ -208,7 +229,7 @@ static void send_around(tdm_req_t *r, part_t *p, int i) {
     send_run(r, p, lo, hi - lo + 1);
 }
 
-void tdm_p2p_part_ready_range(tdm_req_t *r, int lo, int hi) {
+static void part_ready_range_locked(tdm_req_t *r, int lo, int hi) {
     part_t *p = part_of(r);
     memset(p->state + lo, PART_READY, (size_t)(hi - lo + 1));
     if (!cleared(p))
@@ -217,7 +238,7 @@ void tdm_p2p_part_ready_range(tdm_req_t *r, int lo, int hi) {
     send_check_done(r, p);
 }
 
-void tdm_p2p_part_ready_list(tdm_req_t *r, const int *list, int n) {
+static void part_ready_list_locked(tdm_req_t *r, const int *list, int n) {
     part_t *p = part_of(r);
     for (int k = 0; k < n; k++)
         p->state[list[k]] = PART_READY;
@@ -228,7 +249,7 @@ void tdm_p2p_part_ready_list(tdm_req_t *r, const int *list, int n) {
     send_check_done(r, p);
 }
 
-bool tdm_p2p_part_is_ready(const tdm_req_t *r, int i) {
+static bool part_is_ready_locked(const tdm_req_t *r, int i) {
     return part_of(r)->state[i] != PART_NOT_READY;
 }
 
@@ -280,6 +301,12 @@ static void piece_received(tdm_req_t *q) {
     recv_check_done(r, p);
 }
 
+static void piece_received_hook(tdm_req_t *q) {
+    tdm_lock_acquire(&part_lock);
+    piece_received(q);
+    tdm_lock_release(&part_lock);
+}
+
 static void on_piece(const tdm_pkt_part_t *pk) {
     tdm_req_t *r = tdm_req_lookup(pk->rreq);
     if (!r || r->kind != TDM_REQ_PRECV || !r->active || r->inner->done) {
@@ -314,14 +341,11 @@ static void on_piece(const tdm_pkt_part_t *pk) {
                                    TDM_P2P_PART_TAG(r->id), p->data_ctx, r->comm, 0, NULL, &q);
     if (rc != TDM_OK)
         out_of_memory("receiving a piece", p->peer_world);
-    q->cb_arg = pc;
-    if (q->done) {
+    if (!tdm_p2p_req_hook(q, piece_received_hook, pc)) {
+        q->cb_arg = pc;
         piece_received(q);
         tdm_p2p_release(q);
-        return;
     }
-    q->on_complete = piece_received;
-    q->user_freed = 1; /* the engine releases it after the hook */
 }
 
 static void send_cts(tdm_req_t *r, const part_t *p) {
@@ -385,9 +409,44 @@ static void on_packet(int from_world, const tdm_pkt_part_t *pk) {
 }
 
 void tdm_p2p_part_on_packet(int peer, const void *body) {
+    if (TDM_UNLIKELY(tdm_threaded)) {
+        /* under the pair's lock: handled at the end of progress, under part_lock */
+        part_deferred_t *d = malloc(sizeof(*d));
+        if (!d)
+            out_of_memory("keeping a packet", peer);
+        d->next = NULL;
+        d->from = peer;
+        memcpy(&d->pkt, body, sizeof(d->pkt));
+        tdm_lock_acquire(&deferred_lock);
+        if (deferred_tail == &deferred_head)
+            TDM_STORE_RELAXED(&deferred_head, d); /* the head is read unlocked */
+        else
+            *deferred_tail = d;
+        deferred_tail = &d->next;
+        tdm_lock_release(&deferred_lock);
+        return;
+    }
     tdm_pkt_part_t pk;
     memcpy(&pk, body, sizeof(pk)); /* packed in the cell; read once */
     on_packet(peer, &pk);
+}
+
+void tdm_p2p_part_deferred_run(void) {
+    if (!TDM_LOAD_RELAXED(&deferred_head))
+        return;
+    tdm_lock_acquire(&part_lock);
+    tdm_lock_acquire(&deferred_lock);
+    part_deferred_t *d = deferred_head;
+    TDM_STORE_RELAXED(&deferred_head, NULL);
+    deferred_tail = &deferred_head;
+    tdm_lock_release(&deferred_lock);
+    while (d) { /* in arrival order: a peer's packets keep their ring's order */
+        part_deferred_t *next = d->next;
+        on_packet(d->from, &d->pkt);
+        free(d);
+        d = next;
+    }
+    tdm_lock_release(&part_lock);
 }
 
 /* ---- requests ---- */
@@ -439,7 +498,7 @@ static tdm_req_t *part_new(const tdm_part_args_t *a, bool send) {
     return r;
 }
 
-tdm_rc_t tdm_p2p_psend_init(const tdm_part_args_t *a, tdm_req_t **req_p) {
+static tdm_rc_t psend_init_locked(const tdm_part_args_t *a, tdm_req_t **req_p) {
     tdm_req_t *r = part_new(a, true);
     if (!r) {
         tdm_error(P2P, "out of memory for a partitioned send to rank %d", a->peer);
@@ -460,7 +519,7 @@ tdm_rc_t tdm_p2p_psend_init(const tdm_part_args_t *a, tdm_req_t **req_p) {
     return TDM_OK;
 }
 
-tdm_rc_t tdm_p2p_precv_init(const tdm_part_args_t *a, tdm_req_t **req_p) {
+static tdm_rc_t precv_init_locked(const tdm_part_args_t *a, tdm_req_t **req_p) {
     tdm_req_t *r = part_new(a, false);
     if (!r) {
         tdm_error(P2P, "out of memory for a partitioned receive from rank %d", a->peer);
@@ -483,7 +542,7 @@ tdm_rc_t tdm_p2p_precv_init(const tdm_part_args_t *a, tdm_req_t **req_p) {
     return TDM_OK;
 }
 
-tdm_rc_t tdm_p2p_part_start(tdm_req_t *r) {
+static tdm_rc_t part_start_locked(tdm_req_t *r) {
     part_t *p = part_of(r);
     tdm_req_t *in = tdm_req_alloc(TDM_REQ_OTHER);
     if (!in) {
@@ -515,7 +574,7 @@ int tdm_p2p_part_partitions(const tdm_req_t *r) {
     return part_of(r)->partitions;
 }
 
-bool tdm_p2p_part_arrived(const tdm_req_t *r, int i) {
+static bool part_arrived_locked(const tdm_req_t *r, int i) {
     const part_t *p = part_of(r);
     if (r->inner->done)
         return true;
@@ -526,7 +585,7 @@ bool tdm_p2p_part_arrived(const tdm_req_t *r, int i) {
     return want > 0 && p->arrived[i] == want;
 }
 
-void tdm_p2p_part_free(tdm_req_t *r) {
+static void part_free_locked(tdm_req_t *r) {
     part_t *p = part_of(r);
     tdm_list_remove(&p->link); /* a receive never matched */
     free(p->state);
@@ -542,4 +601,57 @@ void tdm_p2p_part_fini(void) {
         tdm_list_remove(it);
         free(TDM_CONTAINER_OF(it, unexp_init_t, link));
     }
+}
+
+void tdm_p2p_part_ready_range(tdm_req_t *r, int lo, int hi) {
+    tdm_lock_acquire(&part_lock);
+    part_ready_range_locked(r, lo, hi);
+    tdm_lock_release(&part_lock);
+}
+
+void tdm_p2p_part_ready_list(tdm_req_t *r, const int *list, int n) {
+    tdm_lock_acquire(&part_lock);
+    part_ready_list_locked(r, list, n);
+    tdm_lock_release(&part_lock);
+}
+
+bool tdm_p2p_part_is_ready(const tdm_req_t *r, int i) {
+    tdm_lock_acquire(&part_lock);
+    bool v = part_is_ready_locked(r, i);
+    tdm_lock_release(&part_lock);
+    return v;
+}
+
+tdm_rc_t tdm_p2p_psend_init(const tdm_part_args_t *a, tdm_req_t **req_p) {
+    tdm_lock_acquire(&part_lock);
+    tdm_rc_t v = psend_init_locked(a, req_p);
+    tdm_lock_release(&part_lock);
+    return v;
+}
+
+tdm_rc_t tdm_p2p_precv_init(const tdm_part_args_t *a, tdm_req_t **req_p) {
+    tdm_lock_acquire(&part_lock);
+    tdm_rc_t v = precv_init_locked(a, req_p);
+    tdm_lock_release(&part_lock);
+    return v;
+}
+
+tdm_rc_t tdm_p2p_part_start(tdm_req_t *r) {
+    tdm_lock_acquire(&part_lock);
+    tdm_rc_t v = part_start_locked(r);
+    tdm_lock_release(&part_lock);
+    return v;
+}
+
+bool tdm_p2p_part_arrived(const tdm_req_t *r, int i) {
+    tdm_lock_acquire(&part_lock);
+    bool v = part_arrived_locked(r, i);
+    tdm_lock_release(&part_lock);
+    return v;
+}
+
+void tdm_p2p_part_free(tdm_req_t *r) {
+    tdm_lock_acquire(&part_lock);
+    part_free_locked(r);
+    tdm_lock_release(&part_lock);
 }

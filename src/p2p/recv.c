@@ -41,40 +41,78 @@ static tdm_req_t *recv_new(void *buf, size_t count, tdm_dtype_t *dt, int src, in
     return r;
 }
 
-tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
-                          uint32_t ctx, void *comm, unsigned how, tdm_status_t *now,
-                          tdm_req_t **req_p) {
-    tdm_unexp_t *ue = tdm_p2p_match_unexp(ctx, src, tag);
-    if (ue && now && ue->type == TDM_PKT_EAGER && ue->received == ue->size &&
+/* A receive took unexpected message ue out of its queue (ue is this call's now, but
+ * for its arrival, which is its sender's pair's): deliver it at once if it is here whole
+ * and fits, else through a new request. */
+static tdm_rc_t recv_unexp(tdm_unexp_t *ue, void *buf, size_t count, tdm_dtype_t *dt, int src,
+                           int tag, uint32_t ctx, void *comm, unsigned how, tdm_status_t *now,
+                           tdm_req_t **req_p) {
+    int peer = ue->src_world;
+    tdm_p2p_peer_lock(peer);
+    if (now && ue->type == TDM_PKT_EAGER && ue->received == ue->size &&
         ue->size <= count * dt->size) {
         /* here whole and fitting: delivered with no request (rendezvous, still
          * arriving or truncated messages take the request path below) */
-        tdm_p2p_unexp_remove(ue);
         if (ue->flags & TDM_PKTF_SYNC)
             tdm_eager_ack_sync(ue->src_world, ue->sreq, ue->self_sreq);
+        tdm_p2p_peer_unlock(peer);
         tdm_p2p_copy_in(buf, count, dt, 0, ue->data, ue->size);
         *now = (tdm_status_t){.source = ue->src, .tag = ue->tag, .bytes = ue->size};
         tdm_p2p_unexp_free(ue);
-        tdm_p2p_stats.received_at_once++;
+        TDM_COUNTER_ADD(&tdm_p2p_stats.received_at_once, 1);
         *req_p = NULL;
         return TDM_OK;
     }
     tdm_req_t *r = recv_new(buf, count, dt, src, tag, ctx, comm);
-    if (!r)
+    if (!r) {
+        /* back where a later receive finds it (at the head of its bucket: the program
+         * gets MPI_ERR_NO_MEM for this one) */
+        tdm_p2p_bucket_t *b = tdm_p2p_bucket(ue->ctx);
+        tdm_lock_acquire(&b->lock);
+        tdm_list_push_back(b->unexp.next, &ue->link);
+        tdm_p2p_level_up(&tdm_p2p_stats.unexp_len, &tdm_p2p_stats.unexp_high, 1);
+        TDM_COUNTER_ADD(&tdm_p2p_stats.unexp_bytes, ue->held);
+        tdm_lock_release(&b->lock);
+        tdm_p2p_peer_unlock(peer);
         return TDM_ERR_NOMEM;
+    }
     if (how & TDM_RECV_BLOCKING)
         r->mode = TDM_MODE_BLOCKING; /* Table II's Recv column */
     if (how & TDM_RECV_CONSUMES)
         r->mode |= TDM_MODE_CONSUMES;
     *req_p = r;
+    tdm_p2p_recv_matched_unexp(r, ue);
+    tdm_p2p_peer_unlock(peer);
+    return TDM_OK;
+}
+
+tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
+                          uint32_t ctx, void *comm, unsigned how, tdm_status_t *now,
+                          tdm_req_t **req_p) {
+    /* looked for among the unexpected, or posted, under one hold of the bucket: a
+     * message another thread takes from a ring meanwhile meets one or the other */
+    tdm_p2p_bucket_t *b = tdm_p2p_bucket(ctx);
+    tdm_lock_acquire(&b->lock);
+    tdm_unexp_t *ue = tdm_p2p_match_unexp(ctx, src, tag);
     if (ue) {
         tdm_p2p_unexp_remove(ue);
-        tdm_p2p_recv_matched_unexp(r, ue);
-    } else {
-        r->peer_world = src_world;
-        tdm_p2p_posted_push(r);
-        tdm_rtr_maybe_announce(r);
+        tdm_lock_release(&b->lock);
+        return recv_unexp(ue, buf, count, dt, src, tag, ctx, comm, how, now, req_p);
     }
+    tdm_req_t *r = recv_new(buf, count, dt, src, tag, ctx, comm);
+    if (!r) {
+        tdm_lock_release(&b->lock);
+        return TDM_ERR_NOMEM;
+    }
+    if (how & TDM_RECV_BLOCKING)
+        r->mode = TDM_MODE_BLOCKING; /* Table II's Recv column */
+    if (how & TDM_RECV_CONSUMES)
+        r->mode |= TDM_MODE_CONSUMES;
+    *req_p = r;
+    r->peer_world = src_world;
+    tdm_p2p_posted_push(r);
+    tdm_lock_release(&b->lock);
+    tdm_rtr_maybe_announce(r); /* unthreaded only (select.c): r may be matched already */
     return TDM_OK;
 }
 
@@ -93,24 +131,36 @@ tdm_rc_t tdm_p2p_recv(void *buf, size_t count, tdm_dtype_t *dt, int src, int src
 
 tdm_rc_t tdm_p2p_imrecv(void *buf, size_t count, tdm_dtype_t *dt, tdm_unexp_t *msg, void *comm,
                         tdm_req_t **req_p) {
+    int peer = msg->src_world;
+    tdm_p2p_peer_lock(peer); /* its arrival may still be under way */
     tdm_req_t *r = recv_new(buf, count, dt, msg->src, msg->tag, msg->ctx, comm);
-    if (!r)
+    if (!r) {
+        tdm_p2p_peer_unlock(peer);
         return TDM_ERR_NOMEM;
+    }
     *req_p = r;
     tdm_p2p_recv_matched_unexp(r, msg);
+    tdm_p2p_peer_unlock(peer);
     return TDM_OK;
 }
 
 bool tdm_p2p_cancel(tdm_req_t *req) {
-    bool posted = req->kind == TDM_REQ_RECV && req->proto == TDM_PROTO_NONE && !req->done;
-    if (posted && tdm_rtr_cancel(req))
+    if (req->kind != TDM_REQ_RECV)
+        return false;
+    /* Still in its posted queue (the bucket's lock says; a match takes it out under the
+     * same lock), it is cancelled; once matched it completes normally. */
+    tdm_p2p_bucket_t *b = tdm_p2p_bucket(req->ctx);
+    tdm_lock_acquire(&b->lock);
+    bool posted = !tdm_list_empty(&req->link);
+    if (posted && !tdm_threaded && tdm_rtr_cancel(req)) {
+        tdm_lock_release(&b->lock);
         return true; /* announced: completes when the sender has withdrawn it */
-    if (posted) {
-        tdm_p2p_recv_cancelled(req);
-        return true;
     }
+    if (posted)
+        tdm_p2p_recv_cancelled(req);
+    tdm_lock_release(&b->lock);
     /* Sends are not cancelled: once the envelope is in the peer's ring it may be
      * matched at any moment, and withdrawing it would need a round trip. The send
      * completes normally and MPI_Test_cancelled reports false. */
-    return false;
+    return posted;
 }

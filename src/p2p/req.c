@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "req.h"
+#include "../base/lock.h"
 #include "../base/log.h"
 
 #include <stdatomic.h>
@@ -11,6 +12,10 @@
 #define TDM_REQ_MAX_CHUNKS ((TDM_REQ_INDEX_MASK + 1) / TDM_REQ_CHUNK)
 static tdm_req_t *chunks[TDM_REQ_MAX_CHUNKS];
 static volatile size_t nchunks;
+/* The free list, the chunk table's growth and in_use: under alloc_lock (threads of one
+ * process allocate and free at once); nchunks is published with release for the lookups,
+ * which take no lock. */
+static tdm_lock_t alloc_lock = TDM_LOCK_INITIALIZER;
 static tdm_req_t *free_list; /* linked through tx.link.next */
 static size_t in_use;
 
@@ -32,16 +37,21 @@ static int grow(void) {
         c[i].tx.link.next = (tdm_list_t *)free_list;
         free_list = &c[i];
     }
-    atomic_signal_fence(memory_order_seq_cst); /* the chunk is whole before it is counted */
-    nchunks++;
+    /* the chunk is whole before it is counted (for the dump and for other threads) */
+    TDM_STORE_RELEASE(&nchunks, nchunks + 1);
     return 0;
 }
 
 tdm_req_t *tdm_req_alloc(tdm_req_kind_t kind) {
-    if (TDM_UNLIKELY(!free_list) && grow() != 0)
+    tdm_lock_acquire(&alloc_lock);
+    if (TDM_UNLIKELY(!free_list) && grow() != 0) {
+        tdm_lock_release(&alloc_lock);
         return NULL;
+    }
     tdm_req_t *r = free_list;
     free_list = (tdm_req_t *)r->tx.link.next;
+    in_use++;
+    tdm_lock_release(&alloc_lock);
     uint32_t id = r->id;
     memset(r, 0, offsetof(tdm_req_t, proto_state));
     r->id = id;
@@ -50,7 +60,6 @@ tdm_req_t *tdm_req_alloc(tdm_req_kind_t kind) {
     tdm_list_init(&r->tx.link);
     tdm_list_init(&r->link);
     tdm_list_init(&r->copy_link);
-    in_use++;
     return r;
 }
 
@@ -81,14 +90,16 @@ void tdm_req_free(tdm_req_t *r) {
     if ((r->id >> TDM_REQ_INDEX_BITS) == 0) /* keep ids non-zero after wrap */
         r->id |= 1u << TDM_REQ_INDEX_BITS;
     r->kind = TDM_REQ_FREE;
+    tdm_lock_acquire(&alloc_lock);
     r->tx.link.next = (tdm_list_t *)free_list;
     free_list = r;
     in_use--;
+    tdm_lock_release(&alloc_lock);
 }
 
 tdm_req_t *tdm_req_by_index(uint32_t index) {
     size_t c = index / TDM_REQ_CHUNK;
-    if (index == 0 || c >= nchunks)
+    if (index == 0 || c >= TDM_LOAD_ACQUIRE(&nchunks))
         return NULL;
     tdm_req_t *r = &chunks[c][index % TDM_REQ_CHUNK];
     return r->kind == TDM_REQ_FREE ? NULL : r;
@@ -96,7 +107,7 @@ tdm_req_t *tdm_req_by_index(uint32_t index) {
 
 tdm_req_t *tdm_req_slot(uint32_t index) {
     size_t c = index / TDM_REQ_CHUNK;
-    return c < nchunks ? &chunks[c][index % TDM_REQ_CHUNK] : NULL;
+    return c < TDM_LOAD_ACQUIRE(&nchunks) ? &chunks[c][index % TDM_REQ_CHUNK] : NULL;
 }
 
 tdm_req_t *tdm_req_lookup(uint32_t id) {
@@ -105,14 +116,14 @@ tdm_req_t *tdm_req_lookup(uint32_t id) {
 }
 
 size_t tdm_req_in_use(void) {
-    return in_use;
+    return TDM_LOAD_RELAXED(&in_use);
 }
 
 bool tdm_req_busy_on(const void *comm) {
-    for (size_t c = 0; c < nchunks; c++) {
+    for (size_t c = 0, n = TDM_LOAD_ACQUIRE(&nchunks); c < n; c++) {
         for (size_t i = 0; i < TDM_REQ_CHUNK; i++) {
             const tdm_req_t *r = &chunks[c][i];
-            if (r->kind != TDM_REQ_FREE && r->comm == comm && !r->persistent && !r->done)
+            if (r->kind != TDM_REQ_FREE && r->comm == comm && !r->persistent && !tdm_req_done(r))
                 return true;
         }
     }

@@ -221,6 +221,11 @@ int tdm_p2p_select_adaptive(const tdm_select_in_t *in, tdm_proto_id_t p) {
 }
 
 bool tdm_p2p_select_announces(bool recv_blocking, size_t bytes) {
+    /* RTR's ordering rule counts the envelopes one matching thread has taken from a ring
+     * when it posts (rndv_rtr.c); with threads posting beside progress that count means
+     * nothing, so under MPI_THREAD_MULTIPLE no receive is announced (RTS/CTS instead) */
+    if (tdm_threaded)
+        return false;
     /* auto: only receives that let the caller compute (Irecv) */
     if (forced != TDM_PROTO_RTR && (forced != TDM_PROTO_AUTO || recv_blocking))
         return false;

@@ -21,6 +21,9 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
                        tdm_req_t **req_p) {
     size_t bytes = count * dt->size;
     int sync = (mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC;
+    /* the whole start under the pair's lock: the ring's producer end, the transmit queue
+     * and the new request are the pair's (p2p_impl.h) */
+    tdm_p2p_peer_lock(dst_world);
 
     /* Fast path: a blocking, non-synchronous message that fits one cell goes
      * straight into the ring with no request at all. */
@@ -55,9 +58,10 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
                 tdm_dtype_pack(buf, count, dt, 0, payload, bytes);
             tdm_shm_send_commit(dst_world);
             tdm_p2p_tx_envelope(dst_world, ctx, tag);
-            tdm_p2p_stats.eager_msgs++;
-            tdm_p2p_stats.eager_bytes += bytes;
-            tdm_p2p_stats.sent_at_once++;
+            tdm_p2p_peer_unlock(dst_world);
+            TDM_COUNTER_ADD(&tdm_p2p_stats.eager_msgs, 1);
+            TDM_COUNTER_ADD(&tdm_p2p_stats.eager_bytes, bytes);
+            TDM_COUNTER_ADD(&tdm_p2p_stats.sent_at_once, 1);
             *req_p = NULL;
             return TDM_OK;
         }
@@ -65,6 +69,7 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
 
     tdm_req_t *s = tdm_req_alloc(TDM_REQ_SEND);
     if (!s) {
+        tdm_p2p_peer_unlock(dst_world);
         tdm_error(P2P, "out of memory for a send request to rank %d", dst_world);
         return TDM_ERR_NOMEM;
     }
@@ -82,8 +87,11 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
     tdm_dtype_retain(dt);
     *req_p = s;
 
-    if (dst_world == tdm_p2p.rank)
-        return tdm_self_send(s);
+    if (dst_world == tdm_p2p.rank) {
+        tdm_rc_t rc = tdm_self_send(s);
+        tdm_p2p_peer_unlock(dst_world);
+        return rc;
+    }
 
     tdm_send_way_t way = tdm_p2p_select_send(bytes);
     bool rndv = way == TDM_SEND_RNDV;
@@ -94,13 +102,14 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
         s->proto = sync                         ? TDM_PROTO_EAGER_SYNC
                    : bytes <= TDM_PKT_SHORT_MAX ? TDM_PROTO_EAGER_SHORT
                                                 : TDM_PROTO_EAGER;
-        tdm_p2p_stats.eager_msgs++;
-        tdm_p2p_stats.eager_bytes += bytes;
+        TDM_COUNTER_ADD(&tdm_p2p_stats.eager_msgs, 1);
+        TDM_COUNTER_ADD(&tdm_p2p_stats.eager_bytes, bytes);
     } else if (!tdm_rtr_try_send(s)) {
         s->proto = TDM_PROTO_RNDV;
         memset(tdm_rndv(s), 0, sizeof(tdm_rndv_t));
     }
     if (!tdm_list_empty(&tdm_p2p.txq[dst_world]) || !tdm_p2p_send_push(s))
         tdm_p2p_txq_push(dst_world, &s->tx);
+    tdm_p2p_peer_unlock(dst_world);
     return TDM_OK;
 }

@@ -89,15 +89,11 @@ static void reply(tdm_win_t *w, int src, int tag, void *data, size_t len) {
         free(data);
         return;
     }
-    if (!r || r->done) {
+    if (!r || !tdm_p2p_req_hook(r, am_sent, data)) { /* data freed when the send completes */
         if (r)
             tdm_p2p_release(r);
         free(data);
-        return;
     }
-    r->cb_arg = data; /* freed when the send completes */
-    r->on_complete = am_sent;
-    r->user_freed = 1;
 }
 
 static void am_reduce(int op, int basic, size_t bs, const void *o, void *t, size_t len) {
@@ -192,13 +188,10 @@ static void am_post(tdm_win_t *w) {
             w->am_req = NULL;
             return;
         }
-        if (!r->done) {
-            r->cb_arg = w;
-            r->on_complete = am_serve;
-            r->user_freed = 1;
-            w->am_req = r;
+        w->am_req = r; /* before the hook can run */
+        if (tdm_p2p_req_hook(r, am_serve, w))
             return;
-        }
+        w->am_req = NULL;
         serve(w, r->status.source, w->am_buf, r->status.bytes);
         tdm_p2p_release(r);
     }
@@ -266,16 +259,15 @@ static tdm_rma_rc_t send_msg(tdm_win_t *w, int target, void *msg, size_t len) {
         return tdm_rma_fail(TDM_RMA_EOTHER, "message path: send of %zu bytes to rank %d failed",
                             len, target);
     }
-    if (!r || r->done) {
-        if (r)
+    if (r)
+        TDM_COUNTER_ADD(&inflight, 1); /* before the hook can run */
+    if (!r || !tdm_p2p_req_hook(r, origin_sent, msg)) {
+        if (r) {
+            TDM_COUNTER_SUB(&inflight, 1);
             tdm_p2p_release(r);
+        }
         free(msg);
-        return TDM_RMA_OK;
     }
-    r->cb_arg = msg;
-    r->on_complete = origin_sent;
-    r->user_freed = 1;
-    TDM_COUNTER_ADD(&inflight, 1);
     return TDM_RMA_OK;
 }
 

@@ -27,8 +27,8 @@ enum {
 static inline unsigned char *tdm_eager_fill_short(void *cell, uint8_t mode, uint32_t ctx,
                                                   int self_rank, int tag, size_t bytes) {
     tdm_pkt_short_t *h = cell;
-    tdm_p2p_stats.short_msgs++;
-    tdm_p2p_stats.short_bytes += bytes;
+    TDM_COUNTER_ADD(&tdm_p2p_stats.short_msgs, 1);
+    TDM_COUNTER_ADD(&tdm_p2p_stats.short_bytes, bytes);
     h->type = TDM_PKT_EAGER_SHORT;
     h->mode = mode;
     h->size = (uint8_t)bytes;
@@ -60,8 +60,13 @@ tdm_eager_rx_msg(int peer, const void *h, bool stamped, uint32_t ctx, int src, i
                  uint8_t flags, uint8_t mode, uint32_t sreq, size_t size, size_t frag,
                  const unsigned char *payload) {
     tdm_p2p.rx_count[peer]++;
+    /* matched, or queued as unexpected, under one hold of the bucket: a receive posted
+     * meanwhile by another thread finds it in one queue or the other */
+    tdm_p2p_bucket_t *b = tdm_p2p_bucket(ctx);
+    tdm_lock_acquire(&b->lock);
     tdm_req_t *r = tdm_p2p_match_posted(ctx, src, tag);
     if (r) {
+        tdm_lock_release(&b->lock);
         tdm_p2p_recv_set_envelope(r, src, tag, peer, size);
         /* posted before it came: its time counts */
         r->t_sent = stamped ? tdm_shm_cell_stamp(h) : 0;
@@ -98,6 +103,7 @@ tdm_eager_rx_msg(int peer, const void *h, bool stamped, uint32_t ctx, int src, i
     if (ue->received < ue->size)
         tdm_p2p.rx[peer].ue = ue;
     tdm_p2p_unexp_push(ue);
+    tdm_lock_release(&b->lock);
 }
 
 static inline __attribute__((always_inline)) void tdm_eager_rx(int peer, const tdm_pkt_eager_t *h) {

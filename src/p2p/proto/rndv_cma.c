@@ -85,7 +85,7 @@ bool tdm_rndv_copy_failed(tdm_req_t *req, int err) {
     load_release(st);
     if (err == ESRCH)
         return false;
-    tdm_p2p_stats.cma_fallbacks++;
+    TDM_COUNTER_ADD(&tdm_p2p_stats.cma_fallbacks, 1);
     tdm_info(P2P, "cma with rank %d failed at byte %llu of [%llu, %llu); the rest moves as data",
              req->peer_world, (unsigned long long)st->cur, (unsigned long long)st->cur,
              (unsigned long long)st->hi);
@@ -114,9 +114,9 @@ int tdm_rndv_copy_chunk(tdm_req_t *req, bool write) {
     if (rc < 0)
         return rc;
     if (write)
-        tdm_p2p_stats.bytes_written += n;
+        TDM_COUNTER_ADD(&tdm_p2p_stats.bytes_written, n);
     else
-        tdm_p2p_stats.bytes_read += n;
+        TDM_COUNTER_ADD(&tdm_p2p_stats.bytes_read, n);
     st->cur += n;
     return 0;
 }
@@ -140,6 +140,26 @@ static void split_part_finished(tdm_req_t *req) {
     tdm_rndv_part_done(req, SPLIT_WAIT_FIN);
 }
 
+/* The copy queue (copy_lock; the requests in it are their pair's). */
+static void copyq_push(tdm_req_t *req) {
+    tdm_lock_acquire(&tdm_p2p.copy_lock);
+    tdm_list_push_back(&tdm_p2p.copyq, &req->copy_link);
+    TDM_STORE_RELAXED(&tdm_p2p.copy_len, tdm_p2p.copy_len + 1);
+    tdm_lock_release(&tdm_p2p.copy_lock);
+}
+
+static tdm_req_t *copyq_pop(void) {
+    tdm_req_t *req = NULL;
+    tdm_lock_acquire(&tdm_p2p.copy_lock);
+    if (!tdm_list_empty(&tdm_p2p.copyq)) {
+        req = TDM_CONTAINER_OF(tdm_p2p.copyq.next, tdm_req_t, copy_link);
+        tdm_list_remove(&req->copy_link);
+        TDM_STORE_RELAXED(&tdm_p2p.copy_len, tdm_p2p.copy_len - 1);
+    }
+    tdm_lock_release(&tdm_p2p.copy_lock);
+    return req;
+}
+
 /* Start copying my part [lo, hi); an empty part is finished at once. */
 static void split_part_start(tdm_req_t *req, uint64_t lo, uint64_t hi) {
     tdm_rndv_t *st = tdm_rndv(req);
@@ -150,26 +170,43 @@ static void split_part_start(tdm_req_t *req, uint64_t lo, uint64_t hi) {
         split_part_finished(req);
         return;
     }
-    tdm_list_push_back(&tdm_p2p.copyq, &req->copy_link);
+    copyq_push(req);
 }
 
-int tdm_rndv_copy_progress(void) {
-    if (tdm_list_empty(&tdm_p2p.copyq))
-        return 0;
-    tdm_req_t *req = TDM_CONTAINER_OF(tdm_p2p.copyq.next, tdm_req_t, copy_link);
-    tdm_list_remove(&req->copy_link);
+/* One chunk of the request at the head of the copy queue (its pair lock held). */
+static void copy_one(tdm_req_t *req) {
     tdm_rndv_t *st = tdm_rndv(req);
     int rc = tdm_rndv_copy_chunk(req, is_send(req));
     if (rc < 0) {
         tdm_protos[req->proto]->fallback(req, -rc);
-        return 1;
+        return;
     }
     if (st->cur < st->hi) {
-        tdm_list_push_back(&tdm_p2p.copyq, &req->copy_link); /* round-robin */
+        copyq_push(req); /* round-robin */
+        return;
+    }
+    TDM_COUNTER_ADD(&tdm_p2p_stats.copies, 1);
+    split_part_finished(req);
+}
+
+int tdm_rndv_copy_progress(void) {
+    if (!TDM_LOAD_RELAXED(&tdm_p2p.copy_len))
+        return 0;
+    tdm_req_t *req = copyq_pop();
+    if (!req)
+        return 0;
+    if (!tdm_threaded) {
+        copy_one(req);
         return 1;
     }
-    tdm_p2p_stats.copies++;
-    split_part_finished(req);
+    /* nothing else moves a request while it is out of the queue with its part unfinished
+     * (only this copy finishes it); a pair another thread holds waits for a later turn */
+    if (!tdm_lock_try(&tdm_p2p.peers[req->peer_world].lock)) {
+        copyq_push(req);
+        return 0;
+    }
+    copy_one(req);
+    tdm_p2p_peer_unlock(req->peer_world);
     return 1;
 }
 
@@ -313,6 +350,7 @@ static void pull_by_data(int peer, int pid, uint32_t sreq, tdm_unexp_t *ue, int 
     r->on_complete = pulled_by_data;
     r->cb_arg = ue;
     r->user_freed = 1; /* nobody waits for it: released when the data is in */
+    r->cstate = TDM_REQ_C_INLINE;
     tdm_rndv_t *st = tdm_rndv(r);
     memset(st, 0, sizeof(*st));
     st->total = st->hi = ue->size;
@@ -338,8 +376,8 @@ void tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t s
         pull_by_data(peer, pid, sreq, ue, -rc);
         return;
     }
-    tdm_p2p_stats.bytes_read += ue->size;
-    tdm_p2p_stats.adapt_pulled++;
+    TDM_COUNTER_ADD(&tdm_p2p_stats.bytes_read, ue->size);
+    TDM_COUNTER_ADD(&tdm_p2p_stats.adapt_pulled, 1);
     ue->received = ue->size;
     tdm_rndv_send_fin(peer, sreq); /* the sender takes it as an RGET's FIN */
 }
@@ -379,7 +417,7 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     in.sender_stalled = in.cma && tdm_p2p_select_forced() == TDM_PROTO_AUTO && peer_stalled(peer);
     tdm_proto_id_t p = tdm_p2p_select(&in);
     if (in.sender_stalled)
-        tdm_p2p_stats.stalled_rget++;
+        TDM_COUNTER_ADD(&tdm_p2p_stats.stalled_rget, 1);
     tdm_rndv_t *st = tdm_rndv(r);
     memset(st, 0, sizeof(*st));
     int kind = tdm_p2p_select_adaptive(&in, p);
@@ -388,8 +426,8 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     r->proto = (uint8_t)p;
     r->remote_id = rts->sreq;
     r->offset = 0;
-    tdm_p2p_stats.proto_msgs[p]++;
-    tdm_p2p_stats.proto_bytes[p] += r->msg_size;
+    TDM_COUNTER_ADD(&tdm_p2p_stats.proto_msgs[p], 1);
+    TDM_COUNTER_ADD(&tdm_p2p_stats.proto_bytes[p], r->msg_size);
     TDM_EVENT_RAISE(RNDV_PROTOCOL, peer, (int64_t)r->msg_size, p);
     tdm_trace(P2P, "rendezvous of %zu bytes from rank %d: %s", r->msg_size, peer,
               tdm_proto_name(p));
@@ -478,8 +516,11 @@ static void no_handler(const char *what, int peer, const tdm_req_t *req) {
 void tdm_rndv_on_rts(int peer, const void *body) {
     const tdm_pkt_rts_cma_t *h = body;
     tdm_p2p.rx_count[peer]++;
+    tdm_p2p_bucket_t *b = tdm_p2p_bucket(h->env.ctx);
+    tdm_lock_acquire(&b->lock);
     tdm_req_t *r = tdm_p2p_match_posted(h->env.ctx, h->env.src, h->env.tag);
     if (r) {
+        tdm_lock_release(&b->lock);
         tdm_rts_info_t rts = {
             .sreq = h->env.sreq, .mode = h->env.mode, .pid = h->pid, .buf = h->buf};
         tdm_p2p_recv_set_envelope(r, h->env.src, h->env.tag, peer, h->env.size);
@@ -500,6 +541,8 @@ void tdm_rndv_on_rts(int peer, const void *body) {
         ue->mode = h->env.mode;
         ue->src_world = peer;
         tdm_p2p_unexp_push(ue);
+        tdm_lock_release(&b->lock);
+        /* still ours to fill: a receive that takes it meanwhile waits for our pair lock */
         tdm_rndv_pull_unexp(peer, h->pid, &h->buf, h->env.sreq, ue);
         return;
     }
@@ -511,6 +554,7 @@ void tdm_rndv_on_rts(int peer, const void *body) {
     ue->pid = h->pid;
     ue->rbuf = h->buf;
     tdm_p2p_unexp_push(ue);
+    tdm_lock_release(&b->lock);
 }
 
 void tdm_rndv_on_cts(int peer, const void *body) {

@@ -51,7 +51,7 @@ typedef struct rtr_entry {
 
 static bool could_match_earlier(const tdm_req_t *r) {
     tdm_list_t *it, *tmp;
-    tdm_list_for_each_safe(it, tmp, &tdm_p2p.posted) {
+    tdm_list_for_each_safe(it, tmp, &tdm_p2p_bucket(r->ctx)->posted) {
         tdm_req_t *o = TDM_CONTAINER_OF(it, tdm_req_t, link);
         if (o == r)
             break;
@@ -83,7 +83,7 @@ void tdm_rtr_maybe_announce(tdm_req_t *r) {
     tdm_layout_to_wire(&mine, &a.buf);
     tdm_p2p_send_ctrl(src, &a, sizeof(a));
     tdm_rndv(r)->announced = 1;
-    tdm_p2p_stats.rtr_announced++;
+    TDM_COUNTER_ADD(&tdm_p2p_stats.rtr_announced, 1);
 }
 
 void tdm_rtr_on_announce(int peer, const void *body) {
@@ -153,9 +153,9 @@ bool tdm_rtr_try_send(tdm_req_t *s) {
     s->stage = RTR_S_WRITE;
     tdm_list_remove(&use->link);
     free(use);
-    tdm_p2p_stats.rtr_used++;
-    tdm_p2p_stats.proto_msgs[TDM_PROTO_RTR]++;
-    tdm_p2p_stats.proto_bytes[TDM_PROTO_RTR] += s->bytes;
+    TDM_COUNTER_ADD(&tdm_p2p_stats.rtr_used, 1);
+    TDM_COUNTER_ADD(&tdm_p2p_stats.proto_msgs[TDM_PROTO_RTR], 1);
+    TDM_COUNTER_ADD(&tdm_p2p_stats.proto_bytes[TDM_PROTO_RTR], s->bytes);
     TDM_EVENT_RAISE(RNDV_PROTOCOL, peer, (int64_t)s->bytes, TDM_PROTO_RTR);
     return true;
 }
@@ -187,7 +187,7 @@ static bool rtr_push_write(tdm_req_t *s) {
         }
         if (st->cur < st->hi)
             return false; /* stay at the head: later sends wait behind us */
-        tdm_p2p_stats.copies++;
+        TDM_COUNTER_ADD(&tdm_p2p_stats.copies, 1);
     }
     if (st->load_counted) {
         tdm_rndv_load_add(tdm_p2p.rank, -1);
@@ -287,8 +287,12 @@ void tdm_rtr_on_cancel_ack(int peer, const void *body) {
     if (!r || r->kind != TDM_REQ_RECV)
         return; /* completed (and freed) by the message meanwhile */
     tdm_rndv(r)->announced = 0;
+    /* (RTR is unthreaded only, select.c: the bucket's lock costs nothing here) */
+    tdm_p2p_bucket_t *b = tdm_p2p_bucket(r->ctx);
+    tdm_lock_acquire(&b->lock);
     if (r->proto == TDM_PROTO_NONE && !r->done)
         tdm_p2p_recv_cancelled(r);
+    tdm_lock_release(&b->lock);
 }
 
 static void rtr_show(tdm_sfmt_t *f, tdm_req_t *s, int peer) {

@@ -12,8 +12,11 @@
 enum { SELF_S_WAIT_MATCH = 0 };
 
 tdm_rc_t tdm_self_send(tdm_req_t *s) {
+    tdm_p2p_bucket_t *b = tdm_p2p_bucket(s->ctx);
+    tdm_lock_acquire(&b->lock);
     tdm_req_t *r = tdm_p2p_match_posted(s->ctx, s->self_rank, s->tag);
     if (r) {
+        tdm_lock_release(&b->lock);
         tdm_p2p_recv_set_envelope(r, s->self_rank, s->tag, tdm_p2p.rank, s->bytes);
         size_t n = TDM_MIN(s->bytes, r->bytes);
         if (s->dt->contig && r->dt->contig) {
@@ -33,6 +36,7 @@ tdm_rc_t tdm_self_send(tdm_req_t *s) {
     }
     tdm_unexp_t *ue = tdm_p2p_unexp_new(s->ctx, s->self_rank, s->tag, s->bytes, true);
     if (!ue) {
+        tdm_lock_release(&b->lock);
         tdm_error(P2P, "out of memory buffering a %zu-byte message to self", s->bytes);
         return TDM_ERR_NOMEM;
     }
@@ -41,14 +45,16 @@ tdm_rc_t tdm_self_send(tdm_req_t *s) {
     ue->src_world = tdm_p2p.rank;
     ue->received = s->bytes;
     tdm_dtype_pack(s->buf, s->count, s->dt, 0, ue->data, s->bytes);
-    tdm_p2p_unexp_push(ue);
-    if ((s->mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC) {
+    bool sync = (s->mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC;
+    if (sync) {
         ue->self_sreq = s;         /* completes when a receive matches */
         s->proto = TDM_PROTO_SELF; /* only a send that waits needs it named (the dump) */
         s->stage = SELF_S_WAIT_MATCH;
-    } else {
-        tdm_p2p_complete(s);
     }
+    tdm_p2p_unexp_push(ue); /* whole before another thread's receive can see it */
+    tdm_lock_release(&b->lock);
+    if (!sync)
+        tdm_p2p_complete(s);
     return TDM_OK;
 }
 
