@@ -48,6 +48,7 @@
 #define TDM_COMM_H
 
 #include "group.h"
+#include "../base/lock.h"
 #include "../base/pvar.h"
 
 #include <stdbool.h>
@@ -165,13 +166,17 @@ static inline int tdm_comm_peer_size(const tdm_comm_t *c) {
     return __builtin_expect(c->inter, 0) ? c->remote.n : c->size;
 }
 
+/* Threaded, the engine takes and drops the references of its requests from any thread
+ * (with its own locks held: these take none): atomic adds then. */
 static inline void tdm_comm_retain(tdm_comm_t *c) {
-    c->refs++;
+    TDM_COUNTER_ADD(&c->refs, 1);
 }
 /* Drop a reference; the last one destroys the communicator. */
 void tdm_comm_release_slow(tdm_comm_t *c);
 static inline void tdm_comm_release(tdm_comm_t *c) {
-    if (--c->refs == 0)
+    int left = TDM_UNLIKELY(tdm_threaded) ? __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL)
+                                          : --c->refs;
+    if (left == 0)
         tdm_comm_release_slow(c);
 }
 

@@ -476,6 +476,10 @@ static bool probe_done(void *arg) {
 
 static bool mprobe_done(void *arg) {
     probe_wait_t *p = arg;
+    /* the wait may ask again after the message was taken: taking a second one would lose
+     * the first (a hang: its sender waits for a receive nobody can post) */
+    if (p->matched)
+        return true;
     return (p->matched = tdm_p2p_improbe(p->source, p->tag, p->ctx, &p->s, &p->msg));
 }
 

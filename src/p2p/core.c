@@ -9,7 +9,6 @@
 #include "p2p_impl.h"
 #include "../base/copy.h"
 
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,32 +25,26 @@ void tdm_p2p_wake_threads(void) {
         tdm_shm_wake(tdm_p2p.rank);
 }
 
-/* A thread that saw TDM_REQ_C_DONE in cstate: the completer's last access, the store of
- * `done`, may still be coming; wait for it before the request changes hands. */
-static void done_settle(tdm_req_t *req) {
-    while (!tdm_req_done(req))
-        sched_yield();
-}
-
 /*
  * Completion under MPI_THREAD_MULTIPLE. Three parties may finish a request at once:
  * its completion (here, under its pair lock), MPI_Request_free (tdm_p2p_req_free_user)
- * and an upper layer attaching a hook (tdm_p2p_req_hook). Each sets its bit in cstate
- * with one atomic fetch_or and acts on the bits it finds, so exactly one releases it. A
- * hook's request goes to the hooks list and runs at the end of progress, with no engine
- * lock held (tdm_p2p_hooks_run).
+ * and an upper layer attaching a hook (tdm_p2p_req_hook). Each sets its bit in `done`
+ * with one atomic fetch_or and acts on the bits it finds, so exactly one releases it.
+ * The completion's fetch_or is its last access to a request someone waits for, and, a
+ * full barrier, orders it before the read of `sleeping` (tdm_p2p_wake_threads' fence is
+ * then not needed). A hook's request goes to the hooks list and runs at the end of
+ * progress, with no engine lock held (tdm_p2p_hooks_run).
  */
 static void complete_threaded(tdm_req_t *req) {
-    if (req->cstate & TDM_REQ_C_INLINE) {
+    if (req->inline_hook) {
         /* the engine's own request with an engine hook: runs here, under its pair lock */
-        req->done = 1;
+        req->done = TDM_REQ_C_DONE;
         req->on_complete(req);
         tdm_p2p_release(req);
         return;
     }
-    unsigned old = __atomic_fetch_or(&req->cstate, TDM_REQ_C_DONE, __ATOMIC_ACQ_REL);
+    unsigned old = __atomic_fetch_or(&req->done, TDM_REQ_C_DONE, __ATOMIC_SEQ_CST);
     if (old & TDM_REQ_C_HOOKED) {
-        TDM_STORE_RELEASE(&req->done, 1);
         req->hook_next = NULL;
         tdm_lock_acquire(&tdm_p2p.hooks_lock);
         if (tdm_p2p.hooks_tail)
@@ -66,8 +59,8 @@ static void complete_threaded(tdm_req_t *req) {
         tdm_p2p_release(req);
         return;
     }
-    TDM_STORE_RELEASE(&req->done, 1); /* the last access: the request is its waiter's now */
-    tdm_p2p_wake_threads();
+    if (atomic_load_explicit(&tdm_shm.procs[tdm_p2p.rank].sleeping, memory_order_seq_cst))
+        tdm_shm_wake(tdm_p2p.rank);
 }
 
 void tdm_p2p_hooks_run(void) {
@@ -116,10 +109,9 @@ bool tdm_p2p_req_hook(tdm_req_t *req, void (*fn)(tdm_req_t *), void *arg) {
         req->user_freed = 1;
         return true;
     }
-    unsigned old = __atomic_fetch_or(&req->cstate, TDM_REQ_C_HOOKED, __ATOMIC_ACQ_REL);
+    unsigned old = __atomic_fetch_or(&req->done, TDM_REQ_C_HOOKED, __ATOMIC_ACQ_REL);
     if (old & TDM_REQ_C_DONE) {
-        done_settle(req); /* completed first: it is the caller's, with no hook */
-        req->on_complete = NULL;
+        req->on_complete = NULL; /* completed first: it is the caller's, with no hook */
         return false;
     }
     return true;
@@ -133,11 +125,9 @@ void tdm_p2p_req_free_user(tdm_req_t *req) {
             req->user_freed = 1;
         return;
     }
-    unsigned old = __atomic_fetch_or(&req->cstate, TDM_REQ_C_FREED, __ATOMIC_ACQ_REL);
-    if (old & TDM_REQ_C_DONE) {
-        done_settle(req);
+    unsigned old = __atomic_fetch_or(&req->done, TDM_REQ_C_FREED, __ATOMIC_ACQ_REL);
+    if (old & TDM_REQ_C_DONE)
         tdm_p2p_release(req);
-    }
 }
 
 void tdm_p2p_release(tdm_req_t *req) {

@@ -59,7 +59,7 @@ static tdm_rc_t recv_unexp(tdm_unexp_t *ue, void *buf, size_t count, tdm_dtype_t
         tdm_p2p_copy_in(buf, count, dt, 0, ue->data, ue->size);
         *now = (tdm_status_t){.source = ue->src, .tag = ue->tag, .bytes = ue->size};
         tdm_p2p_unexp_free(ue);
-        TDM_COUNTER_ADD(&tdm_p2p_stats.received_at_once, 1);
+        TDM_P2P_STAT_ADD(&tdm_p2p_stats.received_at_once, 1);
         *req_p = NULL;
         return TDM_OK;
     }

@@ -3,6 +3,7 @@
 #include "../base/lock.h"
 #include "../base/log.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,77 @@ static volatile size_t nchunks;
  * which take no lock. */
 static tdm_lock_t alloc_lock = TDM_LOCK_INITIALIZER;
 static tdm_req_t *free_list; /* linked through tx.link.next */
-static size_t in_use;
+static size_t in_use;        /* unthreaded only: threaded, tdm_req_in_use counts the slots */
+
+/* Threaded, each thread keeps up to CACHE_MAX free requests of its own, so that a request's
+ * allocation and release take no lock in the steady state; a thread's cache goes back to
+ * the free list when it exits (the key's destructor). */
+#define CACHE_MAX 32
+typedef struct req_cache {
+    tdm_req_t *head;
+    int n;
+    int registered; /* its exit returns the cache (pthread key set) */
+} req_cache_t;
+static __thread req_cache_t cache __attribute__((tls_model("initial-exec")));
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+static int grow(void);
+
+static void cache_flush(void *arg) {
+    req_cache_t *c = arg;
+    tdm_lock_acquire(&alloc_lock);
+    while (c->head) {
+        tdm_req_t *r = c->head;
+        c->head = (tdm_req_t *)r->tx.link.next;
+        r->tx.link.next = (tdm_list_t *)free_list;
+        free_list = r;
+    }
+    c->n = 0;
+    tdm_lock_release(&alloc_lock);
+}
+
+static void cache_key_make(void) {
+    pthread_key_create(&cache_key, cache_flush);
+}
+
+/* A free request from this thread's cache, else from the free list. */
+static tdm_req_t *take_threaded(void) {
+    tdm_req_t *r = cache.head;
+    if (r) {
+        cache.head = (tdm_req_t *)r->tx.link.next;
+        cache.n--;
+        return r;
+    }
+    tdm_lock_acquire(&alloc_lock);
+    if (TDM_UNLIKELY(!free_list) && grow() != 0) {
+        tdm_lock_release(&alloc_lock);
+        return NULL;
+    }
+    r = free_list;
+    free_list = (tdm_req_t *)r->tx.link.next;
+    tdm_lock_release(&alloc_lock);
+    return r;
+}
+
+static void give_threaded(tdm_req_t *r) {
+    if (cache.n < CACHE_MAX) {
+        if (TDM_UNLIKELY(!cache.registered)) {
+            /* this thread's first cached request: its exit must return them */
+            pthread_once(&cache_once, cache_key_make);
+            pthread_setspecific(cache_key, &cache);
+            cache.registered = 1;
+        }
+        r->tx.link.next = (tdm_list_t *)cache.head;
+        cache.head = r;
+        cache.n++;
+        return;
+    }
+    tdm_lock_acquire(&alloc_lock);
+    r->tx.link.next = (tdm_list_t *)free_list;
+    free_list = r;
+    tdm_lock_release(&alloc_lock);
+}
 
 static int grow(void) {
     if (nchunks == TDM_REQ_MAX_CHUNKS) {
@@ -43,20 +114,22 @@ static int grow(void) {
 }
 
 tdm_req_t *tdm_req_alloc(tdm_req_kind_t kind) {
-    tdm_lock_acquire(&alloc_lock);
-    if (TDM_UNLIKELY(!free_list) && grow() != 0) {
-        tdm_lock_release(&alloc_lock);
-        return NULL;
+    tdm_req_t *r;
+    if (TDM_UNLIKELY(tdm_threaded)) {
+        if (!(r = take_threaded()))
+            return NULL;
+    } else {
+        if (TDM_UNLIKELY(!free_list) && grow() != 0)
+            return NULL;
+        r = free_list;
+        free_list = (tdm_req_t *)r->tx.link.next;
+        in_use++;
     }
-    tdm_req_t *r = free_list;
-    free_list = (tdm_req_t *)r->tx.link.next;
-    in_use++;
-    tdm_lock_release(&alloc_lock);
     uint32_t id = r->id;
     memset(r, 0, offsetof(tdm_req_t, proto_state));
     r->id = id;
     atomic_signal_fence(memory_order_seq_cst); /* cleared before it shows as in use */
-    r->kind = (uint8_t)kind;
+    TDM_STORE_RELAXED(&r->kind, (uint8_t)kind);
     tdm_list_init(&r->tx.link);
     tdm_list_init(&r->link);
     tdm_list_init(&r->copy_link);
@@ -89,12 +162,14 @@ void tdm_req_free(tdm_req_t *r) {
     r->id = (r->id & TDM_REQ_INDEX_MASK) | (gen << TDM_REQ_INDEX_BITS);
     if ((r->id >> TDM_REQ_INDEX_BITS) == 0) /* keep ids non-zero after wrap */
         r->id |= 1u << TDM_REQ_INDEX_BITS;
-    r->kind = TDM_REQ_FREE;
-    tdm_lock_acquire(&alloc_lock);
+    TDM_STORE_RELAXED(&r->kind, (uint8_t)TDM_REQ_FREE);
+    if (TDM_UNLIKELY(tdm_threaded)) {
+        give_threaded(r);
+        return;
+    }
     r->tx.link.next = (tdm_list_t *)free_list;
     free_list = r;
     in_use--;
-    tdm_lock_release(&alloc_lock);
 }
 
 tdm_req_t *tdm_req_by_index(uint32_t index) {
@@ -116,7 +191,14 @@ tdm_req_t *tdm_req_lookup(uint32_t id) {
 }
 
 size_t tdm_req_in_use(void) {
-    return TDM_LOAD_RELAXED(&in_use);
+    if (!tdm_threaded)
+        return in_use;
+    /* threaded, no counter is kept on the hot path: count the slots (finalize, MPI_T) */
+    size_t n = 0;
+    for (size_t c = 0, nc = TDM_LOAD_ACQUIRE(&nchunks); c < nc; c++)
+        for (size_t i = 0; i < TDM_REQ_CHUNK; i++)
+            n += TDM_LOAD_RELAXED(&chunks[c][i].kind) != TDM_REQ_FREE;
+    return n;
 }
 
 bool tdm_req_busy_on(const void *comm) {

@@ -50,11 +50,11 @@ struct tdm_unexp;
  * - a receive waiting in a posted queue: that queue's bucket lock; once matched, and a
  *   send from its start: the lock of its peer (tdm_p2p.peers[peer_world].lock), which
  *   every packet handler of that peer, the transmit queue and the copy queue hold;
- * - `done` is written once, last, with release (tdm_req_done reads it with acquire):
- *   after it the request is its waiter's, who reads the status and releases it;
- * - `cstate` decides, with atomic bit operations, who releases a request that several
- *   threads may finish at once: its completion, MPI_Request_free (tdm_p2p_req_free_user)
- *   and an upper layer attaching a hook (tdm_p2p_req_hook);
+ * - `done` is set once, last (tdm_req_done reads it with acquire): after it the request
+ *   is its waiter's, who reads the status and releases it. Threaded, it holds the bits
+ *   TDM_REQ_C_*, set with one atomic fetch_or each, which decide who releases a request
+ *   that several threads may finish at once: its completion, MPI_Request_free
+ *   (tdm_p2p_req_free_user) and an upper layer attaching a hook (tdm_p2p_req_hook);
  * - the dump reads every field from a signal handler, without locks. */
 typedef struct tdm_req {
     tdm_txitem_t tx; /* transmit queue link (sends) */
@@ -64,8 +64,9 @@ typedef struct tdm_req {
     uint8_t stage;      /* the protocol's stage (its enum, in its file in proto/) */
     uint8_t mode;       /* tdm_send_mode_t | TDM_MODE_BLOCKING */
     uint8_t proto;      /* the protocol moving it (tdm_proto_id_t); receives: NONE until matched */
-    volatile int done;  /* set once when the operation completed (tdm_req_done) */
-    unsigned cstate;    /* TDM_REQ_C_* (threaded only): completion, hook and free, atomically */
+    volatile unsigned done; /* set once when the operation completed (tdm_req_done); threaded,
+                               TDM_REQ_C_* bits: completion, hook and free, atomically */
+    uint8_t inline_hook;    /* the engine's own hook, run under the pair lock (TDM_REQ_C_*) */
     uint8_t persistent; /* created by *_init; survives completion */
     uint8_t active;     /* persistent: started and not yet completed */
     uint8_t user_freed; /* MPI_Request_free while active: release on completion */
@@ -101,18 +102,17 @@ typedef struct tdm_req {
     unsigned char proto_state[192]; /* per-protocol state, sized by _Static_assert there */
 } tdm_req_t;
 
-/* cstate bits: the operation completed; a hook is attached; nobody waits (release it). */
+/* `done` bits: the operation completed; a hook is attached; nobody waits (release it).
+ * Unthreaded, `done` is 0 or 1 (hooks and frees use on_complete and user_freed). A request
+ * the engine makes for itself with a hook of its own (on_complete, user_freed set at
+ * creation) sets inline_hook: that hook runs at completion, under the pair lock. */
 #define TDM_REQ_C_DONE 1u
 #define TDM_REQ_C_HOOKED 2u
 #define TDM_REQ_C_FREED 4u
-/* Set at creation by the engine for a request of its own whose hook (on_complete, with
- * user_freed) runs at completion under the pair lock (it is the engine's, not an upper
- * layer's). */
-#define TDM_REQ_C_INLINE 8u
 
 /* Has the operation completed? An acquire load: what the completer wrote before is seen. */
 static inline bool tdm_req_done(const tdm_req_t *req) {
-    return __atomic_load_n(&req->done, __ATOMIC_ACQUIRE) != 0;
+    return (__atomic_load_n(&req->done, __ATOMIC_ACQUIRE) & TDM_REQ_C_DONE) != 0;
 }
 
 tdm_req_t *tdm_req_alloc(tdm_req_kind_t kind);

@@ -59,9 +59,9 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
             tdm_shm_send_commit(dst_world);
             tdm_p2p_tx_envelope(dst_world, ctx, tag);
             tdm_p2p_peer_unlock(dst_world);
-            TDM_COUNTER_ADD(&tdm_p2p_stats.eager_msgs, 1);
-            TDM_COUNTER_ADD(&tdm_p2p_stats.eager_bytes, bytes);
-            TDM_COUNTER_ADD(&tdm_p2p_stats.sent_at_once, 1);
+            TDM_P2P_STAT_ADD(&tdm_p2p_stats.eager_msgs, 1);
+            TDM_P2P_STAT_ADD(&tdm_p2p_stats.eager_bytes, bytes);
+            TDM_P2P_STAT_ADD(&tdm_p2p_stats.sent_at_once, 1);
             *req_p = NULL;
             return TDM_OK;
         }
@@ -102,8 +102,8 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
         s->proto = sync                         ? TDM_PROTO_EAGER_SYNC
                    : bytes <= TDM_PKT_SHORT_MAX ? TDM_PROTO_EAGER_SHORT
                                                 : TDM_PROTO_EAGER;
-        TDM_COUNTER_ADD(&tdm_p2p_stats.eager_msgs, 1);
-        TDM_COUNTER_ADD(&tdm_p2p_stats.eager_bytes, bytes);
+        TDM_P2P_STAT_ADD(&tdm_p2p_stats.eager_msgs, 1);
+        TDM_P2P_STAT_ADD(&tdm_p2p_stats.eager_bytes, bytes);
     } else if (!tdm_rtr_try_send(s)) {
         s->proto = TDM_PROTO_RNDV;
         memset(tdm_rndv(s), 0, sizeof(tdm_rndv_t));

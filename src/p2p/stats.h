@@ -1,14 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The engine's counters (pvars.def declares each as an MPI_T performance variable).
- * Owner: the thread that progresses the engine; readers (MPI_T, the printer) read
- * them unlocked and may see a count one behind. */
+ * Written by any thread with the macros below (base/lock.h); readers (MPI_T, the
+ * printer) read them unlocked and may see a count one behind. */
 #ifndef TDM_P2P_STATS_H
 #define TDM_P2P_STATS_H
 
 #include "adapt.h"
 #include "proto.h"
+#include "../base/lock.h"
 
 #include <stdint.h>
+
+/* The per-message counters of the eager paths (eager_msgs, eager_bytes, sent_at_once,
+ * short_*, received_at_once). Threaded, a relaxed load and store: no atomic add on every
+ * message (free of data races; an increment made by two threads at the same instant may
+ * count once). Every other counter is TDM_COUNTER_ADD (exact), the queue levels atomic. */
+#define TDM_P2P_STAT_ADD(_p, _v)                                                                   \
+    do {                                                                                           \
+        if (TDM_UNLIKELY(tdm_threaded))                                                            \
+            __atomic_store_n((_p), __atomic_load_n((_p), __ATOMIC_RELAXED) + (_v),                  \
+                             __ATOMIC_RELAXED);                                                    \
+        else                                                                                       \
+            *(_p) += (_v);                                                                         \
+    } while (0)
 
 /* Counters, kept by plain increments; pvars.def declares each one as a
  * performance variable (MPI_T) and TANDEM_PROTO_STATS=1 prints them through

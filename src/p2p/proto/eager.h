@@ -27,8 +27,8 @@ enum {
 static inline unsigned char *tdm_eager_fill_short(void *cell, uint8_t mode, uint32_t ctx,
                                                   int self_rank, int tag, size_t bytes) {
     tdm_pkt_short_t *h = cell;
-    TDM_COUNTER_ADD(&tdm_p2p_stats.short_msgs, 1);
-    TDM_COUNTER_ADD(&tdm_p2p_stats.short_bytes, bytes);
+    TDM_P2P_STAT_ADD(&tdm_p2p_stats.short_msgs, 1);
+    TDM_P2P_STAT_ADD(&tdm_p2p_stats.short_bytes, bytes);
     h->type = TDM_PKT_EAGER_SHORT;
     h->mode = mode;
     h->size = (uint8_t)bytes;

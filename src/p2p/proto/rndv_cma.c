@@ -201,12 +201,13 @@ int tdm_rndv_copy_progress(void) {
     }
     /* nothing else moves a request while it is out of the queue with its part unfinished
      * (only this copy finishes it); a pair another thread holds waits for a later turn */
-    if (!tdm_lock_try(&tdm_p2p.peers[req->peer_world].lock)) {
+    int peer = req->peer_world; /* req may be complete and gone after its copy */
+    if (!tdm_lock_try(&tdm_p2p.peers[peer].lock)) {
         copyq_push(req);
         return 0;
     }
     copy_one(req);
-    tdm_p2p_peer_unlock(req->peer_world);
+    tdm_p2p_peer_unlock(peer);
     return 1;
 }
 
@@ -350,7 +351,7 @@ static void pull_by_data(int peer, int pid, uint32_t sreq, tdm_unexp_t *ue, int 
     r->on_complete = pulled_by_data;
     r->cb_arg = ue;
     r->user_freed = 1; /* nobody waits for it: released when the data is in */
-    r->cstate = TDM_REQ_C_INLINE;
+    r->inline_hook = 1;
     tdm_rndv_t *st = tdm_rndv(r);
     memset(st, 0, sizeof(*st));
     st->total = st->hi = ue->size;
