@@ -295,15 +295,18 @@ static bool cpu_shared(int cpu) {
     return false;
 }
 
-/* `waiting` is what the dump says of the rank: with threads an approximate count (relaxed
- * loads and stores, no atomic add on every wait), enough to tell waiting from computing. */
-static inline void waiting_add(int d) {
-    TDM_STORE_RELAXED(&tdm_p2p.waiting, TDM_LOAD_RELAXED(&tdm_p2p.waiting) + d);
+/* `waiting` counts the threads inside a wait (the dump says whether the rank waits). */
+static inline int waiting_add(int d) {
+    if (TDM_UNLIKELY(tdm_threaded))
+        return __atomic_add_fetch(&tdm_p2p.waiting, d, __ATOMIC_RELAXED);
+    return tdm_p2p.waiting += d;
 }
 
 void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
-    waiting_add(1);
-    if (tdm_p2p.oversubscribed) {
+    /* Several threads of this process waiting at once share the cores with each other
+     * (and with the thread that will bring what they wait for): they wait as ranks that
+     * outnumber cores do, yielding, never polling on a core another needs. */
+    if (waiting_add(1) > 1 || tdm_p2p.oversubscribed) {
         wait_shared(done, arg);
         waiting_add(-1);
         return;
@@ -335,7 +338,9 @@ void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
             timing = true;
             idle_from = now;
         }
-        if (!woke && now - idle_from < tdm_p2p.spin_units && !cpu_shared(cpu))
+        /* polling on only while no other thread of ours waits too (it may need the core) */
+        if (!woke && now - idle_from < tdm_p2p.spin_units && !cpu_shared(cpu) &&
+            (!tdm_threaded || TDM_LOAD_RELAXED(&tdm_p2p.waiting) <= 1))
             continue;
         for (long y = 0; y < tdm_p2p.yields && !busy && !done(arg); y++) {
             sched_yield();
