@@ -641,7 +641,7 @@ static void post(tdm_sched_t *s, bool send, bool ahead, int peer, int flags, voi
             s->error = rc != TDM_OK ? rc : TDM_ERR_INTERN;
         return;
     }
-    s->pending++; /* before the hook can run */
+    s->pending++;                                   /* before the hook can run */
     if (!tdm_p2p_req_hook(r, on_p2p_complete, s)) { /* done already */
         s->pending--;
         note_status(s, r);

@@ -174,8 +174,8 @@ static inline void tdm_comm_retain(tdm_comm_t *c) {
 /* Drop a reference; the last one destroys the communicator. */
 void tdm_comm_release_slow(tdm_comm_t *c);
 static inline void tdm_comm_release(tdm_comm_t *c) {
-    int left = TDM_UNLIKELY(tdm_threaded) ? __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL)
-                                          : --c->refs;
+    int left =
+        TDM_UNLIKELY(tdm_threaded) ? __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) : --c->refs;
     if (left == 0)
         tdm_comm_release_slow(c);
 }

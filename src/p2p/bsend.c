@@ -73,7 +73,8 @@ tdm_rc_t tdm_p2p_bsend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
         return TDM_ERR_BUFFER;
     }
     char *data = battached + blk->off + TDM_P2P_BSEND_OVERHEAD;
-    TDM_STORE_RELAXED(&bpending, bpending + 1); /* before the lock goes: a detach meanwhile waits for this one */
+    TDM_STORE_RELAXED(
+        &bpending, bpending + 1); /* before the lock goes: a detach meanwhile waits for this one */
     tdm_lock_release(&bsend_lock);
     tdm_dtype_pack(buf, count, dt, 0, data, bytes);
     tdm_req_t *s;

@@ -394,26 +394,26 @@ void tdm_p2p_drain(uint32_t keep_ctx) {
      * message of a later communicator on a reused context lands in them. */
     tdm_list_t *it, *tmp;
     for (int b = 0; b < TDM_MATCH_BUCKETS; b++) {
-    tdm_p2p_bucket_t *bk = &tdm_p2p.match[b];
-    tdm_lock_acquire(&bk->lock);
-    tdm_list_for_each_safe(it, tmp, &bk->unexp) {
-        tdm_unexp_t *ue = TDM_CONTAINER_OF(it, tdm_unexp_t, link);
-        if ((ue->ctx & ~1u) == keep_ctx)
-            continue;
-        bool whole = ue->type == TDM_PKT_RTS
-                         ? !(ue->flags & TDM_PKTF_PULL)
-                         : ue->received == ue->size && tdm_p2p.rx[ue->src_world].ue != ue;
-        if (whole && !ue->claimed && !ue->self_sreq) {
-            tdm_p2p_unexp_remove(ue);
-            tdm_p2p_unexp_free(ue);
-        } else {
-            ue->ctx = DEAD_CTX;
+        tdm_p2p_bucket_t *bk = &tdm_p2p.match[b];
+        tdm_lock_acquire(&bk->lock);
+        tdm_list_for_each_safe(it, tmp, &bk->unexp) {
+            tdm_unexp_t *ue = TDM_CONTAINER_OF(it, tdm_unexp_t, link);
+            if ((ue->ctx & ~1u) == keep_ctx)
+                continue;
+            bool whole = ue->type == TDM_PKT_RTS
+                             ? !(ue->flags & TDM_PKTF_PULL)
+                             : ue->received == ue->size && tdm_p2p.rx[ue->src_world].ue != ue;
+            if (whole && !ue->claimed && !ue->self_sreq) {
+                tdm_p2p_unexp_remove(ue);
+                tdm_p2p_unexp_free(ue);
+            } else {
+                ue->ctx = DEAD_CTX;
+            }
         }
-    }
-    tdm_list_for_each_safe(it, tmp, &bk->posted) {
-        tdm_p2p_posted_remove(TDM_CONTAINER_OF(it, tdm_req_t, link));
-    }
-    tdm_lock_release(&bk->lock);
+        tdm_list_for_each_safe(it, tmp, &bk->posted) {
+            tdm_p2p_posted_remove(TDM_CONTAINER_OF(it, tdm_req_t, link));
+        }
+        tdm_lock_release(&bk->lock);
     }
     tdm_p2p_unexp_cache_fini();
     tdm_p2p_part_fini();

@@ -75,13 +75,13 @@ typedef struct tdm_txlog_ent {
  * - copy_lock: the copy queue (the requests in it are their pair's); hooks_lock: the
  *   completed requests whose upper-layer hooks wait to run; alloc (req.c), the
  *   unexpected-entry cache (match.c), bsend.c's and part.c's locks: their own state.
- * Order: a pair lock, then a bucket lock, then any of the last group; never two pair
- *   locks or two buckets at once. A receive that matches an unexpected message takes it
- *   out of the queue under the bucket, drops the bucket, then takes the sender's pair.
- * Upper-layer hooks (on_complete) and partitioned packets run with no engine lock held
- *   (collected, then run at the end of progress); see tdm_p2p_complete.
- * Counters (tdm_p2p_stats, tx_busy, waiting) are TDM_COUNTER_* (atomic when threaded).
- * Set at init only: rank, size, oversubscribed, eager_limit, the waiting settings.
+ * Order: part.c's lock, then a pair lock, then a bucket lock, then any of the last group;
+ *   never two pair locks or two buckets at once. A receive that matches an unexpected message takes
+ * it out of the queue under the bucket, drops the bucket, then takes the sender's pair. Upper-layer
+ * hooks (on_complete) and partitioned packets run with no engine lock held (collected, then run at
+ * the end of progress); see tdm_p2p_complete. Counters (tdm_p2p_stats, tx_busy, waiting) are
+ * TDM_COUNTER_* (atomic when threaded). Set at init only: rank, size, oversubscribed, eager_limit,
+ * the waiting settings.
  */
 #define TDM_MATCH_BUCKETS 64
 
@@ -103,9 +103,9 @@ typedef struct tdm_p2p_state {
     uint32_t stall_units;         /* PEER_STALL_US in units of the shm clock; 0: never */
     uint32_t spin_units;          /* WAIT_SPIN_US in units of the shm clock (ranks <= cores) */
     tdm_p2p_bucket_t match[TDM_MATCH_BUCKETS];
-    tdm_p2p_peer_t *peers;        /* per peer: the pair's lock */
-    tdm_list_t *txq;              /* per peer: items waiting for ring space, in order */
-    int tx_busy;                  /* number of peers with a non-empty txq (a counter) */
+    tdm_p2p_peer_t *peers; /* per peer: the pair's lock */
+    tdm_list_t *txq;       /* per peer: items waiting for ring space, in order */
+    int tx_busy;           /* number of peers with a non-empty txq (a counter) */
     tdm_rx_cursor_t *rx;
     tdm_lock_t copy_lock;
     tdm_list_t copyq; /* requests with a CMA part to copy, served a chunk at a time */
@@ -148,8 +148,8 @@ static inline void tdm_p2p_level_up(uint64_t *level, uint64_t *high, uint64_t by
     }
     uint64_t v = __atomic_add_fetch(level, by, __ATOMIC_RELAXED);
     uint64_t h = __atomic_load_n(high, __ATOMIC_RELAXED);
-    while (v > h && !__atomic_compare_exchange_n(high, &h, v, true, __ATOMIC_RELAXED,
-                                                 __ATOMIC_RELAXED)) {
+    while (v > h &&
+           !__atomic_compare_exchange_n(high, &h, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
     }
 }
 static inline void tdm_p2p_level_down(uint64_t *level, uint64_t *low, uint64_t by) {

@@ -9,11 +9,13 @@ tdm_p2p_stats_t tdm_p2p_stats;
 
 static uint64_t tdm_p2p_pv_eager_long_msgs(int i) {
     (void)i;
-    return TDM_COUNTER_READ(&tdm_p2p_stats.eager_msgs) - TDM_COUNTER_READ(&tdm_p2p_stats.short_msgs);
+    return TDM_COUNTER_READ(&tdm_p2p_stats.eager_msgs) -
+           TDM_COUNTER_READ(&tdm_p2p_stats.short_msgs);
 }
 static uint64_t tdm_p2p_pv_eager_long_bytes(int i) {
     (void)i;
-    return TDM_COUNTER_READ(&tdm_p2p_stats.eager_bytes) - TDM_COUNTER_READ(&tdm_p2p_stats.short_bytes);
+    return TDM_COUNTER_READ(&tdm_p2p_stats.eager_bytes) -
+           TDM_COUNTER_READ(&tdm_p2p_stats.short_bytes);
 }
 static uint64_t tdm_p2p_pv_ring_bytes(int i) {
     (void)i;

@@ -61,15 +61,15 @@ typedef struct tdm_req {
     tdm_list_t link; /* posted queue link (receives) */
     uint32_t id;
     uint8_t kind;
-    uint8_t stage;      /* the protocol's stage (its enum, in its file in proto/) */
-    uint8_t mode;       /* tdm_send_mode_t | TDM_MODE_BLOCKING */
-    uint8_t proto;      /* the protocol moving it (tdm_proto_id_t); receives: NONE until matched */
+    uint8_t stage; /* the protocol's stage (its enum, in its file in proto/) */
+    uint8_t mode;  /* tdm_send_mode_t | TDM_MODE_BLOCKING */
+    uint8_t proto; /* the protocol moving it (tdm_proto_id_t); receives: NONE until matched */
     volatile unsigned done; /* set once when the operation completed (tdm_req_done); threaded,
                                TDM_REQ_C_* bits: completion, hook and free, atomically */
     uint8_t inline_hook;    /* the engine's own hook, run under the pair lock (TDM_REQ_C_*) */
-    uint8_t persistent; /* created by *_init; survives completion */
-    uint8_t active;     /* persistent: started and not yet completed */
-    uint8_t user_freed; /* MPI_Request_free while active: release on completion */
+    uint8_t persistent;     /* created by *_init; survives completion */
+    uint8_t active;         /* persistent: started and not yet completed */
+    uint8_t user_freed;     /* MPI_Request_free while active: release on completion */
     uint8_t cancel_pending;
     uint8_t hdr_done;    /* send: the first packet (EAGER or RTS) is in the ring */
     uint8_t acked;       /* send: the receiver's ACK/CTS has arrived */

@@ -18,7 +18,7 @@
 #define TDM_P2P_STAT_ADD(_p, _v)                                                                   \
     do {                                                                                           \
         if (TDM_UNLIKELY(tdm_threaded))                                                            \
-            __atomic_store_n((_p), __atomic_load_n((_p), __ATOMIC_RELAXED) + (_v),                  \
+            __atomic_store_n((_p), __atomic_load_n((_p), __ATOMIC_RELAXED) + (_v),                 \
                              __ATOMIC_RELAXED);                                                    \
         else                                                                                       \
             *(_p) += (_v);                                                                         \

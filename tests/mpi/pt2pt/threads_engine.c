@@ -111,8 +111,8 @@ static void *comms(void *arg) {
         size_t n = sizes[k];
         int m = nprocs - 1;
         for (int d = 1; d < nprocs; d++)
-            MPI_Irecv(rbs + (size_t)(d - 1) * 300000, 300000, MPI_BYTE, MPI_ANY_SOURCE,
-                      MPI_ANY_TAG, c, &r[d - 1]);
+            MPI_Irecv(rbs + (size_t)(d - 1) * 300000, 300000, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                      c, &r[d - 1]);
         for (int d = 1; d < nprocs; d++) {
             int to = (rank + d) % nprocs;
             fill(sb + (size_t)(d - 1) * 0, n, seed_of(rank, to, t, k) + 5);
