@@ -67,7 +67,9 @@ static bool op_valid(const tdm_op_t *op, const tdm_dtype_t *dt) {
     return ok;
 }
 
-static int rma_call(const char *fn, call_t *c, MPI_Win win, MPI_Request *request, bool want_req) {
+/* Out of line, so that the fast paths before it do not pay for its frame. */
+static __attribute__((noinline)) int rma_call(const char *fn, call_t *c, MPI_Win win,
+                                              MPI_Request *request, bool want_req) {
     tdm_mpi_win_t *mw;
     TDM_GET_WIN(fn, win, mw);
     tdm_win_t *w = mw->w;

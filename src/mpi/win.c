@@ -575,15 +575,21 @@ int PMPI_Win_unlock_all(MPI_Win win) {
 }
 TDM_WEAK(MPI_Win_unlock_all)
 
-static int flush(const char *fn, MPI_Win win, int rank, bool local) {
-    tdm_mpi_win_t *mw = tdm_mpi_win_get(win);
-    if (TDM_LIKELY(mw && tdm_mpi.users && tdm_rma_flush_direct(mw->w, rank)))
-        return MPI_SUCCESS; /* the common case; anything else is checked below */
+static __attribute__((noinline)) int flush_checked(const char *fn, MPI_Win win, int rank,
+                                                   bool local) {
+    tdm_mpi_win_t *mw;
     TDM_GET_WIN(fn, win, mw);
     CHECK_TARGET(fn, mw, rank);
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     RMA_CALL(fn, mw, tdm_rma_flush(mw->w, rank, local));
+}
+
+static inline int flush(const char *fn, MPI_Win win, int rank, bool local) {
+    tdm_mpi_win_t *mw = tdm_mpi_win_get(win);
+    if (TDM_LIKELY(mw && tdm_mpi.users && tdm_rma_flush_direct(mw->w, rank)))
+        return MPI_SUCCESS; /* the common case; anything else is checked in full */
+    return flush_checked(fn, win, rank, local);
 }
 
 int PMPI_Win_flush(int rank, MPI_Win win) {

@@ -116,7 +116,7 @@ static tdm_rma_rc_t tm_read(const tmem_t *tm, tdm_dtype_t *tdt, size_t tcount, s
     return cma_move(tm, tdt, tcount, off, dst, len, false);
 }
 
-static void count(int kind, int path, size_t bytes) {
+static inline void count(int kind, int path, size_t bytes) {
     TDM_COUNTER_ADD(&tdm_rma_ops[kind][path], 1);
     TDM_COUNTER_ADD(&tdm_rma_bytes[path], bytes);
 }
@@ -656,10 +656,11 @@ static inline bool put_get_direct(tdm_win_t *w, bool put, void *buf, size_t byte
     unsigned char *p = direct_at(w, target, disp, 0, bytes);
     if (!p)
         return false;
-    if (put)
-        memcpy(p, buf, bytes);
+    unsigned char *dst = put ? p : buf, *src = put ? buf : p;
+    if (bytes == 8) /* the commonest small size, without a call */
+        __builtin_memcpy(dst, src, 8);
     else
-        memcpy(buf, p, bytes);
+        memcpy(dst, src, bytes);
     direct_done(w, put ? TDM_RMA_PUT : TDM_RMA_GET, TDM_RMA_PATH_LOAD_STORE, bytes);
     return true;
 }

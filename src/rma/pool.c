@@ -117,19 +117,7 @@ void tdm_rma_op_free(tdm_rma_op_t *op) {
 }
 
 static tdm_list_t *bucket(tdm_win_t *w, int rank) {
-    return &w->targets[(unsigned)rank % (sizeof(w->targets) / sizeof(w->targets[0]))];
-}
-
-tdm_rma_target_t *tdm_rma_target_find(tdm_win_t *w, int rank) {
-    if (!w->ntargets)
-        return NULL;
-    tdm_list_t *h = bucket(w, rank);
-    for (tdm_list_t *it = h->next; it != h; it = it->next) {
-        tdm_rma_target_t *t = TDM_CONTAINER_OF(it, tdm_rma_target_t, link);
-        if (t->rank == rank)
-            return t;
-    }
-    return NULL;
+    return &w->targets[(unsigned)rank % TDM_RMA_TARGET_BUCKETS];
 }
 
 /* Wait for the grant of one of x's lock_all targets and free its object (clean-up). */

@@ -145,7 +145,19 @@ tdm_rma_rc_t tdm_rma_fail(tdm_rma_rc_t rc, const char *fmt, ...)
 /* pools (pool.c) */
 tdm_rma_op_t *tdm_rma_op_alloc(tdm_win_t *w);
 void tdm_rma_op_free(tdm_rma_op_t *op);
-tdm_rma_target_t *tdm_rma_target_find(tdm_win_t *w, int rank);
+#define TDM_RMA_TARGET_BUCKETS (sizeof(((tdm_win_t *)0)->targets) / sizeof(tdm_list_t))
+/* Inline: every operation and flush of a lock epoch looks its target up. */
+static inline tdm_rma_target_t *tdm_rma_target_find(tdm_win_t *w, int rank) {
+    if (!w->ntargets)
+        return NULL;
+    tdm_list_t *h = &w->targets[(unsigned)rank % TDM_RMA_TARGET_BUCKETS];
+    for (tdm_list_t *it = h->next; it != h; it = it->next) {
+        tdm_rma_target_t *t = TDM_CONTAINER_OF(it, tdm_rma_target_t, link);
+        if (t->rank == rank)
+            return t;
+    }
+    return NULL;
+}
 tdm_rma_target_t *tdm_rma_target_new(tdm_win_t *w, int rank);
 void tdm_rma_target_free(tdm_win_t *w, tdm_rma_target_t *t);
 /* The list of windows (clean-up): add at creation, remove at free (then the pools go
