@@ -105,6 +105,7 @@ void tdm_mpi_users_add(void) {
         tdm_p2p_dump_init(&(tdm_p2p_dump_hooks_t){.comm = dump_comm, .done = dump_done});
         tdm_mpi.transport = 1;
     }
+    tdm_p2p_async_start(); /* after every drain too: the last user stopped it */
     char line[32];
     snprintf(line, sizeof(line), "I %d", (int)getpid());
     tdm_boot_report(&tdm_mpi.boot, line);

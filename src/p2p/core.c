@@ -44,6 +44,8 @@ static void complete_threaded(tdm_req_t *req) {
         return;
     }
     unsigned old = __atomic_fetch_or(&req->done, TDM_REQ_C_DONE, __ATOMIC_SEQ_CST);
+    if (old & TDM_REQ_C_ARMED)
+        tdm_p2p_async_disarm();
     if (old & TDM_REQ_C_HOOKED) {
         req->hook_next = NULL;
         tdm_lock_acquire(&tdm_p2p.hooks_lock);

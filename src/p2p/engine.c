@@ -187,6 +187,8 @@ static int progress_threaded(void) {
     tdm_p2p_hooks_run();
     if (TDM_UNLIKELY(tdm_p2p_dump_pending) && !events)
         tdm_p2p_dump_deferred();
+    if (TDM_UNLIKELY(tdm_p2p_async_on))
+        tdm_p2p_async_after_progress();
     return events;
 }
 
@@ -302,13 +304,20 @@ static inline int waiting_add(int d) {
     return tdm_p2p.waiting += d;
 }
 
+/* Leaving a wait: the progress thread sleeps uncounted while a thread of ours waits
+ * (async.c); the last one out counts it again if operations are still pending. */
+static inline void wait_end(void) {
+    if (waiting_add(-1) == 0 && TDM_UNLIKELY(tdm_p2p_async_on))
+        tdm_p2p_async_wait_end();
+}
+
 void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
     /* Several threads of this process waiting at once share the cores with each other
      * (and with the thread that will bring what they wait for): they wait as ranks that
      * outnumber cores do, yielding, never polling on a core another needs. */
     if (waiting_add(1) > 1 || tdm_p2p.oversubscribed) {
         wait_shared(done, arg);
-        waiting_add(-1);
+        wait_end();
         return;
     }
     /* The core is ours: poll, and after WAIT_SPIN_US with nothing to do block until
@@ -353,7 +362,7 @@ void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
         TDM_COUNTER_ADD(&tdm_p2p_stats.wait_blocks, 1);
         woke = true;
     }
-    waiting_add(-1);
+    wait_end();
 }
 
 static bool req_done(void *arg) {
@@ -387,6 +396,7 @@ void tdm_p2p_barrier(void) {
 #define DEAD_CTX 0xffffffffu
 
 void tdm_p2p_drain(uint32_t keep_ctx) {
+    tdm_p2p_async_stop(); /* what it still had to do, the wait below does */
     tdm_p2p_wait_until(tx_idle, NULL);
     /* What no receive will ever take (erroneous programs): a whole message is
      * dropped; one still arriving keeps its entry, which the peer's cursor names,

@@ -99,6 +99,12 @@ void tdm_p2p_reconfigure(void);
 
 /* Poll every transport once; returns the number of events handled. */
 int tdm_p2p_progress(void);
+/* The progress thread (TANDEM_ASYNC_PROGRESS, async.c): started by the library's first
+ * user when the tunable is on (it makes the process threaded), stopped by
+ * tdm_p2p_drain; its CPU seconds so far (or at its end). */
+void tdm_p2p_async_start(void);
+void tdm_p2p_async_stop(void);
+double tdm_p2p_async_cpu_seconds(void);
 /* Wait until done(arg) is true, progressing; spins, then yields, then blocks on
  * the doorbell (immediately so when the node is oversubscribed). */
 void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg);

@@ -126,6 +126,16 @@ typedef struct tdm_p2p_state {
 
 extern tdm_p2p_state_t tdm_p2p;
 
+/* The progress thread (async.c). `tdm_p2p_async_on` is set before it starts, never
+ * cleared. A non-blocking request left incomplete by its start call is armed (counted
+ * until it completes, TDM_REQ_C_ARMED); complete_threaded disarms it. Progress and the
+ * end of a wait tell the thread of work that no peer will ring for. */
+extern bool tdm_p2p_async_on;
+void tdm_p2p_async_arm(tdm_req_t *req);
+void tdm_p2p_async_disarm(void);
+void tdm_p2p_async_after_progress(void);
+void tdm_p2p_async_wait_end(void);
+
 /* An envelope packet (EAGER, RTS, RTR_FIN) toward `peer` was written: count it
  * and remember its matching key for the RTR ordering rule (rndv_rtr.c). */
 static inline void tdm_p2p_tx_envelope(int peer, uint32_t ctx, int32_t tag) {

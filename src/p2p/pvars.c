@@ -26,6 +26,11 @@ static uint64_t tdm_p2p_pv_requests_in_use(int i) {
     return tdm_req_in_use();
 }
 
+static double tdm_p2p_pv_async_cpu(int i) {
+    (void)i;
+    return tdm_p2p_async_cpu_seconds();
+}
+
 const tdm_pvar_desc_t tdm_p2p_pvars[TDM_P2P_PV_COUNT] = {
 #define TDM_PVAR(_id, ...) TDM_PVAR_DESC(TDM_P2P_PV_##_id, _id, __VA_ARGS__)
 #include "pvars.def"
@@ -68,4 +73,10 @@ void tdm_p2p_stats_print(void) {
              pv(TDM_P2P_PV_rndv_stalled_rget), pv(TDM_P2P_PV_wait_yields),
              pv(TDM_P2P_PV_wait_blocks));
     fputs(line, stderr);
+    if (tdm_p2p_async_on)
+        fprintf(stderr,
+                "tandem: rank %d progress thread: wake-ups %llu, progress calls %llu, events "
+                "%llu, cpu %.6f s\n",
+                tdm_p2p.rank, pv(TDM_P2P_PV_async_wakeups), pv(TDM_P2P_PV_async_progress_calls),
+                pv(TDM_P2P_PV_async_events), tdm_p2p_async_cpu_seconds());
 }

@@ -83,6 +83,8 @@ static tdm_rc_t recv_unexp(tdm_unexp_t *ue, void *buf, size_t count, tdm_dtype_t
     *req_p = r;
     tdm_p2p_recv_matched_unexp(r, ue);
     tdm_p2p_peer_unlock(peer);
+    if (TDM_UNLIKELY(tdm_p2p_async_on) && !(how & TDM_RECV_BLOCKING))
+        tdm_p2p_async_arm(r);
     return TDM_OK;
 }
 
@@ -113,6 +115,8 @@ tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int
     tdm_p2p_posted_push(r);
     tdm_lock_release(&b->lock);
     tdm_rtr_maybe_announce(r); /* unthreaded only (select.c): r may be matched already */
+    if (TDM_UNLIKELY(tdm_p2p_async_on) && !(how & TDM_RECV_BLOCKING))
+        tdm_p2p_async_arm(r);
     return TDM_OK;
 }
 
@@ -141,6 +145,8 @@ tdm_rc_t tdm_p2p_imrecv(void *buf, size_t count, tdm_dtype_t *dt, tdm_unexp_t *m
     *req_p = r;
     tdm_p2p_recv_matched_unexp(r, msg);
     tdm_p2p_peer_unlock(peer);
+    if (TDM_UNLIKELY(tdm_p2p_async_on))
+        tdm_p2p_async_arm(r);
     return TDM_OK;
 }
 

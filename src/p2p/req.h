@@ -109,6 +109,7 @@ typedef struct tdm_req {
 #define TDM_REQ_C_DONE 1u
 #define TDM_REQ_C_HOOKED 2u
 #define TDM_REQ_C_FREED 4u
+#define TDM_REQ_C_ARMED 8u /* counted by the progress thread until it completes (async.c) */
 
 /* Has the operation completed? An acquire load: what the completer wrote before is seen. */
 static inline bool tdm_req_done(const tdm_req_t *req) {

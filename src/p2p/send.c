@@ -111,5 +111,7 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
     if (!tdm_list_empty(&tdm_p2p.txq[dst_world]) || !tdm_p2p_send_push(s))
         tdm_p2p_txq_push(dst_world, &s->tx);
     tdm_p2p_peer_unlock(dst_world);
+    if (TDM_UNLIKELY(tdm_p2p_async_on) && !(mode & TDM_MODE_BLOCKING))
+        tdm_p2p_async_arm(s);
     return TDM_OK;
 }
