@@ -164,7 +164,9 @@ static void *async_main(void *arg) {
         n = tdm_p2p_progress(); /* a last look: what came before we were counted */
         TDM_COUNTER_ADD(&tdm_p2p_stats.async_calls, 1);
         TDM_COUNTER_ADD(&tdm_p2p_stats.async_events, (uint64_t)n);
-        if (!n && !local_work(false) && !__atomic_load_n(&as.stop, __ATOMIC_ACQUIRE)) {
+        /* local work left that progress could not take (another thread holds it) is that
+         * thread's; it pokes us if it leaves some behind (tdm_p2p_async_after_progress) */
+        if (!n && !__atomic_load_n(&as.stop, __ATOMIC_ACQUIRE)) {
             /* the doorbell is rung for every packet while armed, by a poke for local
              * work, and by tdm_p2p_async_stop; the timeout only backs a failed fence */
             tdm_shm_sleep(seen, ASYNC_BACKSTOP_US);
