@@ -687,12 +687,20 @@ static inline bool atomic_direct(tdm_win_t *w, bool cas, int op, const tdm_dtype
 }
 
 /* The bindings' shortcuts hold the window's lock like every entry point (rma_impl.h). */
-bool tdm_rma_put_get_direct(tdm_win_t *w, bool put, void *buf, size_t bytes, int target,
-                            int64_t disp) {
+static __attribute__((noinline)) bool
+put_get_direct_locked(tdm_win_t *w, bool put, void *buf, size_t bytes, int target, int64_t disp) {
     tdm_lock_acquire(&w->lock);
     bool done = put_get_direct(w, put, buf, bytes, target, disp);
     tdm_lock_release(&w->lock);
     return done;
+}
+
+/* Unthreaded, the lock calls are not even in the function: it saves no registers for them. */
+bool tdm_rma_put_get_direct(tdm_win_t *w, bool put, void *buf, size_t bytes, int target,
+                            int64_t disp) {
+    if (TDM_UNLIKELY(tdm_threaded))
+        return put_get_direct_locked(w, put, buf, bytes, target, disp);
+    return put_get_direct(w, put, buf, bytes, target, disp);
 }
 
 bool tdm_rma_atomic_direct(tdm_win_t *w, bool cas, int op, const tdm_dtype_t *t, const void *o,

@@ -145,6 +145,17 @@ tdm_rma_rc_t tdm_rma_fail(tdm_rma_rc_t rc, const char *fmt, ...)
 /* pools (pool.c) */
 tdm_rma_op_t *tdm_rma_op_alloc(tdm_win_t *w);
 void tdm_rma_op_free(tdm_rma_op_t *op);
+/* A full barrier for a flush: on x86-64 a locked add to the stack orders every earlier
+ * load and store before every later one, as mfence does for ordinary memory, at about half
+ * its cost (the Linux kernel's smp_mb()); elsewhere the C11 fence. */
+static inline void tdm_rma_full_fence(void) {
+#if defined(__x86_64__)
+    __asm__ volatile("lock; addl $0,-8(%%rsp)" ::: "memory", "cc");
+#else
+    atomic_thread_fence(memory_order_seq_cst);
+#endif
+}
+
 #define TDM_RMA_TARGET_BUCKETS (sizeof(((tdm_win_t *)0)->targets) / sizeof(tdm_list_t))
 /* Inline: every operation and flush of a lock epoch looks its target up. */
 static inline tdm_rma_target_t *tdm_rma_target_find(tdm_win_t *w, int rank) {

@@ -562,15 +562,21 @@ static bool flush_direct(tdm_win_t *w, int rank) {
     if (w->epoch == TDM_EPOCH_LOCK ? !tdm_rma_target_find(w, rank) : w->epoch != TDM_EPOCH_LOCK_ALL)
         return false;
     /* what was issued by load/store, atomics or CMA is complete once ordered */
-    atomic_thread_fence(memory_order_seq_cst);
+    tdm_rma_full_fence();
     return true;
 }
 
-bool tdm_rma_flush_direct(tdm_win_t *w, int rank) {
+static __attribute__((noinline)) bool flush_direct_locked(tdm_win_t *w, int rank) {
     tdm_lock_acquire(&w->lock);
     bool done = flush_direct(w, rank);
     tdm_lock_release(&w->lock);
     return done;
+}
+
+bool tdm_rma_flush_direct(tdm_win_t *w, int rank) {
+    if (TDM_UNLIKELY(tdm_threaded))
+        return flush_direct_locked(w, rank);
+    return flush_direct(w, rank);
 }
 
 static tdm_rma_rc_t flush_impl(tdm_win_t *w, int rank, bool local) {
