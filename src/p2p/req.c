@@ -29,7 +29,8 @@ typedef struct req_cache {
     int n;
     int registered; /* its exit returns the cache (pthread key set) */
 } req_cache_t;
-static __thread req_cache_t cache __attribute__((tls_model("initial-exec")));
+/* the default TLS model: libmpi may be dlopen'ed (mpi4py), which the static one forbids */
+static __thread req_cache_t cache;
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 
@@ -54,10 +55,11 @@ static void cache_key_make(void) {
 
 /* A free request from this thread's cache, else from the free list. */
 static tdm_req_t *take_threaded(void) {
-    tdm_req_t *r = cache.head;
+    req_cache_t *c = &cache; /* one TLS lookup */
+    tdm_req_t *r = c->head;
     if (r) {
-        cache.head = (tdm_req_t *)r->tx.link.next;
-        cache.n--;
+        c->head = (tdm_req_t *)r->tx.link.next;
+        c->n--;
         return r;
     }
     tdm_lock_acquire(&alloc_lock);
@@ -72,16 +74,17 @@ static tdm_req_t *take_threaded(void) {
 }
 
 static void give_threaded(tdm_req_t *r) {
-    if (cache.n < CACHE_MAX) {
-        if (TDM_UNLIKELY(!cache.registered)) {
+    req_cache_t *c = &cache; /* one TLS lookup */
+    if (c->n < CACHE_MAX) {
+        if (TDM_UNLIKELY(!c->registered)) {
             /* this thread's first cached request: its exit must return them */
             pthread_once(&cache_once, cache_key_make);
-            pthread_setspecific(cache_key, &cache);
-            cache.registered = 1;
+            pthread_setspecific(cache_key, c);
+            c->registered = 1;
         }
-        r->tx.link.next = (tdm_list_t *)cache.head;
-        cache.head = r;
-        cache.n++;
+        r->tx.link.next = (tdm_list_t *)c->head;
+        c->head = r;
+        c->n++;
         return;
     }
     tdm_lock_acquire(&alloc_lock);
