@@ -17,6 +17,8 @@
 
 #include "../base/fp16.h"
 #include "../base/log.h"
+#include "../base/htab.h"
+#include "../base/ref.h"
 #include "../base/abi.h"
 
 #include <complex.h>
@@ -433,9 +435,16 @@ TDM_REDUCE_CLONES static bool reduce_packed(int code, kind_t k, const void *in, 
 #define OP_USER_BASE 0x98000000u
 #define OP_PREDEF_BASE 0x58000000u
 
-static tdm_op_t predef[TDM_OP_LAST + 1];
-static tdm_op_t **user_ops;
-static size_t user_cap;
+/* Written once here, so lookups from several threads only read them. */
+#define PREDEF(_c)                                                                                 \
+    [_c] = {.handle = (int)(OP_PREDEF_BASE | (_c)), .refs = 1, .commute = 1, .predefined = 1,       \
+            .code = (_c)}
+static tdm_op_t predef[TDM_OP_LAST + 1] = {
+    PREDEF(1), PREDEF(2),  PREDEF(3),  PREDEF(4),  PREDEF(5),  PREDEF(6),  PREDEF(7),
+    PREDEF(8), PREDEF(9), PREDEF(10), PREDEF(11), PREDEF(12), PREDEF(13), PREDEF(14)};
+_Static_assert(TDM_OP_LAST == 14, "every predefined op has its entry above");
+/* User ops: slots are reused once an op is destroyed (its last operation done). */
+static tdm_htab_t user_ops = TDM_HTAB_INIT(0x04000000, false);
 
 static const char *const predef_names[TDM_OP_LAST + 1] = {
     "MPI_OP_NULL", "MPI_MAX",    "MPI_MIN",    "MPI_SUM",     "MPI_PROD",
@@ -448,20 +457,12 @@ tdm_op_t *tdm_op_get(int handle) {
         unsigned code = h & 0xff;
         if (code < 1 || code > TDM_OP_LAST)
             return NULL;
-        tdm_op_t *op = &predef[code];
-        if (!op->predefined) {
-            op->handle = handle;
-            op->refs = 1;
-            op->commute = 1;
-            op->predefined = 1;
-            op->code = (int)code;
-        }
-        return op;
+        return &predef[code];
     }
     if ((h & 0xfc000000u) == OP_USER_BASE) {
-        size_t i = h & 0x03ffffffu;
-        if (i < user_cap && user_ops[i] && !user_ops[i]->freed)
-            return user_ops[i];
+        tdm_op_t *op = tdm_htab_get(&user_ops, h & 0x03ffffffu);
+        if (op && !TDM_LOAD_RELAXED(&op->freed))
+            return op;
     }
     return NULL;
 }
@@ -471,44 +472,36 @@ const char *tdm_op_name(const tdm_op_t *op) {
 }
 
 tdm_op_t *tdm_op_create(void *fn, int commute, int large) {
-    size_t i;
-    for (i = 0; i < user_cap && user_ops[i]; i++)
-        ;
-    if (i == user_cap) {
-        size_t ncap = user_cap ? 2 * user_cap : 16;
-        tdm_op_t **n = realloc(user_ops, ncap * sizeof(*n));
-        if (!n)
-            return NULL;
-        memset(n + user_cap, 0, (ncap - user_cap) * sizeof(*n));
-        user_ops = n;
-        user_cap = ncap;
-    }
     tdm_op_t *op = calloc(1, sizeof(*op));
     if (!op)
         return NULL;
-    op->handle = (int)(OP_USER_BASE | (unsigned)i);
     op->refs = 1;
     op->commute = commute != 0;
     op->large = large != 0;
     op->fn = fn;
-    user_ops[i] = op;
+    int i = tdm_htab_alloc(&user_ops, op);
+    if (i < 0) {
+        free(op);
+        return NULL;
+    }
+    op->handle = (int)(OP_USER_BASE | (unsigned)i);
     return op;
 }
 
 void tdm_op_retain(tdm_op_t *op) {
     if (!op->predefined)
-        op->refs++;
+        tdm_ref_inc(&op->refs);
 }
 
 void tdm_op_release(tdm_op_t *op) {
-    if (op->predefined || --op->refs > 0)
+    if (op->predefined || !tdm_ref_dec(&op->refs))
         return;
-    user_ops[(unsigned)op->handle & 0x03ffffffu] = NULL;
+    tdm_htab_free(&user_ops, (int)((unsigned)op->handle & 0x03ffffffu));
     free(op);
 }
 
 void tdm_op_free(tdm_op_t *op) {
-    op->freed = 1;
+    TDM_STORE_RELAXED(&op->freed, 1);
     tdm_op_release(op);
 }
 

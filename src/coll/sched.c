@@ -4,8 +4,18 @@
  * together; each one that does not complete at once gets the completion hook
  * below and is marked user_freed, so the engine releases it right after the
  * hook (the path MPI_Request_free takes). The hook runs inside progress and
- * starts the next round from there: posting never calls progress, so no hook
- * ever runs inside advance().
+ * starts the next round from there.
+ *
+ * Threads (MPI_THREAD_MULTIPLE). A schedule belongs to the collective call that
+ * built it, on one communicator, whose collectives the user orders (MPI-4.1
+ * §6.14), so building needs no lock. Once it runs, its hooks may fire in any
+ * thread that progresses, several at once, and the engine may run a hook inside
+ * a post (base/lock.h). `pending` is atomic, and a step is run by one thread
+ * only: advance() holds a guard count on `pending` while it posts a round, so no
+ * hook can take it to zero meanwhile; the hook that takes it to zero owns the
+ * next round. The first error is set by compare-and-swap; `done` is published
+ * with a release store. The cache of freed schedules, the temporaries' cache and
+ * the copy chooser are process-wide, under `cache_lock`.
  */
 #include "sched.h"
 
@@ -14,6 +24,7 @@
 #include "../base/log.h"
 #include "../base/params.h"
 #include "../base/abi.h"
+#include "../base/lock.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -53,8 +64,9 @@ struct tdm_sched {
     bool blocking;
     bool immediate; /* steps run as they are added (tdm_sched_immediate) */
     bool done;
-    int error; /* tdm_rc_t */
-    int pending;
+    int error;     /* tdm_rc_t */
+    int pending;   /* requests in flight, + 1 while advance() posts a round */
+    bool guarded;  /* advance() holds its guard count in `pending` */
     step_t *steps;
     size_t n, cap, cur;
     tmp_t *tmps;
@@ -67,8 +79,32 @@ struct tdm_sched {
     _Alignas(64) unsigned char scratch[SCHED_SCRATCH];
 };
 
+/* cache_lock: sched_free_list, sched_free_count, tmp_cache, tmp_cache_bytes, copy_cells. */
+static tdm_lock_t cache_lock = TDM_LOCK_INITIALIZER;
 static tdm_sched_t *sched_free_list;
 static int sched_free_count;
+
+/* `pending` (see the top of the file): atomic when threaded. */
+static inline void pend_add(tdm_sched_t *s, int v) {
+    if (TDM_UNLIKELY(tdm_threaded))
+        __atomic_fetch_add(&s->pending, v, __ATOMIC_RELAXED);
+    else
+        s->pending += v;
+}
+/* Drop one; the count left. */
+static inline int pend_drop(tdm_sched_t *s) {
+    if (TDM_UNLIKELY(tdm_threaded))
+        return __atomic_sub_fetch(&s->pending, 1, __ATOMIC_ACQ_REL);
+    return --s->pending;
+}
+static inline int pend_load(const tdm_sched_t *s) {
+    return TDM_LOAD_ACQUIRE(&s->pending);
+}
+/* The first error wins. */
+static void set_error(tdm_sched_t *s, int rc) {
+    int ok = TDM_OK;
+    __atomic_compare_exchange_n(&s->error, &ok, rc, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
 
 /* ---- per-communicator state: the collective sequence numbers ---- */
 
@@ -109,9 +145,14 @@ static void coll_destroy(tdm_comm_t *c) {
 
 static coll_state_t *coll_state(tdm_comm_t *comm) {
     if (TDM_UNLIKELY(!comm->coll)) {
-        if (tdm_comm_destroy_hook != coll_destroy) {
-            prev_destroy_hook = tdm_comm_destroy_hook;
-            tdm_comm_destroy_hook = coll_destroy;
+        /* first collectives on two communicators may come from two threads */
+        if (TDM_LOAD_ACQUIRE(&tdm_comm_destroy_hook) != coll_destroy) {
+            tdm_lock_acquire(&cache_lock);
+            if (tdm_comm_destroy_hook != coll_destroy) {
+                prev_destroy_hook = tdm_comm_destroy_hook;
+                TDM_STORE_RELEASE(&tdm_comm_destroy_hook, coll_destroy);
+            }
+            tdm_lock_release(&cache_lock);
         }
         coll_state_t *st = calloc(1, sizeof(coll_state_t));
         if (!st)
@@ -189,13 +230,15 @@ int tdm_sched_rank(const tdm_sched_t *s, int *size_p) {
 }
 
 tdm_sched_t *tdm_sched_new(tdm_comm_t *comm, bool blocking) {
+    tdm_lock_acquire(&cache_lock);
     tdm_sched_t *s = sched_free_list;
     if (s) {
         sched_free_list = s->next_free;
         sched_free_count--;
-    } else if (!(s = malloc(sizeof(*s)))) {
-        return NULL;
     }
+    tdm_lock_release(&cache_lock);
+    if (!s && !(s = malloc(sizeof(*s))))
+        return NULL;
     /* everything before the inline arrays starts zeroed */
     memset(s, 0, offsetof(tdm_sched_t, inline_steps));
     s->steps = s->inline_steps;
@@ -204,7 +247,7 @@ tdm_sched_t *tdm_sched_new(tdm_comm_t *comm, bool blocking) {
     s->tmpcap = SCHED_INLINE_TMPS;
     s->comm = comm;
     s->blocking = blocking;
-    comm->pv.coll_ops++;
+    TDM_COUNTER_ADD(&comm->pv.coll_ops, 1);
     s->tag = tdm_coll_next_tag(comm, blocking);
     if (s->tag < 0)
         s->error = TDM_ERR_NOMEM;
@@ -230,6 +273,7 @@ static size_t tmp_cache_bytes;
 static void *tmp_get(size_t *bytes_p) {
     size_t want = *bytes_p;
     if (want >= TMP_CACHE_MIN) {
+        tdm_lock_acquire(&cache_lock);
         int best = -1;
         for (int i = 0; i < TMP_CACHE_SLOTS; i++)
             if (tmp_cache[i].p && tmp_cache[i].n >= want &&
@@ -240,8 +284,10 @@ static void *tmp_get(size_t *bytes_p) {
             *bytes_p = tmp_cache[best].n;
             tmp_cache_bytes -= tmp_cache[best].n;
             tmp_cache[best].p = NULL;
+            tdm_lock_release(&cache_lock);
             return p;
         }
+        tdm_lock_release(&cache_lock);
     }
     if (want >= TMP_HUGE_MIN) {
         /* whole 2 MiB pages, offered to transparent huge pages: the peer's
@@ -259,6 +305,8 @@ static void *tmp_get(size_t *bytes_p) {
 
 static void tmp_put(void *p, size_t n) {
     if (n >= TMP_CACHE_MIN && n <= TMP_CACHE_MAX) {
+        void *evict = NULL;
+        tdm_lock_acquire(&cache_lock);
         int slot = -1;
         for (int i = 0; i < TMP_CACHE_SLOTS; i++) {
             if (!tmp_cache[i].p) {
@@ -270,22 +318,24 @@ static void tmp_put(void *p, size_t n) {
         }
         if (slot >= 0 && tmp_cache[slot].p) {
             tmp_cache_bytes -= tmp_cache[slot].n;
-            free(tmp_cache[slot].p);
+            evict = tmp_cache[slot].p;
             tmp_cache[slot].p = NULL;
         }
         if (slot >= 0 && tmp_cache_bytes + n <= TMP_CACHE_MAX) {
             tmp_cache[slot].p = p;
             tmp_cache[slot].n = n;
             tmp_cache_bytes += n;
-            return;
+            p = NULL;
         }
+        tdm_lock_release(&cache_lock);
+        free(evict);
     }
     free(p);
 }
 
 double tdm_sched_cache_use(int i) {
     (void)i;
-    return (double)tmp_cache_bytes / (double)TMP_CACHE_MAX;
+    return (double)TDM_LOAD_RELAXED(&tmp_cache_bytes) / (double)TMP_CACHE_MAX;
 }
 
 void tdm_sched_cache_fini(void) {
@@ -439,7 +489,7 @@ void tdm_sched_reduce(tdm_sched_t *s, const void *in, void *inout, size_t count,
 
 void tdm_sched_round(tdm_sched_t *s) {
     if (s->immediate) {
-        if (s->pending)
+        if (pend_load(s))
             tdm_p2p_wait_until(nothing_pending, s);
         return;
     }
@@ -460,13 +510,15 @@ void tdm_sched_free(tdm_sched_t *s) {
     if (s->steps != s->inline_steps)
         free(s->steps);
     tdm_comm_release(s->comm);
+    tdm_lock_acquire(&cache_lock);
     if (sched_free_count < SCHED_FREE_MAX) {
         s->next_free = sched_free_list;
         sched_free_list = s;
         sched_free_count++;
-    } else {
-        free(s);
+        s = NULL;
     }
+    tdm_lock_release(&cache_lock);
+    free(s);
 }
 
 /* ---- running ---- */
@@ -488,7 +540,8 @@ static tdm_adapt_cell_t copy_cells[TDM_ADAPT_CLASSES];
 unsigned long long tdm_coll_copies[2]; /* [0] memcpy, [1] streamed: blocks of 4 MiB and up */
 
 static int copy_mode(void) {
-    static int mode = -1;
+    static int parsed = -1; /* threads that parse it at once find the same */
+    int mode = TDM_LOAD_RELAXED(&parsed);
     if (TDM_LIKELY(mode >= 0))
         return mode;
     const char *want = TDM_PARAM_S(COPY_STREAM);
@@ -500,6 +553,7 @@ static int copy_mode(void) {
     else if (want && *want && strcmp(want, "auto") != 0)
         tdm_warn(COLL, "unknown TANDEM_COPY_STREAM '%s' (known: auto, memcpy, stream); using auto",
                  want);
+    TDM_STORE_RELAXED(&parsed, mode);
     return mode;
 }
 
@@ -516,15 +570,24 @@ static void copy_block(char *d, const char *src, size_t bytes) {
     }
     int mode = copy_mode();
     tdm_adapt_cell_t *c = mode == COPY_AUTO ? &copy_cells[tdm_adapt_class(bytes)] : NULL;
-    bool stream = c ? tdm_adapt_choose(c, 1, 1) : mode == COPY_STREAM;
+    bool stream = mode == COPY_STREAM;
+    if (c) {
+        tdm_lock_acquire(&cache_lock);
+        stream = tdm_adapt_choose(c, 1, 1);
+        tdm_lock_release(&cache_lock);
+    }
     uint64_t t0 = c ? copy_now_ns() : 0;
     if (stream)
         tdm_copy_large(d, src, bytes);
     else
         tdm_copy(d, src, bytes);
-    if (c)
-        tdm_adapt_record(c, stream, copy_now_ns() - t0, bytes);
-    tdm_coll_copies[stream]++;
+    if (c) {
+        uint64_t ns = copy_now_ns() - t0;
+        tdm_lock_acquire(&cache_lock);
+        tdm_adapt_record(c, stream, ns, bytes);
+        tdm_lock_release(&cache_lock);
+    }
+    TDM_COUNTER_ADD(&tdm_coll_copies[stream], 1);
 }
 
 static void copy_data(const void *sbuf, size_t scount, const tdm_dtype_t *sdt, void *rbuf,
@@ -553,22 +616,25 @@ static void copy_data(const void *sbuf, size_t scount, const tdm_dtype_t *sdt, v
 static void advance(tdm_sched_t *s);
 
 static void note_status(tdm_sched_t *s, const tdm_req_t *r) {
-    if (r->status.error != TDM_OK && s->error == TDM_OK)
-        s->error = r->status.error;
+    if (TDM_UNLIKELY(r->status.error != TDM_OK))
+        set_error(s, r->status.error);
 }
 
 static void on_p2p_complete(tdm_req_t *r) {
     tdm_sched_t *s = r->cb_arg;
     note_status(s, r);
-    if (--s->pending == 0 && !s->immediate)
+    bool immediate = s->immediate; /* read first: at zero, a blocking caller frees s */
+    if (pend_drop(s) == 0 && !immediate)
         advance(s);
 }
 
 static void finish(tdm_sched_t *s) {
-    s->done = true;
     tdm_req_t *u = s->ureq;
-    if (!u)
-        return; /* the blocking caller frees it */
+    if (!u) { /* the blocking caller frees it */
+        TDM_STORE_RELEASE(&s->done, true);
+        return;
+    }
+    s->done = true;
     u->status.error = s->error;
     tdm_sched_free(s);
     tdm_p2p_complete(u);
@@ -583,7 +649,7 @@ static void finish(tdm_sched_t *s) {
  * Gather 1 MiB 105 -> 65 us, 4 MiB 487 -> 324; Scatter 1 MiB 83 -> 65 us
  * (medians of 5 interleaved runs; Open MPI 98, 447, 106). */
 static bool alone_in_round(const tdm_sched_t *s, const step_t *st) {
-    if (s->pending)
+    if (pend_load(s) > (int)s->guarded)
         return false;
     const step_t *next = st + 1, *end = s->steps + s->n;
     /* the root's copy of its own block may follow: local work, which it does
@@ -637,13 +703,12 @@ static void post(tdm_sched_t *s, bool send, bool ahead, int peer, int flags, voi
     if (rc != TDM_OK || !r) {
         tdm_error(COLL, "cannot %s %zu bytes %s rank %d", send ? "send" : "receive",
                   count * dt->size, send ? "to" : "from", peer);
-        if (s->error == TDM_OK)
-            s->error = rc != TDM_OK ? rc : TDM_ERR_INTERN;
+        set_error(s, rc != TDM_OK ? rc : TDM_ERR_INTERN);
         return;
     }
-    s->pending++;                                   /* before the hook can run */
+    pend_add(s, 1); /* before the hook can run */
     if (!tdm_p2p_req_hook(r, on_p2p_complete, s)) { /* done already */
-        s->pending--;
+        pend_drop(s);
         note_status(s, r);
         tdm_p2p_release(r);
     }
@@ -671,23 +736,34 @@ static void run_step(tdm_sched_t *s, step_t *st) {
     }
 }
 
+/* Run steps until a round must wait. Called by the one thread that owns the
+ * schedule's next step: the starter, or the hook that took `pending` to zero. */
 static void advance(tdm_sched_t *s) {
-    while (s->cur < s->n) {
-        step_t *st = &s->steps[s->cur++];
-        if (st->kind == STEP_ROUND && s->pending)
+    for (;;) {
+        pend_add(s, 1); /* the guard (see the top of the file) */
+        s->guarded = true;
+        while (s->cur < s->n) {
+            step_t *st = &s->steps[s->cur++];
+            if (st->kind == STEP_ROUND && pend_load(s) > 1)
+                break;
+            run_step(s, st);
+        }
+        s->guarded = false;
+        if (pend_drop(s) != 0)
+            return; /* the hook that completes the round goes on */
+        if (s->cur >= s->n) {
+            finish(s);
             return;
-        run_step(s, st);
+        }
     }
-    if (s->pending == 0 && !s->done)
-        finish(s);
 }
 
 static bool sched_done(void *arg) {
-    return ((tdm_sched_t *)arg)->done;
+    return TDM_LOAD_ACQUIRE(&((tdm_sched_t *)arg)->done);
 }
 
 static bool nothing_pending(void *arg) {
-    return ((tdm_sched_t *)arg)->pending == 0;
+    return pend_load(arg) == 0;
 }
 
 int tdm_sched_run(tdm_sched_t *s, tdm_req_t **req_p) {
@@ -719,7 +795,7 @@ int tdm_sched_run(tdm_sched_t *s, tdm_req_t **req_p) {
         return TDM_OK;
     }
     advance(s);
-    if (!s->done)
+    if (!sched_done(s))
         tdm_p2p_wait_until(sched_done, s);
     int rc = s->error;
     tdm_sched_free(s);

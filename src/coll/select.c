@@ -12,6 +12,7 @@
  */
 #include "select.h"
 
+#include "../base/lock.h"
 #include "../base/log.h"
 #include "../base/params.h"
 
@@ -145,12 +146,13 @@ static bool done[TDM_COLL_NKINDS];
 
 void tdm_coll_reconfigure(void) {
     for (int k = 0; k < TDM_COLL_NKINDS; k++)
-        done[k] = false;
+        TDM_STORE_RELEASE(&done[k], false);
 }
 
 static int forced_algo(tdm_coll_kind_t kind) {
-    if (TDM_LIKELY(done[kind]))
-        return parsed[kind];
+    /* threads that parse it at once store the same value */
+    if (TDM_LIKELY(TDM_LOAD_ACQUIRE(&done[kind])))
+        return TDM_LOAD_RELAXED(&parsed[kind]);
     const coll_choice_t *c = &choices[kind];
     const char *forced = tdm_param_vals[c->algo].s;
     int algo = -1;
@@ -163,8 +165,8 @@ static int forced_algo(tdm_coll_kind_t kind) {
                      c->name, forced, c->algos[0], c->algos[1], c->algos[2] ? ", " : "",
                      c->algos[2] ? c->algos[2] : "");
     }
-    parsed[kind] = algo;
-    done[kind] = true;
+    TDM_STORE_RELAXED(&parsed[kind], algo);
+    TDM_STORE_RELEASE(&done[kind], true);
     return algo;
 }
 
@@ -199,8 +201,8 @@ static int decide(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commut
 
 int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute) {
     int algo = decide(kind, bytes, comm_size, commute);
-    tdm_coll_algo_runs[kind][algo]++;
-    tdm_coll_algo_bytes[kind][algo] += bytes;
+    TDM_COUNTER_ADD(&tdm_coll_algo_runs[kind][algo], 1);
+    TDM_COUNTER_ADD(&tdm_coll_algo_bytes[kind][algo], bytes);
     return algo;
 }
 

@@ -6,10 +6,19 @@
  * so a lookup needs no lock even while another thread creates a keyval. A
  * keyval is referenced by its user handle and by every attribute that uses it;
  * its slot returns to the free list when both are gone.
+ *
+ * Threads: kv_lock serialises the keyval table's changes (its reference counts
+ * and `user_freed` are also read without it, atomically). list_lock guards every
+ * object's attribute list: several threads may set, get and delete attributes
+ * of one object at once (MPI_COMM_WORLD's, say, with different keyvals). Neither
+ * is held while a user callback runs, so a callback may call MPI; after one, the
+ * list is looked up again. Order: list_lock, then kv_lock. Both are base/lock.h
+ * locks: nothing unless the process is threaded.
  */
 #include "attr.h"
 
-#include <pthread.h>
+#include "../base/lock.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +40,8 @@ typedef struct keyval {
 static keyval_t *kv_chunks[KV_MAX_CHUNKS];
 static int kv_count;     /* slots handed out so far (high-water mark) */
 static int kv_free = -1; /* head of the free list */
-static pthread_mutex_t kv_lock = PTHREAD_MUTEX_INITIALIZER;
+static tdm_lock_t kv_lock = TDM_LOCK_INITIALIZER;
+static tdm_lock_t list_lock = TDM_LOCK_INITIALIZER;
 
 typedef struct attr {
     int keyval; /* handle */
@@ -66,7 +76,7 @@ static keyval_t *kv_lookup(tdm_attr_kind_t kind, int keyval, int *index_p) {
     if (index >= __atomic_load_n(&kv_count, __ATOMIC_ACQUIRE))
         return NULL;
     keyval_t *kv = kv_slot(index);
-    if (kv->refs <= 0 || kv->kind != (uint8_t)kind)
+    if (TDM_LOAD_RELAXED(&kv->refs) <= 0 || kv->kind != (uint8_t)kind)
         return NULL;
     if (index_p)
         *index_p = index;
@@ -74,38 +84,40 @@ static keyval_t *kv_lookup(tdm_attr_kind_t kind, int keyval, int *index_p) {
 }
 
 static void kv_release(int index) {
-    pthread_mutex_lock(&kv_lock);
+    tdm_lock_acquire(&kv_lock);
     keyval_t *kv = kv_slot(index);
-    if (--kv->refs == 0) {
+    int left = kv->refs - 1;
+    TDM_STORE_RELAXED(&kv->refs, left);
+    if (left == 0) {
         kv->next_free = kv_free;
         kv_free = index;
     }
-    pthread_mutex_unlock(&kv_lock);
+    tdm_lock_release(&kv_lock);
 }
 
 static void kv_retain(int index) {
-    pthread_mutex_lock(&kv_lock);
-    kv_slot(index)->refs++;
-    pthread_mutex_unlock(&kv_lock);
+    tdm_lock_acquire(&kv_lock);
+    TDM_STORE_RELAXED(&kv_slot(index)->refs, kv_slot(index)->refs + 1);
+    tdm_lock_release(&kv_lock);
 }
 
 int tdm_attr_keyval_create(tdm_attr_kind_t kind, tdm_attr_copy_fn_t *copy,
                            tdm_attr_delete_fn_t *del, void *extra_state, tdm_attr_lang_t lang,
                            int *keyval_p) {
-    pthread_mutex_lock(&kv_lock);
+    tdm_lock_acquire(&kv_lock);
     int index = kv_free;
     if (index >= 0) {
         kv_free = kv_slot(index)->next_free;
     } else {
         index = kv_count;
         if (index > (int)TDM_ATTR_KEYVAL_INDEX_MASK) {
-            pthread_mutex_unlock(&kv_lock);
+            tdm_lock_release(&kv_lock);
             return TDM_ATTR_ENOMEM;
         }
         if (!kv_chunks[index / KV_CHUNK]) {
             kv_chunks[index / KV_CHUNK] = calloc(KV_CHUNK, sizeof(keyval_t));
             if (!kv_chunks[index / KV_CHUNK]) {
-                pthread_mutex_unlock(&kv_lock);
+                tdm_lock_release(&kv_lock);
                 return TDM_ATTR_ENOMEM;
             }
         }
@@ -120,7 +132,7 @@ int tdm_attr_keyval_create(tdm_attr_kind_t kind, tdm_attr_copy_fn_t *copy,
                      .lang = (uint8_t)lang};
     if (index == kv_count)
         __atomic_store_n(&kv_count, index + 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&kv_lock);
+    tdm_lock_release(&kv_lock);
     *keyval_p = kv_handle(kind, index);
     return 0;
 }
@@ -128,16 +140,16 @@ int tdm_attr_keyval_create(tdm_attr_kind_t kind, tdm_attr_copy_fn_t *copy,
 int tdm_attr_keyval_free(tdm_attr_kind_t kind, int keyval) {
     int index;
     keyval_t *kv = kv_lookup(kind, keyval, &index);
-    if (!kv || kv->user_freed)
+    if (!kv || TDM_LOAD_RELAXED(&kv->user_freed))
         return TDM_ATTR_EKEYVAL;
-    kv->user_freed = 1;
+    TDM_STORE_RELAXED(&kv->user_freed, 1);
     kv_release(index);
     return 0;
 }
 
 bool tdm_attr_keyval_valid(tdm_attr_kind_t kind, int keyval) {
     keyval_t *kv = kv_lookup(kind, keyval, NULL);
-    return kv && !kv->user_freed;
+    return kv && !TDM_LOAD_RELAXED(&kv->user_freed);
 }
 
 /* ---- lists ---- */
@@ -206,27 +218,32 @@ int tdm_attr_set(tdm_attr_kind_t kind, tdm_attr_list_t **list, int obj, int keyv
                  tdm_attr_lang_t lang) {
     int index;
     keyval_t *kv = kv_lookup(kind, keyval, &index);
-    if (!kv || kv->user_freed)
+    if (!kv || TDM_LOAD_RELAXED(&kv->user_freed))
         return TDM_ATTR_EKEYVAL;
+    tdm_lock_acquire(&list_lock);
     attr_t *a = list_find(*list, keyval);
     if (a) {
-        int rc = run_delete(index, keyval, obj, a->val);
+        void *old = a->val;
+        tdm_lock_release(&list_lock);
+        int rc = run_delete(index, keyval, obj, old);
         if (rc)
             return rc;
         /* the callback may have changed the list (other keyvals): look again */
+        tdm_lock_acquire(&list_lock);
         a = list_find(*list, keyval);
         if (a) {
             a->val = val;
             a->lang = (uint8_t)lang;
+            tdm_lock_release(&list_lock);
             return 0;
         }
     }
     attr_t na = {.keyval = keyval, .index = index, .lang = (uint8_t)lang, .val = val};
     int rc = list_append(list, &na);
-    if (rc)
-        return rc;
-    kv_retain(index);
-    return 0;
+    if (rc == 0)
+        kv_retain(index);
+    tdm_lock_release(&list_lock);
+    return rc;
 }
 
 int tdm_attr_get(tdm_attr_kind_t kind, tdm_attr_list_t *const *list, int keyval, void *val_p,
@@ -235,12 +252,15 @@ int tdm_attr_get(tdm_attr_kind_t kind, tdm_attr_list_t *const *list, int keyval,
     keyval_t *kv = kv_lookup(kind, keyval, NULL);
     if (!kv)
         return TDM_ATTR_EKEYVAL;
+    tdm_lock_acquire(&list_lock);
     attr_t *a = list_find(*list, keyval);
+    void *val = a ? a->val : NULL;
+    tdm_lock_release(&list_lock);
     if (!a) {
         *flag_p = 0;
         return 0;
     }
-    put_value(val_p, a->val, lang);
+    put_value(val_p, val, lang);
     *flag_p = 1;
     return 0;
 }
@@ -252,26 +272,35 @@ int tdm_attr_delete(tdm_attr_kind_t kind, tdm_attr_list_t **list, int obj, int k
     keyval_t *kv = kv_lookup(kind, keyval, &index);
     if (!kv)
         return TDM_ATTR_EKEYVAL;
+    tdm_lock_acquire(&list_lock);
     attr_t *a = list_find(*list, keyval);
+    void *val = a ? a->val : NULL;
+    tdm_lock_release(&list_lock);
     if (!a)
         return 0;
-    int rc = run_delete(index, keyval, obj, a->val);
+    int rc = run_delete(index, keyval, obj, val);
     if (rc)
         return rc;
+    tdm_lock_acquire(&list_lock);
     a = list_find(*list, keyval);
     if (a) {
         list_remove(list, a);
         kv_release(index);
     }
+    tdm_lock_release(&list_lock);
     return 0;
 }
 
 int tdm_attr_copy_all(tdm_attr_kind_t kind, tdm_attr_list_t *const *src, int old_obj, int new_obj,
                       tdm_attr_list_t **dst) {
     (void)kind;
-    int n = *src ? (*src)->n : 0;
-    for (int i = 0; i < n && *src && i < (*src)->n; i++) {
-        attr_t a = (*src)->a[i];
+    for (int i = 0;; i++) {
+        tdm_lock_acquire(&list_lock);
+        bool more = *src && i < (*src)->n;
+        attr_t a = more ? (*src)->a[i] : (attr_t){0};
+        tdm_lock_release(&list_lock);
+        if (!more)
+            break;
         keyval_t *kv = kv_slot(a.index);
         if (!kv->copy)
             continue; /* MPI_*_NULL_COPY_FN */
@@ -285,12 +314,15 @@ int tdm_attr_copy_all(tdm_attr_kind_t kind, tdm_attr_list_t *const *src, int old
         if (!flag)
             continue;
         attr_t na = {.keyval = a.keyval, .index = a.index, .lang = a.lang, .val = out};
+        tdm_lock_acquire(&list_lock);
         rc = list_append(dst, &na);
+        if (rc == 0)
+            kv_retain(a.index);
+        tdm_lock_release(&list_lock);
         if (rc) {
             tdm_attr_delete_all(kind, dst, new_obj);
             return rc;
         }
-        kv_retain(a.index);
     }
     return 0;
 }
@@ -299,45 +331,59 @@ int tdm_attr_delete_all(tdm_attr_kind_t kind, tdm_attr_list_t **list, int obj) {
     (void)kind;
     /* last set, first deleted; the list may change under callbacks, so take the
      * current last entry each time */
-    while (*list && (*list)->n > 0) {
-        attr_t a = (*list)->a[(*list)->n - 1];
+    for (;;) {
+        tdm_lock_acquire(&list_lock);
+        bool more = *list && (*list)->n > 0;
+        attr_t a = more ? (*list)->a[(*list)->n - 1] : (attr_t){0};
+        tdm_lock_release(&list_lock);
+        if (!more)
+            break;
         int rc = run_delete(a.index, a.keyval, obj, a.val);
         if (rc)
             return rc;
+        tdm_lock_acquire(&list_lock);
         attr_t *cur = list_find(*list, a.keyval);
         if (cur) {
             list_remove(list, cur);
             kv_release(a.index);
         }
+        tdm_lock_release(&list_lock);
     }
+    tdm_lock_acquire(&list_lock);
     free(*list);
     *list = NULL;
+    tdm_lock_release(&list_lock);
     return 0;
 }
 
 void tdm_attr_list_drop(tdm_attr_list_t **list) {
+    tdm_lock_acquire(&list_lock);
     tdm_attr_list_t *l = *list;
+    *list = NULL;
+    tdm_lock_release(&list_lock);
     if (!l)
         return;
     for (int i = 0; i < l->n; i++) {
-        if (l->a[i].index < kv_count) /* the table is still there */
+        if (l->a[i].index < TDM_LOAD_ACQUIRE(&kv_count)) /* the table is still there */
             kv_release(l->a[i].index);
     }
     free(l);
-    *list = NULL;
 }
 
 int tdm_attr_count(tdm_attr_list_t *const *list) {
-    return *list ? (*list)->n : 0;
+    tdm_lock_acquire(&list_lock);
+    int n = *list ? (*list)->n : 0;
+    tdm_lock_release(&list_lock);
+    return n;
 }
 
 void tdm_attr_fini(void) {
-    pthread_mutex_lock(&kv_lock);
+    tdm_lock_acquire(&kv_lock);
     for (unsigned i = 0; i < KV_MAX_CHUNKS && kv_chunks[i]; i++) {
         free(kv_chunks[i]);
         kv_chunks[i] = NULL;
     }
     kv_count = 0;
     kv_free = -1;
-    pthread_mutex_unlock(&kv_lock);
+    tdm_lock_release(&kv_lock);
 }

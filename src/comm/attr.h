@@ -39,9 +39,12 @@
  *   binding returns to the user as is (the standard: "the error code returned
  *   by the callback is returned by the MPI call").
  *
- * Threads: keyval table operations are serialised internally. Operations on
- * one object's list follow the MPI rule that the user does not modify one
- * object from two threads at once; getting from several threads is safe.
+ * Threads (MPI_THREAD_MULTIPLE): any call from any thread. The keyval table
+ * has its lock and lock-free lookups; every object's list is under one list lock
+ * (attribute calls are rare; the lock is not held while a callback runs). Two
+ * threads changing the same keyval of the same object at once is the user's race
+ * (both may see and delete the old value); different keyvals of one object are
+ * safe.
  */
 #ifndef TDM_COMM_ATTR_H
 #define TDM_COMM_ATTR_H

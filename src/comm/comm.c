@@ -5,7 +5,7 @@
 #include "../p2p/req.h"
 #include "attr.h"
 #include "comm_impl.h"
-#include "handle.h"
+#include "../base/htab.h"
 #include "info.h"
 #include "../base/log.h"
 #include "../base/abi.h"
@@ -25,7 +25,7 @@ static bool world_active;
 void (*tdm_comm_destroy_hook)(tdm_comm_t *c);
 const tdm_comm_topo_ops_t *tdm_comm_topo_ops;
 
-static tdm_htab_t comms = {.max = (int)TDM_COMM_INDEX_MASK + 1};
+static tdm_htab_t comms = TDM_HTAB_INIT((int)TDM_COMM_INDEX_MASK + 1, false);
 static int my_world_rank;
 static bool attrs_finalized;
 
@@ -86,8 +86,8 @@ static void destroy(tdm_comm_t *c) {
         tdm_comm_topo_ops->free(c->topo);
         c->topo = NULL;
     }
-    if (tdm_comm_destroy_hook && c->coll)
-        tdm_comm_destroy_hook(c);
+    if (c->coll)
+        TDM_LOAD_ACQUIRE(&tdm_comm_destroy_hook)(c);
     tdm_comm_ctxid_release(c->ctx);
     tdm_rankmap_release(&c->map);
     if (c->inter) {
@@ -105,7 +105,7 @@ static void destroy(tdm_comm_t *c) {
 
 void tdm_comm_fini(void) {
     tdm_comm_finalize_attrs();
-    for (int i = 0; i < comms.count; i++) {
+    for (int i = 0; i < tdm_htab_count(&comms); i++) {
         tdm_comm_t *c = tdm_htab_get(&comms, (unsigned)i);
         if (c) {
             /* leaked by the user or still referenced: no callbacks now, just memory */
@@ -159,7 +159,7 @@ static int cmp_ctx(const void *a, const void *b) {
 int tdm_comm_list_session(uint32_t session, tdm_comm_t ***list_p) {
     int n = 0;
     tdm_comm_t **list = NULL;
-    for (int i = 0; i < comms.count; i++) {
+    for (int i = 0; i < tdm_htab_count(&comms); i++) {
         tdm_comm_t *c = tdm_htab_get(&comms, (unsigned)i);
         if (!c || c->freed || c->session != session)
             continue;
@@ -180,7 +180,7 @@ int tdm_comm_list_session(uint32_t session, tdm_comm_t ***list_p) {
 }
 
 void tdm_comm_orphan_session(uint32_t session) {
-    for (int i = 0; i < comms.count; i++) {
+    for (int i = 0; i < tdm_htab_count(&comms); i++) {
         tdm_comm_t *c = tdm_htab_get(&comms, (unsigned)i);
         if (c && !c->freed && c->session == session)
             c->freed = TDM_COMM_ORPHANED;
@@ -350,10 +350,10 @@ int tdm_comm_idup(tdm_comm_t *parent, const tdm_info_t *hints, tdm_comm_idup_don
     return 0;
 }
 
-static const tdm_comm_split_item_t *sort_items;
-static int cmp_members(const void *a, const void *b) {
+static int cmp_members(const void *a, const void *b, void *items) {
+    const tdm_comm_split_item_t *all = items;
     int x = *(const int *)a, y = *(const int *)b;
-    int kx = sort_items[x].key, ky = sort_items[y].key;
+    int kx = all[x].key, ky = all[y].key;
     if (kx != ky)
         return kx < ky ? -1 : 1;
     return (x > y) - (x < y);
@@ -382,8 +382,7 @@ int tdm_comm_split_items(tdm_comm_t *parent, const tdm_comm_split_item_t *all, t
         if (all[i].defined && all[i].color == color)
             members[m++] = i;
     }
-    sort_items = all;
-    qsort(members, (size_t)m, sizeof(int), cmp_members);
+    qsort_r(members, (size_t)m, sizeof(int), cmp_members, (void *)all);
     int rank = -1;
     for (int i = 0; i < m; i++) {
         if (members[i] == parent->rank)

@@ -48,8 +48,8 @@
 #define TDM_COMM_H
 
 #include "group.h"
-#include "../base/lock.h"
 #include "../base/pvar.h"
+#include "../base/ref.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -167,16 +167,15 @@ static inline int tdm_comm_peer_size(const tdm_comm_t *c) {
 }
 
 /* Threaded, the engine takes and drops the references of its requests from any thread
- * (with its own locks held: these take none): atomic adds then. */
+ * (with its own locks held: these take none; a last release destroys, which takes only
+ * leaf locks: the handle table's, the attribute lists'): atomic adds then. */
 static inline void tdm_comm_retain(tdm_comm_t *c) {
-    TDM_COUNTER_ADD(&c->refs, 1);
+    tdm_ref_inc(&c->refs);
 }
 /* Drop a reference; the last one destroys the communicator. */
 void tdm_comm_release_slow(tdm_comm_t *c);
 static inline void tdm_comm_release(tdm_comm_t *c) {
-    int left =
-        TDM_UNLIKELY(tdm_threaded) ? __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) : --c->refs;
-    if (left == 0)
+    if (tdm_ref_dec(&c->refs))
         tdm_comm_release_slow(c);
 }
 

@@ -36,12 +36,30 @@
  * agreement progresses whenever the process makes progress; the blocking calls
  * start one and wait. A bitmap message carries the words up to the last used
  * bit; up to INLINE_WORDS ride in the first message, the rest follow in a second.
+ *
+ * Threads (MPI_THREAD_MULTIPLE). Several threads may create communicators from
+ * different parents at once, and any thread's progress may complete any
+ * agreement's receive. MPICH serialises the creations that share a process
+ * through its mask lock (a thread takes the mask only when no creation of a lower
+ * context id wants it); here none need to, since no creation waits for another:
+ * each blocking creation starts its agreement and waits for its own, and progress
+ * from any thread drives every one. What threads share is this file's state: the
+ * bitmaps and every agreement's record, under `ctx_lock`. A step of an agreement
+ * runs with it held and posts messages, and the engine may run completion hooks
+ * inside those calls (base/lock.h), so a hook never waits for the lock: it pushes
+ * its slot on `events` (a lock-free stack) and runs the steps only if it gets the
+ * lock at once; whoever holds the lock runs what was pushed before letting go (and
+ * looks again after, so nothing pushed meanwhile is left behind). Ids given back
+ * by destroyed communicators take the same road (`released`), since a communicator
+ * may die inside such a call too. Completion callbacks (done) and the references
+ * an agreement drops run after the lock is let go: they may destroy communicators.
  */
 #include "comm.h"
 #include "../base/log.h"
 #include "../p2p/p2p.h"
 #include "../p2p/part.h"
 #include "../base/abi.h"
+#include "../base/lock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,8 +80,11 @@ _Static_assert(TDM_COMM_TAG_AGREE(0) < TDM_P2P_PART_TAG_MIN &&
 
 /* ---- this process's ids ---- */
 
+/* ctx_lock: used, held, nwords, rand_state and every agreement's record. */
+static tdm_lock_t ctx_lock = TDM_LOCK_INITIALIZER;
 static uint64_t *used, *held;
 static size_t nwords;
+static void ctx_leave(void);
 
 static int grow(size_t words) {
     if (words <= nwords)
@@ -104,13 +125,46 @@ int tdm_comm_ctxid_init(void) {
     return 0;
 }
 
-void tdm_comm_ctxid_release(uint32_t ctx) {
-    uint32_t bit = ctx / 2;
-    if (ctx != TDM_COMM_CTX_NONE && bit_in(used, nwords, bit))
+static void unmark(uint32_t bit) {
+    if (bit_in(used, nwords, bit))
         used[bit / 64] &= ~(1ull << (bit % 64));
 }
 
+/* Ids given back while another thread held ctx_lock (see the top of the file). */
+typedef struct release_ev {
+    struct release_ev *next;
+    uint32_t bit;
+} release_ev_t;
+static release_ev_t *released;
+
+void tdm_comm_ctxid_release(uint32_t ctx) {
+    if (ctx == TDM_COMM_CTX_NONE)
+        return;
+    if (!tdm_threaded) {
+        unmark(ctx / 2);
+        return;
+    }
+    release_ev_t *ev = malloc(sizeof(*ev));
+    if (!ev) { /* the id stays marked used: never reused, never wrong */
+        tdm_warn(COMM, "out of memory giving back context id %u; it stays in use", ctx);
+        return;
+    }
+    ev->bit = ctx / 2;
+    ev->next = __atomic_load_n(&released, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&released, &ev->next, ev, true, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+        ;
+    if (tdm_lock_try(&ctx_lock))
+        ctx_leave();
+}
+
 void tdm_comm_ctxid_fini(void) {
+    release_ev_t *rel = __atomic_exchange_n(&released, NULL, __ATOMIC_ACQ_REL);
+    while (rel) {
+        release_ev_t *next = rel->next;
+        free(rel);
+        rel = next;
+    }
     free(used);
     free(held);
     used = held = NULL;
@@ -203,7 +257,14 @@ typedef struct agree agree_t;
 typedef struct slot {
     agree_t *a;
     int kind;
+    /* the receive's outcome, as its hook saw it, while the slot waits on `events` */
+    struct slot *next;
+    tdm_rc_t err;
+    size_t bytes;
 } slot_t;
+
+/* Receives completed while another thread held ctx_lock (see the top of the file). */
+static slot_t *events;
 
 /* A bitmap message from a child or the other leader: the first part inline,
  * the rest (rest != NULL while it is being received) after. */
@@ -234,6 +295,8 @@ struct agree {
     uint32_t proposal; /* participant 0 and the decider: the last proposal */
     uint32_t hold;     /* the id held here for this agreement, or NO_BIT */
     bool failed;       /* a local step failed: vote VOTE_FAIL */
+    int rc;            /* ended: the result (the id is `proposal`) */
+    agree_t *next_ended;
 };
 
 static tdm_dtype_t *bytes_type(void) {
@@ -251,22 +314,87 @@ static void hold_release(agree_t *a) {
     }
 }
 
+static void slot_arrived(slot_t *slot, tdm_rc_t err, size_t bytes);
+
+/* Agreements that ended, whose callbacks and references wait for ctx_lock to be
+ * let go (see the top of the file); the lock holder's list. */
+static agree_t *ended;
+
 static void finish(agree_t *a, int rc, uint32_t bit) {
     hold_release(a);
     if (rc == 0 && mark(bit))
         rc = -1;
-    tdm_comm_ctxid_done_fn_t done = a->done;
-    void *arg = a->arg;
-    tdm_comm_release(a->p.parent);
-    if (a->bridged)
-        tdm_comm_release(a->b.via);
     for (int i = 0; i <= a->nchildren; i++)
         free(a->boxes[i].rest);
     free(a->boxes);
     free(a->acc);
     free((void *)a->p.prank);
-    free(a);
-    done(arg, rc, rc == 0 ? bit * 2 : TDM_COMM_CTX_NONE);
+    a->boxes = NULL;
+    a->acc = NULL;
+    a->p.prank = NULL;
+    a->rc = rc;
+    a->proposal = bit;
+    a->next_ended = ended;
+    ended = a;
+}
+
+/* Run what ctx_lock's holder left: events and released ids, under the lock. */
+static void run_pending(void) {
+    release_ev_t *rel = __atomic_exchange_n(&released, NULL, __ATOMIC_ACQ_REL);
+    while (rel) {
+        release_ev_t *next = rel->next;
+        unmark(rel->bit);
+        free(rel);
+        rel = next;
+    }
+    slot_t *ev;
+    while ((ev = __atomic_exchange_n(&events, NULL, __ATOMIC_ACQ_REL))) {
+        slot_t *fifo = NULL; /* the stack is newest first: run them in arrival order */
+        while (ev) {
+            slot_t *next = ev->next;
+            ev->next = fifo;
+            fifo = ev;
+            ev = next;
+        }
+        while (fifo) {
+            slot_t *next = fifo->next;
+            slot_arrived(fifo, fifo->err, fifo->bytes);
+            fifo = next;
+        }
+    }
+}
+
+/* Let ctx_lock go: run what was pushed meanwhile, then the ended agreements'
+ * callbacks without the lock, and take the lock again if something was pushed
+ * after the last look (its pusher found the lock taken and left it to us). */
+static void ctx_leave(void) {
+    for (;;) {
+        run_pending();
+        agree_t *done_list = ended;
+        ended = NULL;
+        tdm_lock_release(&ctx_lock);
+        while (done_list) {
+            agree_t *a = done_list;
+            done_list = a->next_ended;
+            tdm_comm_ctxid_done_fn_t done = a->done;
+            void *arg = a->arg;
+            int rc = a->rc;
+            uint32_t bit = a->proposal;
+            tdm_comm_release(a->p.parent);
+            if (a->bridged)
+                tdm_comm_release(a->b.via);
+            free(a);
+            done(arg, rc, rc == 0 ? bit * 2 : TDM_COMM_CTX_NONE);
+        }
+        if (!tdm_threaded)
+            return;
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (!__atomic_load_n(&events, __ATOMIC_SEQ_CST) &&
+            !__atomic_load_n(&released, __ATOMIC_SEQ_CST))
+            return;
+        if (!tdm_lock_try(&ctx_lock))
+            return; /* its holder runs them */
+    }
 }
 
 /* Where participant i (-1: the other leader) is: communicator, rank, world rank,
@@ -371,9 +499,8 @@ static void post_recv(agree_t *a, int i, void *buf, size_t len, slot_t *slot) {
         return;
     }
     a->pending++;
-    if (!tdm_p2p_req_hook(r, recv_done, slot)) { /* the message was here: handle it now */
-        r->cb_arg = slot;
-        recv_done(r);
+    if (!tdm_p2p_req_hook(r, recv_done, slot)) { /* the message was here: now (ctx_lock held) */
+        slot_arrived(slot, r->status.error, r->status.bytes);
         tdm_p2p_release(r);
     }
 }
@@ -381,9 +508,9 @@ static void post_recv(agree_t *a, int i, void *buf, size_t len, slot_t *slot) {
 static void phase_done(agree_t *a);
 
 /* A bitmap part arrived: merge it (and the vote it carries) into this round's. */
-static void bitmap_arrived(agree_t *a, inbox_t *box, const tdm_req_t *r) {
+static void bitmap_arrived(agree_t *a, inbox_t *box, size_t bytes) {
     if (box->rest) { /* the second part: words INLINE_WORDS - 1 onwards */
-        size_t n = r->status.bytes / sizeof(uint64_t), off = INLINE_WORDS - 1;
+        size_t n = bytes / sizeof(uint64_t), off = INLINE_WORDS - 1;
         if (or_into(&a->acc, &a->nacc, NULL, off + n) == 0)
             for (size_t k = 0; k < n; k++)
                 a->acc[off + k] |= box->rest[k];
@@ -414,17 +541,31 @@ static void bitmap_arrived(agree_t *a, inbox_t *box, const tdm_req_t *r) {
     }
 }
 
-static void recv_done(tdm_req_t *r) {
-    slot_t *slot = r->cb_arg;
+/* A receive of `slot` completed (ctx_lock held). */
+static void slot_arrived(slot_t *slot, tdm_rc_t err, size_t bytes) {
     agree_t *a = slot->a;
-    if (r->status.error != TDM_OK) {
-        tdm_error(COMM, "context id agreement: a receive failed (%d)", r->status.error);
+    if (err != TDM_OK) {
+        tdm_error(COMM, "context id agreement: a receive failed (%d)", err);
         a->failed = true;
     } else if (slot->kind == SLOT_BITMAP) {
-        bitmap_arrived(a, (inbox_t *)slot, r);
+        bitmap_arrived(a, (inbox_t *)slot, bytes);
     }
     if (--a->pending == 0)
         phase_done(a);
+}
+
+/* The receive's hook, from any thread's progress: the step runs under ctx_lock,
+ * here if it is free, else by its holder before it lets go. */
+static void recv_done(tdm_req_t *r) {
+    slot_t *slot = r->cb_arg;
+    slot->err = r->status.error;
+    slot->bytes = r->status.bytes;
+    slot->next = __atomic_load_n(&events, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&events, &slot->next, slot, true, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+        ;
+    if (tdm_lock_try(&ctx_lock))
+        ctx_leave();
 }
 
 static void begin_round(agree_t *a);
@@ -593,7 +734,9 @@ int tdm_comm_ctxid_start(const tdm_comm_peers_t *p, const tdm_comm_bridge_t *b,
         a->decider = tdm_comm_world_rank(a->p.parent, peer_rank(a, 0)) <
                      tdm_comm_peer_world(b->via, b->peer);
     }
+    tdm_lock_acquire(&ctx_lock);
     begin_round(a);
+    ctx_leave();
     return 0;
 }
 
@@ -605,15 +748,16 @@ typedef struct waiter {
     uint32_t ctx;
 } waiter_t;
 
+/* May run in another thread's progress: `done` is stored last, with release. */
 static void waiter_done(void *arg, int rc, uint32_t ctx) {
     waiter_t *w = arg;
     w->rc = rc;
     w->ctx = ctx;
-    w->done = true;
+    TDM_STORE_RELEASE(&w->done, true);
 }
 
 static bool waiter_ready(void *arg) {
-    return ((waiter_t *)arg)->done;
+    return TDM_LOAD_ACQUIRE(&((waiter_t *)arg)->done);
 }
 
 int tdm_comm_ctxid_agree_bridged(const tdm_comm_peers_t *p, const tdm_comm_bridge_t *b,
@@ -621,7 +765,7 @@ int tdm_comm_ctxid_agree_bridged(const tdm_comm_peers_t *p, const tdm_comm_bridg
     waiter_t w = {0};
     if (tdm_comm_ctxid_start(p, b, waiter_done, &w))
         return -1;
-    if (!w.done)
+    if (!waiter_ready(&w))
         tdm_p2p_wait_until(waiter_ready, &w);
     if (w.rc)
         return -1;

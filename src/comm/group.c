@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "group.h"
-#include "handle.h"
+#include "../base/htab.h"
 #include "../base/log.h"
+#include "../base/ref.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,12 +37,12 @@ int tdm_rankmap_from_list(const int *world, int n, tdm_rankmap_t *m_p) {
 
 tdm_rankmap_t tdm_rankmap_share(const tdm_rankmap_t *m) {
     if (m->arr)
-        m->arr->refs++;
+        tdm_ref_inc(&m->arr->refs);
     return *m;
 }
 
 void tdm_rankmap_release(tdm_rankmap_t *m) {
-    if (m->arr && --m->arr->refs == 0) {
+    if (m->arr && tdm_ref_dec(&m->arr->refs)) {
         free(m->arr->order);
         free(m->arr);
     }
@@ -49,15 +50,16 @@ void tdm_rankmap_release(tdm_rankmap_t *m) {
     m->n = 0;
 }
 
-static const int *sort_keys;
-static int cmp_by_world(const void *a, const void *b) {
-    int x = sort_keys[*(const int *)a], y = sort_keys[*(const int *)b];
+static int cmp_by_world(const void *a, const void *b, void *keys) {
+    const int *k = keys;
+    int x = k[*(const int *)a], y = k[*(const int *)b];
     return (x > y) - (x < y);
 }
 
 static int *ranks_order(tdm_ranks_t *a) {
-    if (a->order)
-        return a->order;
+    int *have = TDM_LOAD_ACQUIRE(&a->order);
+    if (have)
+        return have;
     int *o = malloc((size_t)a->n * sizeof(int));
     if (!o) {
         tdm_error(COMM, "out of memory for the reverse index of a %d-rank map", a->n);
@@ -65,9 +67,15 @@ static int *ranks_order(tdm_ranks_t *a) {
     }
     for (int i = 0; i < a->n; i++)
         o[i] = i;
-    sort_keys = a->r;
-    qsort(o, (size_t)a->n, sizeof(int), cmp_by_world);
-    a->order = o;
+    qsort_r(o, (size_t)a->n, sizeof(int), cmp_by_world, a->r);
+    /* two threads may build it at once (a map shared by communicators in use
+     * by both): the first to publish wins, the other drops its copy */
+    int *expected = NULL;
+    if (!__atomic_compare_exchange_n(&a->order, &expected, o, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        free(o);
+        return expected;
+    }
     return o;
 }
 
@@ -127,7 +135,7 @@ bool tdm_rankmap_same_set(const tdm_rankmap_t *a, const tdm_rankmap_t *b) {
 
 /* ---- groups ---- */
 
-static tdm_htab_t groups = {.max = (int)TDM_GROUP_INDEX_MASK + 1};
+static tdm_htab_t groups = TDM_HTAB_INIT((int)TDM_GROUP_INDEX_MASK + 1, false);
 static tdm_group_t empty_obj;
 static int my_world_rank;
 tdm_group_t *tdm_group_empty;
@@ -141,7 +149,7 @@ int tdm_group_init(int world_rank) {
 }
 
 void tdm_group_fini(void) {
-    for (int i = 0; i < groups.count; i++) {
+    for (int i = 0; i < tdm_htab_count(&groups); i++) {
         tdm_group_t *g = tdm_htab_get(&groups, (unsigned)i);
         if (g) {
             tdm_rankmap_release(&g->map);
@@ -183,7 +191,7 @@ tdm_group_t *tdm_group_get(int handle) {
 void tdm_group_release(tdm_group_t *g) {
     if (g == tdm_group_empty)
         return;
-    if (--g->refs > 0)
+    if (!tdm_ref_dec(&g->refs))
         return;
     tdm_htab_free(&groups, (int)((unsigned)g->handle & TDM_GROUP_INDEX_MASK));
     tdm_rankmap_release(&g->map);

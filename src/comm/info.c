@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "info.h"
-#include "handle.h"
+#include "../base/htab.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static tdm_htab_t infos = {.max = (int)TDM_INFO_INDEX_MASK + 1};
+static tdm_htab_t infos = TDM_HTAB_INIT((int)TDM_INFO_INDEX_MASK + 1, false);
 static tdm_info_t env_obj = {.handle = TDM_INFO_ENV_HANDLE, .readonly = true};
 static int env_size;
 static char env_thread_level[32] = "MPI_THREAD_SINGLE";

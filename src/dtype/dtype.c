@@ -6,6 +6,8 @@
  */
 #include "dtype_impl.h"
 #include "../base/log.h"
+#include "../base/htab.h"
+#include "../base/ref.h"
 #include "../base/util.h"
 #include "../base/abi.h"
 
@@ -24,8 +26,9 @@ static tdm_dtype_t builtin[256];
 static tdm_dtype_ext_t builtin_ext[256];
 static tdm_dtype_t pairs[8];
 static tdm_dtype_ext_t pairs_ext[8];
-static tdm_dtype_t **user;
-static size_t nuser, cap_user;
+/* User types. Slots are never reused, so a freed handle stays invalid; lookups
+ * take no lock (htab.h). */
+static tdm_htab_t user = TDM_HTAB_INIT((int)USER_MASK + 1, true);
 
 #define PAIR_ALIGN(_T)                                                                             \
     alignof(struct {                                                                               \
@@ -293,9 +296,7 @@ void tdm_dtype_fini(void) {
             dt->handle = 0;
         }
     }
-    free(user);
-    user = NULL;
-    nuser = cap_user = 0;
+    tdm_htab_fini(&user);
 }
 
 tdm_dtype_t *tdm_dtype_byte(void) {
@@ -313,8 +314,7 @@ tdm_dtype_t *tdm_dtype_get(int handle) {
         return dt->handle == handle ? dt : NULL;
     }
     if ((h & ~USER_MASK) == USER_BASE) {
-        size_t i = h & USER_MASK;
-        return i < nuser ? user[i] : NULL;
+        return tdm_htab_get(&user, h & USER_MASK);
     }
     return NULL;
 }
@@ -322,18 +322,10 @@ tdm_dtype_t *tdm_dtype_get(int handle) {
 /* Give a new user type a handle; 0 or -ENOMEM. Slots are not reused while a
  * handle may still be in a user's variable, so lookups of a freed handle fail. */
 int tdm_dtype_register(tdm_dtype_t *dt) {
-    if (nuser == cap_user) {
-        size_t ncap = cap_user ? 2 * cap_user : 64;
-        if (ncap > USER_MASK + 1)
-            return -ENOMEM;
-        tdm_dtype_t **nu = realloc(user, ncap * sizeof(*nu));
-        if (!nu)
-            return -ENOMEM;
-        user = nu;
-        cap_user = ncap;
-    }
-    dt->handle = (int)(USER_BASE | (unsigned)nuser);
-    user[nuser++] = dt;
+    int i = tdm_htab_alloc(&user, dt);
+    if (i < 0)
+        return -ENOMEM;
+    dt->handle = (int)(USER_BASE | (unsigned)i);
     return 0;
 }
 
@@ -353,7 +345,7 @@ tdm_dtype_t *tdm_dtype_alloc(void) {
 
 void tdm_dtype_retain(tdm_dtype_t *dt) {
     if (!dt->predefined)
-        dt->refs++;
+        tdm_ref_inc(&dt->refs);
 }
 
 static void contents_clear(tdm_dtype_contents_t *c) {
@@ -370,11 +362,11 @@ static void contents_clear(tdm_dtype_contents_t *c) {
 }
 
 void tdm_dtype_release(tdm_dtype_t *dt) {
-    if (dt->predefined || --dt->refs > 0)
+    if (dt->predefined || !tdm_ref_dec(&dt->refs))
         return;
-    size_t i = (unsigned)dt->handle & USER_MASK;
-    if (dt->handle && i < nuser && user[i] == dt)
-        user[i] = NULL;
+    unsigned i = (unsigned)dt->handle & USER_MASK;
+    if (dt->handle && tdm_htab_get(&user, i) == dt)
+        tdm_htab_free(&user, (int)i);
     tdm_dtype_ext_t *x = dt->ext;
     /* the contents' handles first: they may name types we also hold below */
     contents_clear(&x->contents);

@@ -5,6 +5,7 @@
  * which is what pack, unpack and iovec generation walk.
  */
 #include "dtype_impl.h"
+#include "../base/ref.h"
 #include "../base/util.h"
 
 #include <stdbool.h>
@@ -20,11 +21,11 @@ static size_t sat_mul(size_t a, size_t b) {
 }
 
 void tdm_dn_retain(tdm_dnode_t *d) {
-    d->refs++;
+    tdm_ref_inc(&d->refs);
 }
 
 void tdm_dn_release(tdm_dnode_t *d) {
-    while (d && --d->refs == 0) {
+    while (d && tdm_ref_dec(&d->refs)) {
         tdm_dnode_t *next = NULL;
         if (d->kind == TDM_DN_REPEAT) {
             next = d->u.r.child; /* iterate, not recurse: repeats nest deeply */

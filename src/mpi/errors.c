@@ -18,6 +18,7 @@
  */
 #include "bind.h"
 #include "win.h"
+#include "../base/htab.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -150,19 +151,25 @@ typedef struct {
     int errclass; /* for a class: itself */
     char *text;
 } dyn_t;
-static dyn_t *dyn;
+static dyn_t *dyn; /* under err_lock (it moves as it grows) */
 static int ndyn;
 
 /* ---- user error handlers ----
- * A slot is never reused. The functions of every kind take (int *handle, int *code,
- * ...): MPI_Comm and MPI_Session are ints. */
+ * A slot is never reused, and a handler's record stays (with fn NULL once its last
+ * reference goes), so a stale handle is refused, never followed. Lookups take no
+ * lock (base/htab.h); the references are atomic when threaded. The functions of
+ * every kind take (int *handle, int *code, ...): MPI_Comm and MPI_Session are ints. */
 typedef struct {
-    MPI_Comm_errhandler_function *fn;
+    MPI_Comm_errhandler_function *fn; /* NULL once freed and unused */
     int refs;
     int kind; /* TDM_ERRH_COMM, TDM_ERRH_SESSION */
 } errh_t;
-static errh_t *errhs;
-static int nerrh;
+static tdm_htab_t errhs = TDM_HTAB_INIT(0x04000000, true);
+
+/* The record of a user handler's handle, or NULL. */
+static errh_t *errh_at(int eh) {
+    return tdm_htab_get(&errhs, (unsigned)eh - ERRH_USER_BASE);
+}
 
 static int make_code(int errclass, const char *msg) {
     pthread_mutex_lock(&err_lock);
@@ -221,10 +228,11 @@ static void raise_on(int eh, int handle, const char *what, int *code, const char
          * this process); on one node mpirun ends them all either way */
         tdm_mpi_abort_job(1, why);
     }
-    unsigned idx = (unsigned)eh - ERRH_USER_BASE;
-    if (idx < (unsigned)nerrh && errhs[idx].fn) {
+    errh_t *e = errh_at(eh);
+    MPI_Comm_errhandler_function *fn = e ? TDM_LOAD_ACQUIRE(&e->fn) : NULL;
+    if (fn) {
         int h = handle;
-        errhs[idx].fn(&h, code);
+        fn(&h, code);
     }
 }
 
@@ -234,7 +242,7 @@ static void invoke_handler(tdm_comm_t *comm, int *code, const char *msg) {
     if (!comm && tdm_mpi.users > 0 && tdm_comm_world_active())
         comm = tdm_comm_world;
     if (comm)
-        raise_on(comm->errhandler, comm->handle, comm->name, code, msg);
+        raise_on(TDM_LOAD_RELAXED(&comm->errhandler), comm->handle, comm->name, code, msg);
     else
         raise_on(MPI_ERRORS_ARE_FATAL, MPI_COMM_NULL, "this process", code, msg);
 }
@@ -279,7 +287,7 @@ int tdm_mpi_err_session(const tdm_mpi_session_t *s, int errclass, const char *fn
     int code = vmake(errclass, fn, msg, fmt, ap);
     va_end(ap);
     snprintf(what, sizeof(what), "session %#x", (unsigned)s->handle);
-    raise_on(s->errhandler, s->handle, what, &code, msg);
+    raise_on(TDM_LOAD_RELAXED(&s->errhandler), s->handle, what, &code, msg);
     return code;
 }
 
@@ -331,11 +339,15 @@ int PMPI_Error_class(int errorcode, int *errorclass) {
     if (!errorclass)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
     if (errorcode & DYN_BIT) {
-        int idx = errorcode & ~DYN_BIT;
-        if (idx < 0 || idx >= ndyn)
+        int idx = errorcode & ~DYN_BIT, cls = -1;
+        pthread_mutex_lock(&err_lock);
+        if (idx >= 0 && idx < ndyn)
+            cls = dyn[idx].errclass;
+        pthread_mutex_unlock(&err_lock);
+        if (cls < 0)
             return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_class", "unknown error code %d",
                                errorcode);
-        *errorclass = dyn[idx].errclass;
+        *errorclass = cls;
         return MPI_SUCCESS;
     }
     if (errorcode < 0 || !class_text(errorcode & 0x7f))
@@ -354,8 +366,12 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
                            string ? "resultlen" : "string");
     if (errorcode & DYN_BIT) {
         int idx = errorcode & ~DYN_BIT;
-        if (idx >= 0 && idx < ndyn)
-            text = dyn[idx].text ? dyn[idx].text : "";
+        pthread_mutex_lock(&err_lock);
+        if (idx >= 0 && idx < ndyn) {
+            snprintf(buf, sizeof(buf), "%s", dyn[idx].text ? dyn[idx].text : "");
+            text = buf;
+        }
+        pthread_mutex_unlock(&err_lock);
     } else if (errorcode >= 0) {
         unsigned seq = (unsigned)errorcode >> 7;
         const char *ct = class_text(errorcode & 0x7f);
@@ -378,23 +394,46 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
 }
 TDM_WEAK(MPI_Error_string)
 
+/* A new class (errclass < 0) or a code of `errclass`; -1 out of memory, -2 when
+ * errclass is not a class (checked under the lock, as the table may grow). */
 static int dyn_add(int errclass, int *out) {
+    pthread_mutex_lock(&err_lock);
+    int rc = -1;
+    if (errclass >= 0 && (errclass & DYN_BIT) &&
+        !((errclass & ~DYN_BIT) < ndyn && dyn[errclass & ~DYN_BIT].errclass == errclass)) {
+        rc = -2;
+        goto out;
+    }
     dyn_t *nd = realloc(dyn, (size_t)(ndyn + 1) * sizeof(*nd));
     if (!nd)
-        return -1;
+        goto out;
     dyn = nd;
     int code = DYN_BIT | ndyn;
     dyn[ndyn].errclass = errclass < 0 ? code : errclass;
     dyn[ndyn].text = NULL;
     ndyn++;
     *out = code;
-    return 0;
+    rc = 0;
+out:
+    pthread_mutex_unlock(&err_lock);
+    return rc;
+}
+
+/* Classes and codes added so far. */
+static int dyn_count(void) {
+    pthread_mutex_lock(&err_lock);
+    int n = ndyn;
+    pthread_mutex_unlock(&err_lock);
+    return n;
 }
 
 /* MPI_LASTUSEDCODE: never below MPI_ERR_LASTCODE (MPI-3.1 8.5); added classes and
  * codes lie above it. */
 int tdm_mpi_last_used_code(void) {
-    return ndyn ? (DYN_BIT | (ndyn - 1)) : MPI_ERR_LASTCODE;
+    pthread_mutex_lock(&err_lock);
+    int n = ndyn;
+    pthread_mutex_unlock(&err_lock);
+    return n ? (DYN_BIT | (n - 1)) : MPI_ERR_LASTCODE;
 }
 
 int PMPI_Add_error_class(int *errorclass) {
@@ -409,16 +448,19 @@ TDM_WEAK(MPI_Add_error_class)
 
 int PMPI_Add_error_code(int errorclass, int *errorcode) {
     TDM_CHECK_INIT("MPI_Add_error_code");
-    int valid =
-        (errorclass & DYN_BIT)
-            ? ((errorclass & ~DYN_BIT) < ndyn && dyn[errorclass & ~DYN_BIT].errclass == errorclass)
-            : (errorclass >= 0 && errorclass < 128 && class_text(errorclass) != NULL);
+    /* a user class is checked by dyn_add, under its lock */
+    int valid = (errorclass & DYN_BIT) ||
+                (errorclass >= 0 && errorclass < 128 && class_text(errorclass) != NULL);
     if (!valid)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Add_error_code", "invalid error class %d",
                            errorclass);
     if (!errorcode)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Add_error_code", "errorcode is NULL");
-    if (dyn_add(errorclass, errorcode))
+    int rc = dyn_add(errorclass, errorcode);
+    if (rc == -2)
+        return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Add_error_code", "invalid error class %d",
+                           errorclass);
+    if (rc)
         return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Add_error_code", "out of memory");
     return MPI_SUCCESS;
 }
@@ -427,7 +469,7 @@ TDM_WEAK(MPI_Add_error_code)
 int PMPI_Add_error_string(int errorcode, const char *string) {
     TDM_CHECK_INIT("MPI_Add_error_string");
     int idx = errorcode & ~DYN_BIT;
-    if (!(errorcode & DYN_BIT) || idx >= ndyn)
+    if (!(errorcode & DYN_BIT) || idx >= dyn_count())
         return tdm_mpi_err(NULL, MPI_ERR_ARG, "MPI_Add_error_string",
                            "error code %d was not added by MPI_Add_error_class/code", errorcode);
     if (!string || strlen(string) >= MPI_MAX_ERROR_STRING)
@@ -436,8 +478,11 @@ int PMPI_Add_error_string(int errorcode, const char *string) {
     char *copy = strdup(string);
     if (!copy)
         return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Add_error_string", "out of memory");
-    free(dyn[idx].text);
+    pthread_mutex_lock(&err_lock);
+    char *old = dyn[idx].text;
     dyn[idx].text = copy;
+    pthread_mutex_unlock(&err_lock);
+    free(old);
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Add_error_string)
@@ -450,8 +495,8 @@ static bool errh_predefined(MPI_Errhandler eh) {
 static int errh_valid(MPI_Errhandler eh, int kind) {
     if (errh_predefined(eh))
         return 1;
-    unsigned idx = (unsigned)eh - ERRH_USER_BASE;
-    return idx < (unsigned)nerrh && errhs[idx].fn != NULL && (!kind || errhs[idx].kind == kind);
+    errh_t *e = errh_at(eh);
+    return e && TDM_LOAD_ACQUIRE(&e->fn) != NULL && (!kind || e->kind == kind);
 }
 
 bool tdm_mpi_errh_valid(MPI_Errhandler eh, int kind) {
@@ -472,15 +517,15 @@ static int errh_create(const char *fn, int kind, MPI_Comm_errhandler_function *e
     if (!efn || !errhandler)
         return tdm_mpi_err(NULL, MPI_ERR_ARG, fn, "%s is NULL",
                            efn ? "errhandler" : "the handler function");
-    errh_t *ne = realloc(errhs, (size_t)(nerrh + 1) * sizeof(*ne));
-    if (!ne)
-        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    errhs = ne;
-    errhs[nerrh].fn = efn;
-    errhs[nerrh].refs = 1;
-    errhs[nerrh].kind = kind;
-    *errhandler = (MPI_Errhandler)(ERRH_USER_BASE + (unsigned)nerrh);
-    nerrh++;
+    errh_t *e = malloc(sizeof(*e));
+    if (e)
+        *e = (errh_t){.fn = efn, .refs = 1, .kind = kind};
+    int idx = e ? tdm_htab_alloc(&errhs, e) : -1;
+    if (idx < 0) {
+        free(e);
+        return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory for an error handler");
+    }
+    *errhandler = (MPI_Errhandler)(ERRH_USER_BASE + (unsigned)idx);
     return MPI_SUCCESS;
 }
 
@@ -498,15 +543,15 @@ int PMPI_Errhandler_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *err
 TDM_WEAK(MPI_Errhandler_create)
 
 static void errh_retain(MPI_Errhandler eh) {
-    unsigned idx = (unsigned)eh - ERRH_USER_BASE;
-    if (idx < (unsigned)nerrh)
-        errhs[idx].refs++;
+    errh_t *e = errh_at(eh);
+    if (e)
+        tdm_ref_inc(&e->refs);
 }
 
 static void errh_release(MPI_Errhandler eh) {
-    unsigned idx = (unsigned)eh - ERRH_USER_BASE;
-    if (idx < (unsigned)nerrh && errhs[idx].refs > 0 && --errhs[idx].refs == 0)
-        errhs[idx].fn = NULL;
+    errh_t *e = errh_at(eh);
+    if (e && tdm_ref_read(&e->refs) > 0 && tdm_ref_dec(&e->refs))
+        TDM_STORE_RELEASE(&e->fn, NULL);
 }
 
 void tdm_mpi_errh_retain(MPI_Errhandler eh) {
@@ -520,8 +565,8 @@ void tdm_mpi_errh_release(MPI_Errhandler eh) {
 /* An object's handler `*slot` replaced by `eh` (valid for the object's kind). */
 static void errh_replace(int *slot, MPI_Errhandler eh) {
     errh_retain(eh);
-    errh_release(*slot);
-    *slot = eh;
+    /* an error raised on the object by another thread meanwhile sees the old or the new */
+    errh_release(__atomic_exchange_n(slot, eh, __ATOMIC_ACQ_REL));
 }
 
 /* The handler of an object for a get call: the caller gets a new reference, released
@@ -556,7 +601,7 @@ static int errh_get(const char *fn, MPI_Comm comm, MPI_Errhandler *errhandler) {
     tdm_comm_t *c;
     TDM_GET_COMM(fn, comm, c);
     TDM_CHECK_PTR(fn, c, errhandler, "errhandler");
-    *errhandler = errh_share(c->errhandler);
+    *errhandler = errh_share(TDM_LOAD_RELAXED(&c->errhandler));
     return MPI_SUCCESS;
 }
 
@@ -627,7 +672,7 @@ int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
     tdm_mpi_session_t *s;
     TDM_GET_SESSION(fn, session, s);
     TDM_CHECK_PTR_SESSION(fn, s, errhandler, "errhandler");
-    *errhandler = errh_share(s->errhandler);
+    *errhandler = errh_share(TDM_LOAD_RELAXED(&s->errhandler));
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Session_get_errhandler)
@@ -638,7 +683,7 @@ int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) {
     char msg[MPI_MAX_ERROR_STRING], what[64];
     code_text(errorcode, msg);
     snprintf(what, sizeof(what), "session %#x", (unsigned)s->handle);
-    raise_on(s->errhandler, s->handle, what, &errorcode, msg);
+    raise_on(TDM_LOAD_RELAXED(&s->errhandler), s->handle, what, &errorcode, msg);
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Session_call_errhandler)
@@ -670,7 +715,7 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) {
     tdm_mpi_win_t *mw;
     TDM_GET_WIN(fn, win, mw);
     TDM_CHECK_PTR_WIN(fn, mw, errhandler, "errhandler");
-    *errhandler = errh_share(mw->errhandler);
+    *errhandler = errh_share(TDM_LOAD_RELAXED(&mw->errhandler));
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Win_get_errhandler)
@@ -681,7 +726,7 @@ int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
     char msg[MPI_MAX_ERROR_STRING], what[MPI_MAX_OBJECT_NAME + 16];
     code_text(errorcode, msg);
     snprintf(what, sizeof(what), "window %s", mw->name);
-    raise_on(mw->errhandler, mw->handle, what, &errorcode, msg);
+    raise_on(TDM_LOAD_RELAXED(&mw->errhandler), mw->handle, what, &errorcode, msg);
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Win_call_errhandler)
@@ -693,6 +738,6 @@ int tdm_mpi_win_err(tdm_mpi_win_t *mw, int errclass, const char *fn, const char 
     int code = vmake(errclass, fn, msg, fmt, ap);
     va_end(ap);
     snprintf(what, sizeof(what), "window %s", mw->name);
-    raise_on(mw->errhandler, mw->handle, what, &code, msg);
+    raise_on(TDM_LOAD_RELAXED(&mw->errhandler), mw->handle, what, &code, msg);
     return code;
 }

@@ -58,8 +58,8 @@ static int send_common(const char *fn, const void *buf, MPI_Count count, MPI_Dat
             return tdm_mpi_err(c, tdm_mpi_class_of(rc), fn, "cannot send %lld items to rank %d",
                                (long long)count, dest);
     }
-    c->pv.sent_msgs++;
-    c->pv.sent_bytes += (uint64_t)count * dt->size;
+    TDM_COUNTER_ADD(&c->pv.sent_msgs, 1);
+    TDM_COUNTER_ADD(&c->pv.sent_bytes, (uint64_t)count * dt->size);
     if (!blocking) {
         *request = tdm_req_handle(r);
         return MPI_SUCCESS;
@@ -162,7 +162,7 @@ static inline __attribute__((always_inline)) int recv_common(const char *fn, voi
     }
     tdm_status_t s;
     int src_world = source == MPI_ANY_SOURCE ? -1 : tdm_comm_peer_world(c, source);
-    c->pv.recvs++;
+    TDM_COUNTER_ADD(&c->pv.recvs, 1);
     tdm_rc_t rc = tdm_p2p_recv(buf, (size_t)count, dt, source, src_world, tag, c->ctx, c, &s);
     if (TDM_UNLIKELY(rc != TDM_OK))
         return tdm_mpi_err(c, tdm_mpi_class_of(rc), fn, "cannot post the receive");
@@ -204,7 +204,7 @@ irecv_common(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype, 
             return tdm_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
     } else {
         int src_world = source == MPI_ANY_SOURCE ? -1 : tdm_comm_peer_world(c, source);
-        c->pv.recvs++;
+        TDM_COUNTER_ADD(&c->pv.recvs, 1);
         tdm_rc_t rc = tdm_p2p_irecv_ex(buf, (size_t)count, dt, source, src_world, tag, c->ctx, c, 0,
                                        NULL, &r);
         if (rc != TDM_OK)
@@ -590,7 +590,7 @@ static int imrecv_common(const char *fn, void *buf, MPI_Count count, MPI_Datatyp
     TDM_GET_DTYPE(fn, c, datatype, dt);
     TDM_CHECK_BUF(fn, c, buf, count, dt);
     tdm_req_t *r;
-    c->pv.recvs++;
+    TDM_COUNTER_ADD(&c->pv.recvs, 1);
     tdm_rc_t rc = tdm_p2p_imrecv(buf, (size_t)count, dt, m->unexp, c, &r);
     if (rc != TDM_OK)
         return tdm_mpi_err(c, tdm_mpi_class_of(rc), fn, "cannot receive the message");

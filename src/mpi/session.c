@@ -22,7 +22,7 @@
 #include "../coll/coll.h"
 #include "../coll/inter.h"
 #include "../comm/group.h"
-#include "../comm/handle.h"
+#include "../base/htab.h"
 #include "../comm/info.h"
 
 #include <stdio.h>
@@ -32,7 +32,7 @@
 #define SESSION_BASE 0xb8000000u
 #define SESSION_INDEX_MASK 0x03ffffffu
 
-static tdm_htab_t sessions = {.max = (int)SESSION_INDEX_MASK + 1};
+static tdm_htab_t sessions = TDM_HTAB_INIT((int)SESSION_INDEX_MASK + 1, false);
 static uint32_t last_serial;
 
 static const char *const thread_levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
@@ -47,7 +47,7 @@ tdm_mpi_session_t *tdm_mpi_session_get(MPI_Session handle) {
 bool tdm_mpi_origin_open(uint32_t serial) {
     if (serial == 0)
         return tdm_comm_world_active();
-    for (int i = 0; i < sessions.count; i++) {
+    for (int i = 0; i < tdm_htab_count(&sessions); i++) {
         tdm_mpi_session_t *s = tdm_htab_get(&sessions, (unsigned)i);
         if (s && s->serial == serial)
             return true;
@@ -303,7 +303,7 @@ static int check_errhandler(const char *fn, MPI_Errhandler eh, MPI_Group group) 
         return MPI_SUCCESS;
     const char *why = "not a predefined handler or one made by MPI_Comm_create_errhandler";
     tdm_group_t *g = tdm_group_get(group);
-    for (int i = 0; g && g->session != 0 && g->session != TDM_SESSION_ANY && i < sessions.count;
+    for (int i = 0; g && g->session != 0 && g->session != TDM_SESSION_ANY && i < tdm_htab_count(&sessions);
          i++) {
         tdm_mpi_session_t *s = tdm_htab_get(&sessions, (unsigned)i);
         if (s && s->serial == g->session)
