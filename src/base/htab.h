@@ -42,7 +42,7 @@ typedef struct tdm_htab {
 
 /* A table whose indices stay below _max (as a static initialiser). */
 #define TDM_HTAB_INIT(_max, _noreuse)                                                              \
-    {.max = (_max), .noreuse = (_noreuse), .lock = TDM_LOCK_INITIALIZER}
+    { .max = (_max), .noreuse = (_noreuse), .lock = TDM_LOCK_INITIALIZER }
 
 /* Store obj in a free slot; its index, or -1 when out of memory or indices. */
 int tdm_htab_alloc(tdm_htab_t *t, void *obj);

@@ -437,10 +437,13 @@ TDM_REDUCE_CLONES static bool reduce_packed(int code, kind_t k, const void *in, 
 
 /* Written once here, so lookups from several threads only read them. */
 #define PREDEF(_c)                                                                                 \
-    [_c] = {.handle = (int)(OP_PREDEF_BASE | (_c)), .refs = 1, .commute = 1, .predefined = 1,       \
+    [_c] = {.handle = (int)(OP_PREDEF_BASE | (_c)),                                                \
+            .refs = 1,                                                                             \
+            .commute = 1,                                                                          \
+            .predefined = 1,                                                                       \
             .code = (_c)}
 static tdm_op_t predef[TDM_OP_LAST + 1] = {
-    PREDEF(1), PREDEF(2),  PREDEF(3),  PREDEF(4),  PREDEF(5),  PREDEF(6),  PREDEF(7),
+    PREDEF(1), PREDEF(2), PREDEF(3),  PREDEF(4),  PREDEF(5),  PREDEF(6),  PREDEF(7),
     PREDEF(8), PREDEF(9), PREDEF(10), PREDEF(11), PREDEF(12), PREDEF(13), PREDEF(14)};
 _Static_assert(TDM_OP_LAST == 14, "every predefined op has its entry above");
 /* User ops: slots are reused once an op is destroyed (its last operation done). */

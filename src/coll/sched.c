@@ -64,9 +64,9 @@ struct tdm_sched {
     bool blocking;
     bool immediate; /* steps run as they are added (tdm_sched_immediate) */
     bool done;
-    int error;     /* tdm_rc_t */
-    int pending;   /* requests in flight, + 1 while advance() posts a round */
-    bool guarded;  /* advance() holds its guard count in `pending` */
+    int error;    /* tdm_rc_t */
+    int pending;  /* requests in flight, + 1 while advance() posts a round */
+    bool guarded; /* advance() holds its guard count in `pending` */
     step_t *steps;
     size_t n, cap, cur;
     tmp_t *tmps;
@@ -706,7 +706,7 @@ static void post(tdm_sched_t *s, bool send, bool ahead, int peer, int flags, voi
         set_error(s, rc != TDM_OK ? rc : TDM_ERR_INTERN);
         return;
     }
-    pend_add(s, 1); /* before the hook can run */
+    pend_add(s, 1);                                 /* before the hook can run */
     if (!tdm_p2p_req_hook(r, on_p2p_complete, s)) { /* done already */
         pend_drop(s);
         note_status(s, r);

@@ -7,6 +7,15 @@
  * (copy, reduce) run in order when reached. Buffers handed to steps must stay
  * valid until the schedule ends; temporaries from tdm_sched_tmp*() are freed
  * with the schedule. The schedule retains every datatype and op it names.
+ *
+ * Threads (MPI_THREAD_MULTIPLE): a schedule is built by one thread, the caller
+ * of a collective on its communicator, and the per-communicator state (tag
+ * sequences, `comm->coll`) is only touched by such calls, which MPI has the user
+ * order on each communicator: no lock. Running, a schedule is advanced by its
+ * completion hooks from any thread's progress; sched.c's top comment says how a
+ * step runs exactly once. The process-wide caches (freed schedules, large
+ * temporaries, the copy chooser) are under sched.c's cache lock; the chooser's
+ * counters are TDM_COUNTER_ADD; user ops live in a handle table (op.c).
  */
 #ifndef TDM_COLL_SCHED_H
 #define TDM_COLL_SCHED_H

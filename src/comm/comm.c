@@ -87,7 +87,7 @@ static void destroy(tdm_comm_t *c) {
         c->topo = NULL;
     }
     if (c->coll)
-        TDM_LOAD_ACQUIRE(&tdm_comm_destroy_hook)(c);
+        TDM_LOAD_ACQUIRE (&tdm_comm_destroy_hook)(c);
     tdm_comm_ctxid_release(c->ctx);
     tdm_rankmap_release(&c->map);
     if (c->inter) {

@@ -38,6 +38,19 @@
  * a communicator is orphaned: tdm_comm_get no longer finds it, MPI_Comm_free still
  * releases it (tdm_comm_get_orphan).
  *
+ * Threads (MPI_THREAD_MULTIPLE; base/lock.h). Who protects what:
+ * - the handle tables of communicators, groups and info objects (base/htab.h):
+ *   their own locks to change, none to look up;
+ * - `refs` (and a rank array's and a group's): atomic when threaded (base/ref.h);
+ * - context ids: ctxid.c's lock (its top comment: hooks never wait for it);
+ * - attribute lists: attr.c's list lock; keyvals: attr.c's keyval lock;
+ * - `errhandler`: swapped atomically by src/mpi (errors.c);
+ * - `pv`: counters (TDM_COUNTER_ADD);
+ * - everything else (name, hints, agree_seq, coll, topo) belongs to the calls
+ *   on this communicator, which the user orders: MPI forbids concurrent
+ *   collectives (creation included) on one communicator, and setting a name or
+ *   info while another thread reads it is the user's race.
+ *
  * The boot communicator. Creating a communicator from a group alone
  * (MPI_Comm_create_from_group, MPI_Intercomm_create_from_groups) has no parent to
  * talk over: the group's members talk over a hidden communicator spanning the whole

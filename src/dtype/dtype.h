@@ -31,6 +31,15 @@
  * Objects are reference counted (`refs`): the user's handle, every message in
  * flight (p2p retains on send/recv) and every type built from it hold one, so
  * MPI_Type_free while a message using the type is in flight is safe.
+ *
+ * Threads (MPI_THREAD_MULTIPLE): the predefined table is written once at
+ * initialisation and only read after; user types live in a handle table
+ * (base/htab.h: a lock to add, none to look up; slots never reused); `refs`, and
+ * those of the layout nodes types share, are atomic when threaded (base/ref.h),
+ * so threads may build types from the same old types and free them at once. A
+ * type's own fields are written by its constructor and commit before its handle
+ * is returned and only read after; committing or naming one type from two
+ * threads at once is the user's race.
  */
 #ifndef TDM_DTYPE_H
 #define TDM_DTYPE_H

@@ -546,6 +546,8 @@ static struct {
     f90_ent_t *ent;
     size_t n, cap;
 } f90_cache[F90_KINDS];
+/* The cache is shared: two threads asking for one (p, r) get one handle. */
+static tdm_lock_t f90_lock = TDM_LOCK_INITIALIZER;
 
 static bool type_is_f90(const tdm_dtype_t *dt) {
     const tdm_dtype_contents_t *c = tdm_dtype_contents(dt);
@@ -593,17 +595,21 @@ static int f90_type(const char *fn, int kind, int p, int r, MPI_Datatype *newtyp
                            p, r);
     if (kind == F90_INTEGER)
         p = MPI_UNDEFINED; /* not an argument: one entry per r */
+    tdm_lock_acquire(&f90_lock);
     for (size_t i = 0; i < f90_cache[kind].n; i++) {
         if (f90_cache[kind].ent[i].p == p && f90_cache[kind].ent[i].r == r) {
             *newtype = f90_cache[kind].ent[i].type;
+            tdm_lock_release(&f90_lock);
             return MPI_SUCCESS;
         }
     }
     if (f90_cache[kind].n == f90_cache[kind].cap) {
         size_t ncap = f90_cache[kind].cap ? 2 * f90_cache[kind].cap : 16;
         f90_ent_t *ne = realloc(f90_cache[kind].ent, ncap * sizeof(*ne));
-        if (!ne)
+        if (!ne) {
+            tdm_lock_release(&f90_lock);
             return tdm_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory for the table of types");
+        }
         f90_cache[kind].ent = ne;
         f90_cache[kind].cap = ncap;
     }
@@ -613,10 +619,13 @@ static int f90_type(const char *fn, int kind, int p, int r, MPI_Datatype *newtyp
     MPI_Datatype nt = MPI_DATATYPE_NULL;
     int err = PUBLISH(fn, rc, dt, combiners[kind], int, 0, NULL, &nt,
                       TDM_DTYPE_INTS(kind == F90_INTEGER ? 1 : 2, ints));
-    if (err)
+    if (err) {
+        tdm_lock_release(&f90_lock);
         return err;
+    }
     tdm_dtype_commit(dt);
     f90_cache[kind].ent[f90_cache[kind].n++] = (f90_ent_t){.p = p, .r = r, .type = nt};
+    tdm_lock_release(&f90_lock);
     *newtype = nt;
     return MPI_SUCCESS;
 }

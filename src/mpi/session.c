@@ -303,7 +303,8 @@ static int check_errhandler(const char *fn, MPI_Errhandler eh, MPI_Group group) 
         return MPI_SUCCESS;
     const char *why = "not a predefined handler or one made by MPI_Comm_create_errhandler";
     tdm_group_t *g = tdm_group_get(group);
-    for (int i = 0; g && g->session != 0 && g->session != TDM_SESSION_ANY && i < tdm_htab_count(&sessions);
+    for (int i = 0;
+         g && g->session != 0 && g->session != TDM_SESSION_ANY && i < tdm_htab_count(&sessions);
          i++) {
         tdm_mpi_session_t *s = tdm_htab_get(&sessions, (unsigned)i);
         if (s && s->serial == g->session)

@@ -7,6 +7,7 @@
  * through the communicator's.
  */
 #include "win.h"
+#include "../base/htab.h"
 #include "../comm/attr.h"
 #include "../comm/group.h"
 #include "../comm/info.h"
@@ -30,36 +31,26 @@ _Static_assert(MPI_MODE_NOCHECK == TDM_RMA_MODE_NOCHECK &&
 
 /* ---- handles ---- */
 
-static tdm_mpi_win_t **wins;
-static int nwins;
+/* Windows' handles: a lock to add or remove, none to look up (base/htab.h). */
+static tdm_htab_t wins = TDM_HTAB_INIT((int)TDM_WIN_INDEX_MASK + 1, false);
 
 tdm_mpi_win_t *tdm_mpi_win_get(MPI_Win handle) {
     unsigned h = (unsigned)handle;
     if ((h & ~TDM_WIN_INDEX_MASK) != TDM_WIN_USER_BASE)
         return NULL;
-    unsigned i = h & TDM_WIN_INDEX_MASK;
-    return i < (unsigned)nwins ? wins[i] : NULL;
+    return tdm_htab_get(&wins, h & TDM_WIN_INDEX_MASK);
 }
 
 static int handle_new(tdm_mpi_win_t *mw) {
-    int i;
-    for (i = 0; i < nwins && wins[i]; i++)
-        ;
-    if (i == nwins) {
-        tdm_mpi_win_t **nw = realloc(wins, (size_t)(nwins + 16) * sizeof(*nw));
-        if (!nw)
-            return -1;
-        memset(nw + nwins, 0, 16 * sizeof(*nw));
-        wins = nw;
-        nwins += 16;
-    }
-    wins[i] = mw;
+    int i = tdm_htab_alloc(&wins, mw);
+    if (i < 0)
+        return -1;
     mw->handle = (int)(TDM_WIN_USER_BASE | (unsigned)i);
     return 0;
 }
 
 static void handle_drop(tdm_mpi_win_t *mw) {
-    wins[(unsigned)mw->handle & TDM_WIN_INDEX_MASK] = NULL;
+    tdm_htab_free(&wins, (int)((unsigned)mw->handle & TDM_WIN_INDEX_MASK));
 }
 
 int tdm_mpi_win_rma_err(tdm_mpi_win_t *mw, tdm_rma_rc_t rc, const char *fn) {

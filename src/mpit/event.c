@@ -53,7 +53,8 @@ struct tdm_mpit_event_inst {
     struct tdm_mpit_event_inst *outer; /* an instance being delivered when this one came */
     _Alignas(8) unsigned char data[MAX_ELEMS * 8];
 };
-static tdm_mpit_event_inst_t *current; /* the instance whose callbacks run */
+/* per thread: two threads may deliver events at once, each its own chain */
+static _Thread_local tdm_mpit_event_inst_t *current; /* the instance whose callbacks run */
 
 static void layout_all(void) {
     for (int e = 0; e < TDM_EV_COUNT; e++) {
