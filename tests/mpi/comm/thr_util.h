@@ -21,7 +21,7 @@ static int thr_rank = -1;
     do {                                                                                           \
         if (!(_cond)) {                                                                            \
             if (__atomic_fetch_add(&thr_errs, 1, __ATOMIC_RELAXED) < 20) {                         \
-                char _m[1280];                                                                      \
+                char _m[1280];                                                                     \
                 snprintf(_m, sizeof(_m), __VA_ARGS__);                                             \
                 fprintf(stderr, "rank %d: %s:%d: check failed: %s: %s\n", thr_rank, __FILE__,      \
                         __LINE__, #_cond, _m);                                                     \

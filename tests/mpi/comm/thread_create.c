@@ -27,8 +27,8 @@ static void ring(MPI_Comm c, int tid, int it, const char *what) {
     MPI_Status st;
     THR_OK(MPI_Sendrecv(out, 3, MPI_INT, to, 0, in, 3, MPI_INT, from, 0, c, &st));
     THR_CHECK(in[0] == tid && in[1] == it && in[2] == from,
-              "%s (thread %d, iteration %d): got {%d, %d, %d} from %d, expected {%d, %d, %d}",
-              what, tid, it, in[0], in[1], in[2], from, tid, it, from);
+              "%s (thread %d, iteration %d): got {%d, %d, %d} from %d, expected {%d, %d, %d}", what,
+              tid, it, in[0], in[1], in[2], from, tid, it, from);
 }
 
 static void named(MPI_Comm c, int tid, int it, const char *what) {

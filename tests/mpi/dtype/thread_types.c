@@ -77,10 +77,11 @@ static void *worker(void *p) {
         int ints[3];
         MPI_Datatype old;
         THR_OK(MPI_Type_get_contents(v, 3, 0, 1, ints, NULL, &old));
-        THR_CHECK(ints[0] == 4 && ints[1] == 2 && ints[2] == 3, "vector contents %d %d %d",
-                  ints[0], ints[1], ints[2]);
+        THR_CHECK(ints[0] == 4 && ints[1] == 2 && ints[2] == 3, "vector contents %d %d %d", ints[0],
+                  ints[1], ints[2]);
         THR_CHECK(old == tri, "vector's old type is not the shared one");
-        MPI_Type_free(&old); /* a derived type comes back as a new reference */
+        /* `old` is a reference of its own to tri, not freed here: MPI_Type_free of a
+         * handle also deletes that type's attributes, which other threads are using */
         /* a named duplicate */
         THR_OK(MPI_Type_dup(st, &d));
         char name[MPI_MAX_OBJECT_NAME], got[MPI_MAX_OBJECT_NAME];
@@ -119,8 +120,8 @@ int main(int argc, char **argv) {
     /* the shared type is whole: a message of it arrives intact */
     int x[3] = {1, 2, 3}, y[3] = {0, 0, 0};
     MPI_Sendrecv(x, 1, tri, 0, 0, y, 1, tri, 0, 0, MPI_COMM_SELF, MPI_STATUS_IGNORE);
-    THR_CHECK(y[0] == 1 && y[1] == 2 && y[2] == 3, "shared type after the threads: %d %d %d",
-              y[0], y[1], y[2]);
+    THR_CHECK(y[0] == 1 && y[1] == 2 && y[2] == 3, "shared type after the threads: %d %d %d", y[0],
+              y[1], y[2]);
     MPI_Type_free(&tri);
     return thr_finalize();
 }
