@@ -340,6 +340,8 @@ static void finish(agree_t *a, int rc, uint32_t bit) {
 
 /* Run what ctx_lock's holder left: events and released ids, under the lock. */
 static void run_pending(void) {
+    if (!tdm_threaded) /* both lists stay empty: their pushers act at once */
+        return;
     release_ev_t *rel = __atomic_exchange_n(&released, NULL, __ATOMIC_ACQ_REL);
     while (rel) {
         release_ev_t *next = rel->next;
@@ -558,6 +560,11 @@ static void slot_arrived(slot_t *slot, tdm_rc_t err, size_t bytes) {
  * here if it is free, else by its holder before it lets go. */
 static void recv_done(tdm_req_t *r) {
     slot_t *slot = r->cb_arg;
+    if (!tdm_threaded) {
+        slot_arrived(slot, r->status.error, r->status.bytes);
+        ctx_leave();
+        return;
+    }
     slot->err = r->status.error;
     slot->bytes = r->status.bytes;
     slot->next = __atomic_load_n(&events, __ATOMIC_RELAXED);
