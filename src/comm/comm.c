@@ -83,7 +83,7 @@ int tdm_comm_finalize_attrs(void) {
 
 static void destroy(tdm_comm_t *c) {
     if (c->topo) {
-        tdm_comm_topo_ops->free(c->topo);
+        TDM_LOAD_ACQUIRE(&tdm_comm_topo_ops)->free(c->topo);
         c->topo = NULL;
     }
     if (c->coll)
@@ -251,7 +251,7 @@ static int dup_fill(tdm_comm_t *parent, const tdm_info_t *hints, tdm_comm_t *c) 
     const tdm_info_t *h = hints ? hints : parent->hints;
     if (h && h->n > 0 && !(c->hints = tdm_info_dup(h, false)))
         return -1;
-    if (parent->topo && !(c->topo = tdm_comm_topo_ops->dup(parent->topo)))
+    if (parent->topo && !(c->topo = TDM_LOAD_ACQUIRE(&tdm_comm_topo_ops)->dup(parent->topo)))
         return -1;
     int rc = tdm_attr_copy_all(TDM_ATTR_COMM, &parent->attrs, parent->handle, c->handle, &c->attrs);
     return rc > 0 ? rc : rc < 0 ? -1 : 0;

@@ -96,7 +96,8 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
         return INIT_ERR(errhandler, MPI_ERR_NO_MEM, "out of memory for a session");
     }
     s->handle = (int)(SESSION_BASE | (unsigned)index);
-    s->serial = ++last_serial;
+    /* sessions may start in several threads */
+    s->serial = __atomic_add_fetch(&last_serial, 1, __ATOMIC_RELAXED);
     s->errhandler = errhandler;
     s->thread_level = level;
     tdm_mpi_errh_retain(errhandler);

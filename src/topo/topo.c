@@ -200,7 +200,8 @@ static void ops_free(void *t) {
 static const tdm_comm_topo_ops_t topo_ops = {.dup = ops_dup, .free = ops_free};
 
 void tdm_topo_attach(tdm_comm_t *c, tdm_topo_t *t) {
-    tdm_comm_topo_ops = &topo_ops;
+    /* threads making topologies on different communicators store the same pointer */
+    TDM_STORE_RELEASE(&tdm_comm_topo_ops, &topo_ops);
     c->topo = t;
 }
 
