@@ -150,6 +150,20 @@ void tdm_p2p_handle_packet(int peer, const void *body) {
     handlers[type](peer, body);
 }
 
+/* Handles up to 32 cells from the peer's ring: a bounded batch per peer keeps one busy
+ * sender from starving the rest. Threaded, the caller holds the pair's lock. */
+static inline int drain_peer(int peer) {
+    int events = 0;
+    for (; events < 32; events++) {
+        void *body = tdm_shm_recv_peek(peer);
+        if (!body)
+            break;
+        tdm_p2p_handle_packet(peer, body);
+        tdm_shm_recv_release(peer);
+    }
+    return events;
+}
+
 /* Progress when several threads may call in: a pair another thread holds is skipped (it
  * is being drained or written), a ring is looked at before its lock is tried (an idle
  * poll takes no lock), and the hooks of what completed run at the end with no lock held. */
@@ -162,14 +176,7 @@ static int progress_threaded(void) {
         tdm_lock_t *l = &tdm_p2p.peers[peer].lock;
         if (!tdm_lock_try(l))
             continue;
-        for (int k = 0; k < 32; k++) {
-            void *body = tdm_shm_recv_peek(peer);
-            if (!body)
-                break;
-            tdm_p2p_handle_packet(peer, body);
-            tdm_shm_recv_release(peer);
-            events++;
-        }
+        events += drain_peer(peer);
         tdm_lock_release(l);
     }
     if (TDM_COUNTER_READ(&tdm_p2p.tx_busy)) {
@@ -200,15 +207,7 @@ int tdm_p2p_progress(void) {
     for (int peer = 0; peer < n; peer++) {
         if (peer == me)
             continue;
-        /* a bounded batch per peer keeps one busy sender from starving the rest */
-        for (int k = 0; k < 32; k++) {
-            void *body = tdm_shm_recv_peek(peer);
-            if (!body)
-                break;
-            tdm_p2p_handle_packet(peer, body);
-            tdm_shm_recv_release(peer);
-            events++;
-        }
+        events += drain_peer(peer);
     }
     if (tdm_p2p.tx_busy) {
         for (int peer = 0; peer < n; peer++) {
