@@ -1,31 +1,33 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Helpers shared by the tests of tests/mpi/{comm,group,attr,info}. Only
- * point-to-point is used to exchange data (these tests must not depend on
- * collectives), and every result is checked against a reference computed
- * serially from the same inputs.
+ * Helpers shared by the tests of tests/mpi/{comm,group,attr,info} and the thread_*
+ * programs of other areas. Only point-to-point is used to exchange data (these tests
+ * must not depend on collectives), and every result is checked against a reference
+ * computed serially from the same inputs. The checks may be made from several threads
+ * at once (with ../thread_run.h): the count is atomic and each report one write.
  */
 #ifndef TANDEM_TESTS_TUTIL_H
 #define TANDEM_TESTS_TUTIL_H
+
+#include "../thread_run.h"
 
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int t_errs;
+static int t_errs; /* atomic: threads add to it */
 static int t_rank = -1;
+
+#define T_ERR() __atomic_fetch_add(&t_errs, 1, __ATOMIC_RELAXED)
 
 #define T_CHECK(_cond, ...)                                                                        \
     do {                                                                                           \
-        if (!(_cond)) {                                                                            \
-            t_errs++;                                                                              \
-            if (t_errs < 20) {                                                                     \
-                fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", t_rank, __FILE__, __LINE__,  \
-                        #_cond);                                                                   \
-                fprintf(stderr, __VA_ARGS__);                                                      \
-                fprintf(stderr, "\n");                                                             \
-            }                                                                                      \
+        if (!(_cond) && T_ERR() < 20) {                                                            \
+            char _m[1280];                                                                         \
+            snprintf(_m, sizeof(_m), __VA_ARGS__);                                                 \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s: %s\n", t_rank, __FILE__, __LINE__,  \
+                    #_cond, _m);                                                                   \
         }                                                                                          \
     } while (0)
 
@@ -39,7 +41,7 @@ static int t_rank = -1;
             MPI_Error_string(_rc, _s, &_l);                                                        \
             fprintf(stderr, "rank %d: %s:%d: %s failed: %s\n", t_rank, __FILE__, __LINE__, #_call, \
                     _s);                                                                           \
-            t_errs++;                                                                              \
+            T_ERR();                                                                               \
         }                                                                                          \
     } while (0)
 
@@ -52,13 +54,31 @@ static int t_rank = -1;
         if (_cls != (_class)) {                                                                    \
             fprintf(stderr, "rank %d: %s:%d: %s returned class %d, expected %s (%d)\n", t_rank,    \
                     __FILE__, __LINE__, #_call, _cls, #_class, (_class));                          \
-            t_errs++;                                                                              \
+            T_ERR();                                                                               \
         }                                                                                          \
     } while (0)
 
 static inline void t_init(int *argc, char ***argv) {
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &t_rank);
+}
+
+/* t_init of the thread_* programs: MPI_THREAD_MULTIPLE or skipped; errors return. */
+static inline void t_init_threads(int *argc, char ***argv) {
+    tr_init(argc, argv, 0);
+    MPI_Comm_rank(MPI_COMM_WORLD, &t_rank);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+/* Run fn(t, comms) in n threads (../thread_run.h), comms[t] a duplicate of MPI_COMM_WORLD
+ * of thread t's own, made before they start and freed after they end. */
+static inline void t_run_on_dups(int n, tr_fn_t fn, MPI_Comm *comms) {
+    tr_check_count(n, TR_MAX);
+    for (int i = 0; i < n; i++)
+        T_OK(MPI_Comm_dup(MPI_COMM_WORLD, &comms[i]));
+    tr_run(n, fn, comms, NULL);
+    for (int i = 0; i < n; i++)
+        T_OK(MPI_Comm_free(&comms[i]));
 }
 
 /* out[i] = value of rank i of comm (point-to-point only). */

@@ -17,6 +17,8 @@
  * Rendezvous protocols are forced by the testlist (TANDEM_RNDV_PROTOCOL, TANDEM_CMA=off);
  * 4 ranks on 2 cores oversubscribe (waits yield and block).
  */
+#include "../thread_run.h"
+
 #include <mpi.h>
 #include <pthread.h>
 #include <sched.h>
@@ -69,8 +71,7 @@ static unsigned seed_of(int src, int dst, int t, int k) {
 static MPI_Comm dups[MAXT], shared;
 
 /* ---- tags: Isend + Recv with a tag per thread on MPI_COMM_WORLD ---- */
-static void *tags(void *arg) {
-    int t = (int)(intptr_t)arg;
+static void *tags(int t, void *arg) {
     unsigned char *sb = malloc(300000), *rb = malloc(300000);
     for (int k = 0; k < (int)NSIZES; k++) {
         size_t n = sizes[k];
@@ -97,8 +98,7 @@ static void *tags(void *arg) {
 }
 
 /* ---- comms: a communicator per thread, wildcard receives ---- */
-static void *comms(void *arg) {
-    int t = (int)(intptr_t)arg;
+static void *comms(int t, void *arg) {
     MPI_Comm c = dups[t];
     unsigned char *sb = malloc(300000), *rb = malloc(300000);
     /* any source, any tag: the tag (k * 64 + d) says which message came; per size, every
@@ -178,8 +178,7 @@ static void msg_check(const unsigned char *b, size_t n, const char *what, int me
 }
 
 /* Every thread sends PER_THREAD messages to the next rank and receives as many from any. */
-static void *anysrc(void *arg) {
-    int t = (int)(intptr_t)arg;
+static void *anysrc(int t, void *arg) {
     int to = (rank + 1) % nprocs;
     unsigned char *rb = malloc(msg_size(NSIZES - 1));
     /* the sends are freed at once: their buffers are kept until the main thread's barrier,
@@ -203,8 +202,7 @@ static void *anysrc(void *arg) {
     return keep;
 }
 
-static void *mprobe(void *arg) {
-    int t = (int)(intptr_t)arg;
+static void *mprobe(int t, void *arg) {
     int to = (rank + 1) % nprocs;
     MPI_Request sr[PER_THREAD];
     unsigned char *sb[PER_THREAD];
@@ -268,8 +266,7 @@ static void handoff_check(int i, const MPI_Status *st, int t) {
     check_data(hbuf[i], hsize(i), seed_of(from, rank, 99, i + 1), "handoff", t);
 }
 
-static void *handoff(void *arg) {
-    int t = (int)(intptr_t)arg;
+static void *handoff(int t, void *arg) {
     int to = (rank + 1) % nprocs, from = (rank - 1 + nprocs) % nprocs;
     if (t == 0) {
         for (int i = 0; i < HANDOFF; i++) {
@@ -340,8 +337,7 @@ static void *handoff(void *arg) {
 }
 
 /* ---- selfs: messages to oneself ---- */
-static void *selfs(void *arg) {
-    int t = (int)(intptr_t)arg;
+static void *selfs(int t, void *arg) {
     unsigned char *sb = malloc(300000), *rb = malloc(300000);
     for (int k = 0; k < (int)NSIZES; k++) {
         size_t n = sizes[k];
@@ -358,13 +354,9 @@ static void *selfs(void *arg) {
     return NULL;
 }
 
-static void run(const char *name, void *(*fn)(void *), int nt) {
-    pthread_t th[MAXT];
+static void run(const char *name, tr_fn_t fn, int nt) {
     void *ret[MAXT];
-    for (int t = 0; t < nt; t++)
-        pthread_create(&th[t], NULL, fn, (void *)(intptr_t)t);
-    for (int t = 0; t < nt; t++)
-        pthread_join(th[t], &ret[t]);
+    tr_run(nt, fn, NULL, ret);
     MPI_Barrier(MPI_COMM_WORLD);
     for (int t = 0; t < nt; t++) {
         if (ret[t]) { /* anysrc's freed sends: their buffers, safe to free after the barrier */
@@ -378,16 +370,9 @@ static void run(const char *name, void *(*fn)(void *), int nt) {
 }
 
 int main(int argc, char **argv) {
-    int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    tr_init(&argc, &argv, 0);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (provided != MPI_THREAD_MULTIPLE) {
-        if (rank == 0)
-            fprintf(stderr, "MPI_THREAD_MULTIPLE not provided (TANDEM_THREAD_LEVEL=multiple?)\n");
-        MPI_Finalize();
-        return 77;
-    }
     if (argc > 1)
         nthreads = atoi(argv[1]);
     if (nthreads < 2 || nthreads > MAXT || nprocs > 64) {

@@ -59,14 +59,19 @@ static inline void rt_expect(int line, const char *what, int rc, int cls, const 
 #define EXPECT(_call, _cls, _fn, _word)                                                            \
     rt_expect(__LINE__, #_call, (_call), (_cls), #_cls, (_fn), (_word))
 
-static inline void rt_init(int *argc, char ***argv) {
-    MPI_Init(argc, argv);
+/* What rt_init does after MPI_Init, for programs that initialise otherwise. */
+static inline void rt_setup(void) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     char ver[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
     MPI_Get_library_version(ver, &len);
     on_tandem = strstr(ver, "Tandem") != NULL;
+}
+
+static inline void rt_init(int *argc, char ***argv) {
+    MPI_Init(argc, argv);
+    rt_setup();
 }
 
 /* Sum the error counts on rank 0, print the verdict, finalize. */

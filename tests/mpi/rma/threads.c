@@ -9,9 +9,8 @@
  *   threads KIND [ITERS]   KIND create|allocate|dynamic
  * Exits 77 (skipped) when the library does not provide MPI_THREAD_MULTIPLE.
  */
+#include "../thread_run.h"
 #include "rmatest.h"
-
-#include <pthread.h>
 
 #define NT 4 /* threads per rank */
 
@@ -34,8 +33,7 @@ static int64_t put_value(int origin, int k, int i) {
     return ((int64_t)origin * NT + k) * 1000000 + i + 1;
 }
 
-static void *worker(void *arg) {
-    int k = (int)(intptr_t)arg;
+static void *worker(int k, void *arg) {
     MPI_Win ws = shared_w.win, wo = own_w[k].win;
     int64_t one = 1, mine = k + 1, v, got;
     for (int i = 0; i < iters; i++) {
@@ -72,18 +70,8 @@ static void *worker(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    int provided = MPI_THREAD_SINGLE;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (provided < MPI_THREAD_MULTIPLE) {
-        MPI_Finalize();
-        return 77;
-    }
-    char ver[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_Get_library_version(ver, &len);
-    on_tandem = strstr(ver, "Tandem") != NULL;
+    tr_init(&argc, &argv, 0);
+    rt_setup();
     if (argc < 2) {
         if (rank == 0)
             fprintf(stderr, "usage: threads create|allocate|dynamic [ITERS]\n");
@@ -105,11 +93,7 @@ int main(int argc, char **argv) {
     OK(MPI_Win_lock_all(0, shared_w.win));
     for (int k = 0; k < NT; k++)
         OK(MPI_Win_lock_all(0, own_w[k].win));
-    pthread_t th[NT];
-    for (int k = 0; k < NT; k++)
-        pthread_create(&th[k], NULL, worker, (void *)(intptr_t)k);
-    for (int k = 0; k < NT; k++)
-        pthread_join(th[k], NULL);
+    tr_run(NT, worker, NULL, NULL);
     for (int k = 0; k < NT; k++)
         OK(MPI_Win_unlock_all(own_w[k].win));
     OK(MPI_Win_unlock_all(shared_w.win));

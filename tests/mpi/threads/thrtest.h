@@ -3,11 +3,14 @@
  * Shared code of the MPI_THREAD_MULTIPLE tests: initialisation that insists on
  * MPI_THREAD_MULTIPLE (a library that provides less fails the test loudly: the
  * testlist sets TANDEM_THREAD_LEVEL=multiple, so a lower level is a bug, not a
- * reason to skip), a thread pool run, error counting from any thread, byte
- * patterns, and the verdict on rank 0. Built as-is with the anchors' mpicc too.
+ * reason to skip), a thread pool run (both over ../thread_run.h, which the tests of
+ * other areas share), error counting from any thread, byte patterns, and the verdict
+ * on rank 0. Built as-is with the anchors' mpicc too.
  */
 #ifndef TANDEM_THRTEST_H
 #define TANDEM_THRTEST_H
+
+#include "../thread_run.h"
 
 #include <mpi.h>
 #include <pthread.h>
@@ -47,47 +50,23 @@ static _Thread_local int thr_self = -1; /* the test's thread index, -1 on the ma
         }                                                                                          \
     } while (0)
 
-static inline const char *thr_level_name(int l) {
-    switch (l) {
-    case MPI_THREAD_SINGLE:
-        return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED:
-        return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED:
-        return "MPI_THREAD_SERIALIZED";
-    case MPI_THREAD_MULTIPLE:
-        return "MPI_THREAD_MULTIPLE";
-    default:
-        return "an unknown level";
-    }
-}
-
+/* MPI_THREAD_MULTIPLE or the job aborts (tr_init), and the calling thread is the main one. */
 static inline void thr_init(int *argc, char ***argv) {
     int provided = -1, flag = 0;
-    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    tr_init(argc, argv, 1);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (provided != MPI_THREAD_MULTIPLE) {
-        fprintf(stderr,
-                "rank %d: this test needs MPI_THREAD_MULTIPLE and the library provides %s "
-                "(Tandem: TANDEM_THREAD_LEVEL=multiple)\n",
-                rank, thr_level_name(provided));
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
     MPI_Query_thread(&provided);
     MPI_Is_thread_main(&flag);
     if (provided != MPI_THREAD_MULTIPLE || !flag) {
         fprintf(stderr, "rank %d: MPI_Query_thread gives %s, MPI_Is_thread_main %d\n", rank,
-                thr_level_name(provided), flag);
+                tr_level_name(provided), flag);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }
 
-/* An integer argument argv[i], or dflt when absent. */
-static inline int thr_arg_int(int argc, char **argv, int i, int dflt) {
-    return argc > i ? atoi(argv[i]) : dflt;
-}
+#define thr_arg_int tr_arg_int /* the programs' name for it */
 
 typedef void (*thr_fn_t)(int t, void *arg);
 typedef struct {
@@ -106,23 +85,17 @@ static inline void *thr_main(void *p) {
     return NULL;
 }
 
+static inline void *thr_run_one(int t, void *p) {
+    thr_job_t job = *(thr_job_t *)p;
+    job.t = t;
+    return thr_main(&job);
+}
+
 /* Run fn(t, arg) in n threads at once (t = 0..n-1) and join them. */
 static inline void thr_run(int n, thr_fn_t fn, void *arg) {
-    pthread_t th[THR_MAX];
-    thr_job_t job[THR_MAX];
-    if (n < 1 || n > THR_MAX) {
-        fprintf(stderr, "rank %d: %d threads: 1 to %d allowed\n", rank, n, THR_MAX);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    for (int t = 0; t < n; t++) {
-        job[t] = (thr_job_t){fn, arg, t};
-        if (pthread_create(&th[t], NULL, thr_main, &job[t]) != 0) {
-            fprintf(stderr, "rank %d: pthread_create failed\n", rank);
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-    }
-    for (int t = 0; t < n; t++)
-        pthread_join(th[t], NULL);
+    thr_job_t all = {fn, arg, -1};
+    tr_check_count(n, THR_MAX);
+    tr_run(n, thr_run_one, &all, NULL);
 }
 
 static inline unsigned char thr_pat(size_t i, unsigned seed) {
