@@ -169,7 +169,7 @@ int main(int argc, char **argv) {
           (long long)res[0], (long long)res[2]);
 
     /* ---- refused: out of range (nothing written), outside the epoch; the anchors do not
-     * check ranges (tests/mpi/rma/anchors.py) ---- */
+     * check ranges (tests/mpi/anchors.py) ---- */
     if (on_tandem) {
         EXPECT(MPI_Put(&v, 1, MPI_INT64_T, t, WBYTES - 4, 1, MPI_INT64_T, w1.win),
                MPI_ERR_RMA_RANGE, "MPI_Put", "target_disp");

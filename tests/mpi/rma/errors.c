@@ -36,7 +36,7 @@
  *           regions than TANDEM_RMA_ATTACH_MAX on Tandem)
  * MPI_ERR_RMA_SHARED (memory that cannot be shared) cannot happen on one node.
  *
- * The anchors miss many of these (tests/mpi/rma/anchors.py lists what MPICH 4.0.2
+ * The anchors miss many of these (tests/mpi/anchors.py lists what MPICH 4.0.2
  * and Open MPI 4.1.4 do not detect; MPICH crashes on the range section, since it
  * writes where it is told); Tandem must detect them all.
  */
