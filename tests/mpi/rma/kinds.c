@@ -4,26 +4,18 @@
  * target datatypes: each rank writes to, reads from and accumulates into its right
  * neighbour, and every value is checked where it lands.
  */
+#include "rmatest.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define N 64
-static int rank, size, errs;
 
-#define CHECK(_cond, ...)                                                                          \
-    do {                                                                                           \
-        if (!(_cond) && ++errs <= 20) {                                                            \
-            fprintf(stderr, "rank %d line %d: ", rank, __LINE__);                                  \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
-
-enum { K_CREATE, K_ALLOCATE, K_SHARED, K_DYNAMIC, NKINDS };
+/* rmatest.h's kinds but shared_noncontig (rma/ops runs every operation on it) */
+static const int kinds[] = {K_CREATE, K_ALLOCATE, K_SHARED, K_DYNAMIC};
 enum { S_FENCE, S_LOCK, S_LOCK_ALL, S_PSCW, NSYNCS };
-static const char *kname[] = {"create", "allocate", "shared", "dynamic"};
 static const char *sname[] = {"fence", "lock", "lock_all+flush", "pscw"};
 
 typedef struct {
@@ -155,16 +147,16 @@ static void run(int kind, int sync) {
     MPI_Accumulate(src, 8, MPI_LONG, right, disp(kind, &w, 48), 8, MPI_LONG, MPI_SUM, w.win);
     close_epoch(sync, &w, right);
     for (int i = 0; i < 16; i++)
-        CHECK(w.mem[i] == 1000 * left + i, "%s/%s: put [%d] = %ld, want %d", kname[kind],
+        CHECK(w.mem[i] == 1000 * left + i, "%s/%s: put [%d] = %ld, want %d", rt_kind_names[kind],
               sname[sync], i, w.mem[i], 1000 * left + i);
     for (int i = 0; i < 16; i++) {
         CHECK(w.mem[16 + 2 * i] == 1000 * left + 16 + i, "%s/%s: strided put [%d] = %ld",
-              kname[kind], sname[sync], 16 + 2 * i, w.mem[16 + 2 * i]);
-        CHECK(w.mem[17 + 2 * i] == 0, "%s/%s: strided put wrote the gap [%d] = %ld", kname[kind],
-              sname[sync], 17 + 2 * i, w.mem[17 + 2 * i]);
+              rt_kind_names[kind], sname[sync], 16 + 2 * i, w.mem[16 + 2 * i]);
+        CHECK(w.mem[17 + 2 * i] == 0, "%s/%s: strided put wrote the gap [%d] = %ld",
+              rt_kind_names[kind], sname[sync], 17 + 2 * i, w.mem[17 + 2 * i]);
     }
     for (int i = 0; i < 8; i++)
-        CHECK(w.mem[48 + i] == 2 * (1000 * left + i), "%s/%s: acc [%d] = %ld", kname[kind],
+        CHECK(w.mem[48 + i] == 2 * (1000 * left + i), "%s/%s: acc [%d] = %ld", rt_kind_names[kind],
               sname[sync], 48 + i, w.mem[48 + i]);
 
     MPI_Barrier(MPI_COMM_WORLD); /* checked before the left neighbour changes it again */
@@ -183,35 +175,29 @@ static void run(int kind, int sync) {
     MPI_Compare_and_swap(&nv, &cmp, &old, MPI_LONG, right, disp(kind, &w, 0), w.win);
     close_epoch(sync, &w, right);
     for (int i = 0; i < 16; i++)
-        CHECK(got[i] == 1000 * rank + i, "%s/%s: get [%d] = %ld", kname[kind], sname[sync], i,
-              got[i]);
+        CHECK(got[i] == 1000 * rank + i, "%s/%s: get [%d] = %ld", rt_kind_names[kind], sname[sync],
+              i, got[i]);
     for (int i = 0; i < 16; i++)
-        CHECK(got[16 + i] == 1000 * rank + 16 + i, "%s/%s: strided get [%d] = %ld", kname[kind],
-              sname[sync], i, got[16 + i]);
+        CHECK(got[16 + i] == 1000 * rank + 16 + i, "%s/%s: strided get [%d] = %ld",
+              rt_kind_names[kind], sname[sync], i, got[16 + i]);
     for (int i = 0; i < 4; i++) {
-        CHECK(gsum[i] == 2 * (1000 * rank + i), "%s/%s: get_accumulate old [%d] = %ld", kname[kind],
-              sname[sync], i, gsum[i]);
+        CHECK(gsum[i] == 2 * (1000 * rank + i), "%s/%s: get_accumulate old [%d] = %ld",
+              rt_kind_names[kind], sname[sync], i, gsum[i]);
         CHECK(w.mem[48 + i] == 2 * (1000 * left + i) + add[i], "%s/%s: get_accumulate [%d] = %ld",
-              kname[kind], sname[sync], i, w.mem[48 + i]);
+              rt_kind_names[kind], sname[sync], i, w.mem[48 + i]);
     }
-    CHECK(fop == 0 && w.mem[60] == 1, "%s/%s: fetch_and_op old %ld, now %ld", kname[kind],
+    CHECK(fop == 0 && w.mem[60] == 1, "%s/%s: fetch_and_op old %ld, now %ld", rt_kind_names[kind],
           sname[sync], fop, w.mem[60]);
     CHECK(old == 1000 * rank && w.mem[0] == 77, "%s/%s: compare_and_swap old %ld, now %ld",
-          kname[kind], sname[sync], old, w.mem[0]);
+          rt_kind_names[kind], sname[sync], old, w.mem[0]);
     MPI_Type_free(&v16);
     destroy(kind, &w);
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    for (int k = 0; k < NKINDS; k++)
+    rt_init(&argc, &argv);
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
         for (int s = 0; s < NSYNCS; s++)
-            run(k, s);
-    MPI_Allreduce(MPI_IN_PLACE, &errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf(errs ? " Found %d errors\n" : " No Errors\n", errs);
-    MPI_Finalize();
-    return errs ? 1 : 0;
+            run(kinds[k], s);
+    return rt_finish();
 }

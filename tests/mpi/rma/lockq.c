@@ -15,21 +15,12 @@
  *    processes than it handed the lock to.
  * KIND: allocate (load/store) or create (CMA, or messages with TANDEM_CMA=off).
  */
+#include "rmatest.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int rank, size, errs;
-
-#define CHECK(_cond, ...)                                                                          \
-    do {                                                                                           \
-        if (!(_cond) && ++errs <= 20) {                                                            \
-            fprintf(stderr, "rank %d line %d: ", rank, __LINE__);                                  \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
 
 /* A started handle of a counter (counting from now on). */
 static MPI_T_pvar_handle pvar_start(MPI_T_pvar_session s, const char *name) {
@@ -58,10 +49,8 @@ static unsigned long long pvar_read(MPI_T_pvar_session s, MPI_T_pvar_handle h) {
 
 int main(int argc, char **argv) {
     int provided;
-    MPI_Init(&argc, &argv);
+    rt_init(&argc, &argv);
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
     int create = argc > 1 && strcmp(argv[1], "create") == 0;
     int iters = argc > 2 ? atoi(argv[2]) : 200;
     enum { COUNTER, PAIR0, PAIR1, DONE, NW };
@@ -201,9 +190,5 @@ int main(int argc, char **argv) {
               c[1], 3 * m - 1);
 
     MPI_T_finalize();
-    MPI_Allreduce(MPI_IN_PLACE, &errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf(errs ? " Found %d errors\n" : " No Errors\n", errs);
-    MPI_Finalize();
-    return errs ? 1 : 0;
+    return rt_finish();
 }

@@ -8,22 +8,13 @@
  * windows only. The loop gives up after 120 s (a failure, not a timing assert).
  * Also: the window's memory is a memfd, never a name in /dev/shm.
  */
+#include "rmatest.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int rank, size, errs;
-
-#define CHECK(_cond, ...)                                                                          \
-    do {                                                                                           \
-        if (!(_cond) && ++errs <= 20) {                                                            \
-            fprintf(stderr, "rank %d line %d: ", rank, __LINE__);                                  \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
 
 static double now(void) {
     struct timespec t;
@@ -97,16 +88,10 @@ static void run(int allocate) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    rt_init(&argc, &argv);
     const char *cma = getenv("TANDEM_CMA");
     run(1);
     if (!cma || strcmp(cma, "off"))
         run(0);
-    MPI_Allreduce(MPI_IN_PLACE, &errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf(errs ? " Found %d errors\n" : " No Errors\n", errs);
-    MPI_Finalize();
-    return errs ? 1 : 0;
+    return rt_finish();
 }
