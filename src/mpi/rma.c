@@ -218,197 +218,111 @@ static inline bool put_get_fast(bool put, const void *buf, MPI_Count ocount, MPI
                                   (int64_t)disp);
 }
 
-#define PUT_ARGS(_kind)                                                                            \
-    call_t c = {.kind = _kind,                                                                     \
-                .obuf = origin_addr,                                                               \
-                .ocount = origin_count,                                                            \
-                .otype = origin_datatype,                                                          \
-                .target = target_rank,                                                             \
-                .disp = target_disp,                                                               \
-                .tcount = target_count,                                                            \
-                .ttype = target_datatype}
-#define GET_ARGS                                                                                   \
-    call_t c = {.kind = TDM_RMA_GET,                                                               \
-                .rbuf = origin_addr,                                                               \
-                .rcount = origin_count,                                                            \
-                .rtype = origin_datatype,                                                          \
-                .target = target_rank,                                                             \
-                .disp = target_disp,                                                               \
-                .tcount = target_count,                                                            \
-                .ttype = target_datatype}
-
-int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-             MPI_Win win) {
-    if (put_get_fast(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                     target_count, target_datatype, win))
-        return MPI_SUCCESS;
-    PUT_ARGS(TDM_RMA_PUT);
-    return rma_call("MPI_Put", &c, win, NULL, false);
+/* Every Put, Get and accumulate form once its fast path declined: the binding's arguments
+ * as one call for rma_call (a buffer the form does not have is NULL, its count 0). */
+static inline int rma_start(const char *fn, tdm_rma_kind_t kind, const void *obuf, MPI_Count ocount,
+                            MPI_Datatype otype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                            int target, MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype,
+                            MPI_Op op, MPI_Win win, MPI_Request *request, bool want_req) {
+    call_t c = {.kind = kind,
+                .obuf = obuf,
+                .ocount = ocount,
+                .otype = otype,
+                .rbuf = rbuf,
+                .rcount = rcount,
+                .rtype = rtype,
+                .target = target,
+                .disp = disp,
+                .tcount = tcount,
+                .ttype = ttype,
+                .op = op};
+    return rma_call(fn, &c, win, request, want_req);
 }
-TDM_WEAK(MPI_Put)
 
-int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-               MPI_Datatype target_datatype, MPI_Win win) {
-    if (put_get_fast(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                     target_count, target_datatype, win))
-        return MPI_SUCCESS;
-    PUT_ARGS(TDM_RMA_PUT);
-    return rma_call("MPI_Put_c", &c, win, NULL, false);
-}
-TDM_WEAK(MPI_Put_c)
+/* The target side, named alike by every form. */
+#define TARGET_ARGS target_rank, target_disp, target_count, target_datatype
 
-int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-              MPI_Win win, MPI_Request *request) {
-    PUT_ARGS(TDM_RMA_PUT);
-    return rma_call("MPI_Rput", &c, win, request, true);
-}
-TDM_WEAK(MPI_Rput)
-
-int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
-    PUT_ARGS(TDM_RMA_PUT);
-    return rma_call("MPI_Rput_c", &c, win, request, true);
-}
-TDM_WEAK(MPI_Rput_c)
-
-int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
-    if (put_get_fast(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                     target_count, target_datatype, win))
-        return MPI_SUCCESS;
-    GET_ARGS;
-    return rma_call("MPI_Get", &c, win, NULL, false);
-}
-TDM_WEAK(MPI_Get)
-
-int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-               MPI_Datatype target_datatype, MPI_Win win) {
-    if (put_get_fast(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                     target_count, target_datatype, win))
-        return MPI_SUCCESS;
-    GET_ARGS;
-    return rma_call("MPI_Get_c", &c, win, NULL, false);
-}
-TDM_WEAK(MPI_Get_c)
-
-int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-              MPI_Request *request) {
-    GET_ARGS;
-    return rma_call("MPI_Rget", &c, win, request, true);
-}
-TDM_WEAK(MPI_Rget)
-
-int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
-    GET_ARGS;
-    return rma_call("MPI_Rget_c", &c, win, request, true);
-}
-TDM_WEAK(MPI_Rget_c)
+/* Put, Rput, Get, Rget, with an int count and, as <name>_c, with an MPI_Count one. */
+#define PUT_GET_FORMS(_s, _C, _D)                                                                  \
+    int PMPI_Put##_s(const void *origin_addr, _C origin_count, MPI_Datatype origin_datatype,       \
+                     int target_rank, MPI_Aint target_disp, _C target_count,                       \
+                     MPI_Datatype target_datatype, MPI_Win win) {                                  \
+        if (put_get_fast(true, origin_addr, origin_count, origin_datatype, TARGET_ARGS, win))      \
+            return MPI_SUCCESS;                                                                    \
+        return rma_start("MPI_Put" #_s, TDM_RMA_PUT, origin_addr, origin_count, origin_datatype,   \
+                         NULL, 0, MPI_DATATYPE_NULL, TARGET_ARGS, MPI_OP_NULL, win, NULL, false);  \
+    }                                                                                              \
+    TDM_WEAK(MPI_Put##_s)                                                                          \
+    int PMPI_Rput##_s(const void *origin_addr, _C origin_count, MPI_Datatype origin_datatype,      \
+                      int target_rank, MPI_Aint target_disp, _C target_count,                      \
+                      MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {           \
+        return rma_start("MPI_Rput" #_s, TDM_RMA_PUT, origin_addr, origin_count, origin_datatype,  \
+                         NULL, 0, MPI_DATATYPE_NULL, TARGET_ARGS, MPI_OP_NULL, win, request,       \
+                         true);                                                                    \
+    }                                                                                              \
+    TDM_WEAK(MPI_Rput##_s)                                                                         \
+    int PMPI_Get##_s(void *origin_addr, _C origin_count, MPI_Datatype origin_datatype,             \
+                     int target_rank, MPI_Aint target_disp, _C target_count,                       \
+                     MPI_Datatype target_datatype, MPI_Win win) {                                  \
+        if (put_get_fast(false, origin_addr, origin_count, origin_datatype, TARGET_ARGS, win))     \
+            return MPI_SUCCESS;                                                                    \
+        return rma_start("MPI_Get" #_s, TDM_RMA_GET, NULL, 0, MPI_DATATYPE_NULL, origin_addr,      \
+                         origin_count, origin_datatype, TARGET_ARGS, MPI_OP_NULL, win, NULL,       \
+                         false);                                                                   \
+    }                                                                                              \
+    TDM_WEAK(MPI_Get##_s)                                                                          \
+    int PMPI_Rget##_s(void *origin_addr, _C origin_count, MPI_Datatype origin_datatype,            \
+                      int target_rank, MPI_Aint target_disp, _C target_count,                      \
+                      MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {           \
+        return rma_start("MPI_Rget" #_s, TDM_RMA_GET, NULL, 0, MPI_DATATYPE_NULL, origin_addr,     \
+                         origin_count, origin_datatype, TARGET_ARGS, MPI_OP_NULL, win, request,    \
+                         true);                                                                    \
+    }                                                                                              \
+    TDM_WEAK(MPI_Rget##_s)
+TDM_MPI_COUNT_FORMS(PUT_GET_FORMS)
 
 /* ---- accumulates ---- */
 
-#define ACC_ARGS                                                                                   \
-    call_t c = {.kind = TDM_RMA_ACC,                                                               \
-                .obuf = origin_addr,                                                               \
-                .ocount = origin_count,                                                            \
-                .otype = origin_datatype,                                                          \
-                .target = target_rank,                                                             \
-                .disp = target_disp,                                                               \
-                .tcount = target_count,                                                            \
-                .ttype = target_datatype,                                                          \
-                .op = op}
-#define GACC_ARGS                                                                                  \
-    call_t c = {.kind = TDM_RMA_GACC,                                                              \
-                .obuf = origin_addr,                                                               \
-                .ocount = origin_count,                                                            \
-                .otype = origin_datatype,                                                          \
-                .rbuf = result_addr,                                                               \
-                .rcount = result_count,                                                            \
-                .rtype = result_datatype,                                                          \
-                .target = target_rank,                                                             \
-                .disp = target_disp,                                                               \
-                .tcount = target_count,                                                            \
-                .ttype = target_datatype,                                                          \
-                .op = op}
-
-int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                    int target_rank, MPI_Aint target_disp, int target_count,
-                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-    ACC_ARGS;
-    return rma_call("MPI_Accumulate", &c, win, NULL, false);
-}
-TDM_WEAK(MPI_Accumulate)
-
-int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-    ACC_ARGS;
-    return rma_call("MPI_Accumulate_c", &c, win, NULL, false);
-}
-TDM_WEAK(MPI_Accumulate_c)
-
-int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                     int target_rank, MPI_Aint target_disp, int target_count,
-                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
-    ACC_ARGS;
-    return rma_call("MPI_Raccumulate", &c, win, request, true);
-}
-TDM_WEAK(MPI_Raccumulate)
-
-int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
-                       MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                       MPI_Request *request) {
-    ACC_ARGS;
-    return rma_call("MPI_Raccumulate_c", &c, win, request, true);
-}
-TDM_WEAK(MPI_Raccumulate_c)
-
-int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                        void *result_addr, int result_count, MPI_Datatype result_datatype,
-                        int target_rank, MPI_Aint target_disp, int target_count,
-                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-    GACC_ARGS;
-    return rma_call("MPI_Get_accumulate", &c, win, NULL, false);
-}
-TDM_WEAK(MPI_Get_accumulate)
-
-int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                          MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
-                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                          MPI_Win win) {
-    GACC_ARGS;
-    return rma_call("MPI_Get_accumulate_c", &c, win, NULL, false);
-}
-TDM_WEAK(MPI_Get_accumulate_c)
-
-int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                         void *result_addr, int result_count, MPI_Datatype result_datatype,
-                         int target_rank, MPI_Aint target_disp, int target_count,
-                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                         MPI_Request *request) {
-    GACC_ARGS;
-    return rma_call("MPI_Rget_accumulate", &c, win, request, true);
-}
-TDM_WEAK(MPI_Rget_accumulate)
-
-int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                           MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
-                           MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                           MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                           MPI_Win win, MPI_Request *request) {
-    GACC_ARGS;
-    return rma_call("MPI_Rget_accumulate_c", &c, win, request, true);
-}
-TDM_WEAK(MPI_Rget_accumulate_c)
+/* Accumulate, Raccumulate, Get_accumulate, Rget_accumulate, and their _c forms. */
+#define ACC_FORMS(_s, _C, _D)                                                                      \
+    int PMPI_Accumulate##_s(const void *origin_addr, _C origin_count,                              \
+                            MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,   \
+                            _C target_count, MPI_Datatype target_datatype, MPI_Op op,              \
+                            MPI_Win win) {                                                         \
+        return rma_start("MPI_Accumulate" #_s, TDM_RMA_ACC, origin_addr, origin_count,             \
+                         origin_datatype, NULL, 0, MPI_DATATYPE_NULL, TARGET_ARGS, op, win, NULL,  \
+                         false);                                                                   \
+    }                                                                                              \
+    TDM_WEAK(MPI_Accumulate##_s)                                                                   \
+    int PMPI_Raccumulate##_s(const void *origin_addr, _C origin_count,                             \
+                             MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,  \
+                             _C target_count, MPI_Datatype target_datatype, MPI_Op op,             \
+                             MPI_Win win, MPI_Request *request) {                                  \
+        return rma_start("MPI_Raccumulate" #_s, TDM_RMA_ACC, origin_addr, origin_count,            \
+                         origin_datatype, NULL, 0, MPI_DATATYPE_NULL, TARGET_ARGS, op, win,        \
+                         request, true);                                                           \
+    }                                                                                              \
+    TDM_WEAK(MPI_Raccumulate##_s)                                                                  \
+    int PMPI_Get_accumulate##_s(                                                                   \
+        const void *origin_addr, _C origin_count, MPI_Datatype origin_datatype, void *result_addr, \
+        _C result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,      \
+        _C target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {                   \
+        return rma_start("MPI_Get_accumulate" #_s, TDM_RMA_GACC, origin_addr, origin_count,        \
+                         origin_datatype, result_addr, result_count, result_datatype, TARGET_ARGS, \
+                         op, win, NULL, false);                                                    \
+    }                                                                                              \
+    TDM_WEAK(MPI_Get_accumulate##_s)                                                               \
+    int PMPI_Rget_accumulate##_s(                                                                  \
+        const void *origin_addr, _C origin_count, MPI_Datatype origin_datatype, void *result_addr, \
+        _C result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,      \
+        _C target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,                     \
+        MPI_Request *request) {                                                                    \
+        return rma_start("MPI_Rget_accumulate" #_s, TDM_RMA_GACC, origin_addr, origin_count,       \
+                         origin_datatype, result_addr, result_count, result_datatype, TARGET_ARGS, \
+                         op, win, request, true);                                                  \
+    }                                                                                              \
+    TDM_WEAK(MPI_Rget_accumulate##_s)
+TDM_MPI_COUNT_FORMS(ACC_FORMS)
 
 /* Fetch_and_op and Compare_and_swap's common case, as put_get_fast: a predefined type and
  * op valid on it (the checks of rma_call), to a window whose direct path takes it. */
@@ -434,24 +348,34 @@ static inline bool atomic_fast(bool cas, const void *o, const void *cmp, void *r
     return tdm_rma_atomic_direct(mw->w, cas, code, dt, o, cmp, r, target, (int64_t)disp);
 }
 
+/* Fetch_and_op and Compare_and_swap once their fast path declined: one element of
+ * `datatype` on every side (cmp: Compare_and_swap's compare buffer, else NULL). */
+static int atomic_start(const char *fn, tdm_rma_kind_t kind, const void *o, const void *cmp,
+                        void *r, MPI_Datatype datatype, int target, MPI_Aint disp, MPI_Op op,
+                        MPI_Win win) {
+    call_t c = {.kind = kind,
+                .obuf = o,
+                .ocount = 1,
+                .otype = datatype,
+                .rbuf = r,
+                .rcount = 1,
+                .rtype = datatype,
+                .cbuf = cmp,
+                .target = target,
+                .disp = disp,
+                .tcount = 1,
+                .ttype = datatype,
+                .op = op};
+    return rma_call(fn, &c, win, NULL, false);
+}
+
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                       int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
     if (atomic_fast(false, origin_addr, NULL, result_addr, datatype, target_rank, target_disp, op,
                     win))
         return MPI_SUCCESS;
-    call_t c = {.kind = TDM_RMA_FOP,
-                .obuf = origin_addr,
-                .ocount = 1,
-                .otype = datatype,
-                .rbuf = result_addr,
-                .rcount = 1,
-                .rtype = datatype,
-                .target = target_rank,
-                .disp = target_disp,
-                .tcount = 1,
-                .ttype = datatype,
-                .op = op};
-    return rma_call("MPI_Fetch_and_op", &c, win, NULL, false);
+    return atomic_start("MPI_Fetch_and_op", TDM_RMA_FOP, origin_addr, NULL, result_addr, datatype,
+                        target_rank, target_disp, op, win);
 }
 TDM_WEAK(MPI_Fetch_and_op)
 
@@ -461,18 +385,7 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
     if (atomic_fast(true, origin_addr, compare_addr, result_addr, datatype, target_rank,
                     target_disp, MPI_OP_NULL, win))
         return MPI_SUCCESS;
-    call_t c = {.kind = TDM_RMA_CAS,
-                .obuf = origin_addr,
-                .ocount = 1,
-                .otype = datatype,
-                .rbuf = result_addr,
-                .rcount = 1,
-                .rtype = datatype,
-                .cbuf = compare_addr,
-                .target = target_rank,
-                .disp = target_disp,
-                .tcount = 1,
-                .ttype = datatype};
-    return rma_call("MPI_Compare_and_swap", &c, win, NULL, false);
+    return atomic_start("MPI_Compare_and_swap", TDM_RMA_CAS, origin_addr, compare_addr, result_addr,
+                        datatype, target_rank, target_disp, MPI_OP_NULL, win);
 }
 TDM_WEAK(MPI_Compare_and_swap)
