@@ -136,8 +136,8 @@ int tdm_p2p_select_init(void) {
     return 0;
 }
 
-tdm_proto_id_t tdm_p2p_select(const tdm_select_in_t *in) {
-    if (!in->cma || forced == TDM_PROTO_PIPELINE)
+static tdm_proto_id_t select_rule(const tdm_select_in_t *in) {
+    if (forced == TDM_PROTO_PIPELINE)
         return TDM_PROTO_PIPELINE;
     if (forced == TDM_PROTO_RTR)
         return TDM_PROTO_RPUT; /* no announcement was usable: the sender copies */
@@ -175,6 +175,14 @@ tdm_proto_id_t tdm_p2p_select(const tdm_select_in_t *in) {
                                 oversubscribed || in->exchange || in->consume_far))
         p = TDM_PROTO_RGET;
     return p;
+}
+
+tdm_proto_id_t tdm_p2p_select(const tdm_select_in_t *in) {
+    tdm_proto_id_t p = select_rule(in);
+    unsigned have = in->cma ? TDM_CAP_CMA : 0;
+    /* a protocol that needs what the pair lacks never qualifies (proto.h `caps`); the
+     * pipeline needs nothing but the rings */
+    return tdm_protos[p]->caps & ~have ? TDM_PROTO_PIPELINE : p;
 }
 
 bool tdm_p2p_select_rtr(const tdm_select_in_t *in) {

@@ -5,7 +5,8 @@
  * receiver throttles announcements to a peer that leaves them unused; and the
  * adaptive choice between RGET and the pipeline for exchanges: which way it
  * takes from the times it was given, when it looks at the other way, which
- * times it leaves out, and how it follows a move of the host.
+ * times it leaves out, and how it follows a move of the host; and that no pair is given
+ * a protocol needing a capability it lacks (the protocols' `caps`).
  */
 #include "base/params.h"
 #include "p2p/p2p_impl.h"
@@ -123,6 +124,31 @@ static void check_exchange_pipeline(void) {
     in.size = 16385; /* above EXCHANGE_PIPELINE_MAX: RGET (the adaptive way is chosen later) */
     CHECK(tdm_p2p_select(&in) == TDM_PROTO_RGET);
     tdm_p2p.eager_limit = limit;
+}
+
+/* Whatever the inputs, a pair without CMA gets a protocol that needs none (the pipeline),
+ * and a pair with it one whose needs it meets. */
+static void check_caps(void) {
+    static const uint8_t modes[] = {TDM_MODE_STD, TDM_MODE_SYNC, TDM_MODE_READY, TDM_MODE_BUFFERED};
+    static const uint64_t sizes[] = {1024, 12288, 65536, 1 << 20, (uint64_t)64 << 20};
+    for (int cma = 0; cma < 2; cma++)
+        for (unsigned m = 0; m < sizeof(modes); m++)
+            for (int bits = 0; bits < 32; bits++)
+                for (unsigned z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+                    tdm_select_in_t in = {
+                        .send_mode = (uint8_t)(modes[m] | (bits & 1 ? TDM_MODE_BLOCKING : 0)),
+                        .recv_blocking = (bits >> 1) & 1,
+                        .exchange = (bits >> 2) & 1,
+                        .sender_stalled = (bits >> 3) & 1,
+                        .load_send = bits & 16 ? 0 : 9,
+                        .load_recv = bits & 16 ? 9 : 0,
+                        .size = sizes[z],
+                        .cma = cma};
+                    tdm_proto_id_t p = tdm_p2p_select(&in);
+                    unsigned needs = tdm_protos[p]->caps & ~(cma ? TDM_CAP_CMA : 0u);
+                    CHECK(!needs);
+                    CHECK(cma || p == TDM_PROTO_PIPELINE);
+                }
 }
 
 static void check_announce_throttle(void) {
@@ -365,6 +391,7 @@ static int check_forced_rtr(void) {
         CHECK(tdm_p2p_select_announce(&h));
         tdm_select_in_t in = {.send_mode = TDM_MODE_STD, .load_send = 5};
         CHECK(tdm_p2p_select_rtr(&in));
+        check_caps(); /* forced: RPUT where CMA serves, the pipeline where it does not */
         _exit(failures ? 1 : 0);
     }
     int st = 0;
@@ -390,6 +417,7 @@ int main(void) {
     check_exchange_pipeline();
     check_coop_above_eager();
     check_announce_throttle();
+    check_caps();
     check_adapt();
     if (failures)
         return 1;
