@@ -848,3 +848,128 @@ void bench_row_c2c(const bench_t *b, const char *bench, const char *param, size_
         return;
     bench_row(b, bench, param, size, "c2c_ns", before > after ? before : after);
 }
+
+/* ---- the multi-threaded benchmarks' runner (common.h) ---- */
+
+typedef struct {
+    bench_mt_t *r;
+    int t;
+} mt_arg_t;
+
+static void *mt_thread(void *p) {
+    mt_arg_t *a = p;
+    bench_mt_t *r = a->r;
+    if (r->warm > 0)
+        r->loop(r, a->t, 0, r->warm);
+    pthread_barrier_wait(&r->bar);
+    double t0 = bench_now();
+    r->loop(r, a->t, r->warm, r->iters);
+    r->secs[a->t] = bench_now() - t0;
+    return NULL;
+}
+
+/* Run the loop in r->nthreads threads on ranks 0 and 1 (other ranks wait). */
+static void mt_go(bench_mt_t *r) {
+    pthread_t th[BENCH_MT_MAX_THREADS];
+    mt_arg_t arg[BENCH_MT_MAX_THREADS];
+    bench_barrier();
+    if (r->b->rank < 2) {
+        pthread_barrier_init(&r->bar, NULL, (unsigned)r->nthreads);
+        for (int t = 0; t < r->nthreads; t++) {
+            arg[t] = (mt_arg_t){r, t};
+            r->secs[t] = 0;
+            if (pthread_create(&th[t], NULL, mt_thread, &arg[t]) != 0)
+                bench_fail("cannot create thread %d", t);
+        }
+        for (int t = 0; t < r->nthreads; t++)
+            pthread_join(th[t], NULL);
+        pthread_barrier_destroy(&r->bar);
+    }
+    bench_barrier();
+}
+
+/* Rank 0's iteration and warm-up counts for this size, from a probe run of a few
+ * iterations: the budget's worth, between -n and -i (a tenth of -i for large sizes), and
+ * at most a fifth of the budget of warm-up (a library whose threads spin on a shared core
+ * can take a scheduler time slice per message). */
+static void mt_plan(bench_mt_t *r) {
+    const bench_t *b = r->b;
+    long cap = r->size <= BENCH_SMALL ? b->iters : b->iters / 10;
+    if (cap < b->iters_min)
+        cap = b->iters_min;
+    r->warm = 0;
+    r->iters = cap < 4 ? cap : 4;
+    mt_go(r);
+    double slowest = 0;
+    for (int t = 0; t < r->nthreads; t++)
+        slowest = r->secs[t] > slowest ? r->secs[t] : slowest;
+    double per = slowest / (double)r->iters, plan[2] = {(double)cap, 0};
+    if (per > 0 && b->budget_s / per < plan[0])
+        plan[0] = b->budget_s / per;
+    if (plan[0] < (double)b->iters_min)
+        plan[0] = (double)b->iters_min;
+    plan[1] = (double)(r->size <= BENCH_SMALL ? b->warmup : b->warmup / 10);
+    if (per > 0 && b->budget_s / 5 / per < plan[1])
+        plan[1] = b->budget_s / 5 / per;
+    if (plan[1] < 1 && b->warmup > 0)
+        plan[1] = 1;
+    bench_bcast_double(&plan[0]);
+    bench_bcast_double(&plan[1]);
+    r->iters = (long)plan[0];
+    r->warm = (long)plan[1];
+}
+
+/* The thread counts of -c (a list like 1,2,4), into counts; returns how many. */
+static int mt_threads_parse(const bench_t *b, int *counts, int max) {
+    const char *p = b->list;
+    int n = 0;
+    while (p && *p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > BENCH_MT_MAX_THREADS || n >= max)
+            bench_fail("-c wants thread counts from 1 to %d, like 1,2,4; got '%s'",
+                       BENCH_MT_MAX_THREADS, b->list);
+        counts[n++] = (int)v;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            bench_fail("-c wants thread counts like 1,2,4; got '%s'", b->list);
+    }
+    if (!n)
+        bench_fail("-c names no thread count");
+    return n;
+}
+
+void bench_mt_run(const bench_t *b, int nbufs, int nslots, bench_mt_loop_fn_t loop,
+                  bench_mt_report_fn_t report) {
+    int counts[BENCH_MAX_LIST];
+    if (b->nprocs < 2)
+        bench_fail("%s needs at least 2 ranks, got %d", b->name, b->nprocs);
+    int nc = mt_threads_parse(b, counts, BENCH_MAX_LIST), maxt = 0;
+    for (int i = 0; i < nc; i++)
+        maxt = counts[i] > maxt ? counts[i] : maxt;
+    bench_buf_t *bufs = calloc((size_t)maxt * (size_t)nbufs, sizeof(*bufs));
+    if (!bufs)
+        bench_fail("out of memory for %d threads' buffers", maxt);
+    if (b->rank < 2)
+        for (int i = 0; i < maxt * nbufs; i++)
+            bench_buf_alloc(b, &bufs[i], bench_size_max(b), nslots);
+    for (int ci = 0; ci < nc; ci++) {
+        char param[16];
+        snprintf(param, sizeof param, "%d", counts[ci]);
+        for (int si = 0; si < b->nsizes; si++) {
+            bench_mt_t run = {.b = b,
+                              .nthreads = counts[ci],
+                              .size = b->sizes[si],
+                              .loop = loop,
+                              .bufs = bufs,
+                              .nbufs = nbufs};
+            mt_plan(&run);
+            mt_go(&run);
+            report(&run, param);
+        }
+    }
+    if (b->rank < 2)
+        for (int i = 0; i < maxt * nbufs; i++)
+            bench_buf_free(&bufs[i]);
+    free(bufs);
+}

@@ -23,6 +23,7 @@
 #define TANDEM_BENCH_COMMON_H
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -176,5 +177,47 @@ double bench_c2c_probe(const bench_t *b);
  * and just after it (none when a probe could not be taken). */
 void bench_row_c2c(const bench_t *b, const char *bench, const char *param, size_t size,
                    double before, double after);
+
+/*
+ * The multi-threaded benchmarks (latency_mt, mr_mt): T threads on each of ranks 0 and 1,
+ * thread t of rank 0 paired with thread t of rank 1 (tag t), the library initialised with
+ * MPI_THREAD_MULTIPLE. The iteration count of a size is decided on the main threads before
+ * the threads start (bench_batch's control messages cannot run beside them): a probe run of
+ * a few iterations gives the cost of one, and the count fills the time budget, between -n
+ * and -i. Each thread warms up, meets the others of its rank at a barrier, then times its
+ * own loop.
+ */
+#define BENCH_MT_MAX_THREADS 64
+
+typedef struct bench_mt bench_mt_t;
+/* One thread's loop: iterations [first, first + n) of a size; reports errors through
+ * bench_fail. */
+typedef void (*bench_mt_loop_fn_t)(bench_mt_t *r, int t, long first, long n);
+/* The rows of one thread count (param) and size, from every thread's timed seconds. */
+typedef void (*bench_mt_report_fn_t)(const bench_mt_t *r, const char *param);
+
+struct bench_mt {
+    const bench_t *b;
+    int nthreads;
+    size_t size;
+    long warm, iters;
+    bench_mt_loop_fn_t loop;
+    /* thread t's buffers: bufs[t * nbufs + i], i < nbufs, each of the largest size and
+     * nslots slots (ranks 0 and 1) */
+    bench_buf_t *bufs;
+    int nbufs;
+    double secs[BENCH_MT_MAX_THREADS]; /* each thread's timed seconds */
+    pthread_barrier_t bar;
+};
+
+/* Every thread count of -c at every size: allocates nbufs buffers of nslots slots per
+ * thread, runs `loop` in the threads, calls `report` on every rank, frees the buffers.
+ * Fails the run with fewer than 2 ranks. */
+void bench_mt_run(const bench_t *b, int nbufs, int nslots, bench_mt_loop_fn_t loop,
+                  bench_mt_report_fn_t report);
+/* Thread t's buffer i. */
+static inline bench_buf_t *bench_mt_buf(const bench_mt_t *r, int t, int i) {
+    return &r->bufs[t * r->nbufs + i];
+}
 
 #endif

@@ -6,16 +6,12 @@
  * -c lists the thread counts [1,2,4]; param is the thread count. Needs
  * MPI_THREAD_MULTIPLE. Every message is stamped and checked (every byte with -v).
  */
-#include "mt.h"
+#include "common.h"
 
-typedef struct {
-    bench_buf_t s[MT_MAX_THREADS], r[MT_MAX_THREADS];
-} lat_bufs_t;
-
-static void lat_loop(mt_run_t *run, int t, long first, long n) {
+/* buffers per thread: 0 sends, 1 receives */
+static void lat_loop(bench_mt_t *run, int t, long first, long n) {
     const bench_t *b = run->b;
-    lat_bufs_t *bufs = run->user;
-    char *s = bufs->s[t].base, *r = bufs->r[t].base;
+    char *s = bench_mt_buf(run, t, 0)->base, *r = bench_mt_buf(run, t, 1)->base;
     size_t size = run->size;
     int peer = 1 - b->rank;
     for (long it = first; it < first + n; it++) {
@@ -35,10 +31,16 @@ static void lat_loop(mt_run_t *run, int t, long first, long n) {
     }
 }
 
+static void lat_report(const bench_mt_t *run, const char *param) {
+    double sum = 0;
+    for (int t = 0; t < run->nthreads; t++)
+        sum += run->secs[t];
+    bench_row(run->b, "latency_mt", param, run->size, "lat_us",
+              sum / run->nthreads * 1e6 / (2.0 * (double)run->iters));
+}
+
 int main(int argc, char **argv) {
     bench_t b;
-    static lat_bufs_t bufs;
-    int counts[BENCH_MAX_LIST];
     const bench_defaults_t d = {.sizes = "0:1M:4",
                                 .iters = 10000,
                                 .iters_min = 20,
@@ -49,39 +51,7 @@ int main(int argc, char **argv) {
                                 .usage = "  -c LIST    thread counts per rank [1,2,4]\n"};
 
     bench_init(&b, "latency_mt", &d, &argc, &argv);
-    if (b.nprocs < 2)
-        bench_fail("latency_mt needs at least 2 ranks, got %d", b.nprocs);
-    int nc = mt_threads_parse(&b, counts, BENCH_MAX_LIST), maxt = 0;
-    for (int i = 0; i < nc; i++)
-        maxt = counts[i] > maxt ? counts[i] : maxt;
-    if (b.rank < 2)
-        for (int t = 0; t < maxt; t++) {
-            bench_buf_alloc(&b, &bufs.s[t], bench_size_max(&b), 1);
-            bench_buf_alloc(&b, &bufs.r[t], bench_size_max(&b), 1);
-        }
-    for (int ci = 0; ci < nc; ci++) {
-        char param[16];
-        snprintf(param, sizeof param, "%d", counts[ci]);
-        for (int si = 0; si < b.nsizes; si++) {
-            mt_run_t run = {.b = &b,
-                            .nthreads = counts[ci],
-                            .size = b.sizes[si],
-                            .loop = lat_loop,
-                            .user = &bufs};
-            mt_plan(&run);
-            mt_go(&run);
-            double sum = 0;
-            for (int t = 0; t < run.nthreads; t++)
-                sum += run.secs[t];
-            bench_row(&b, "latency_mt", param, run.size, "lat_us",
-                      sum / run.nthreads * 1e6 / (2.0 * (double)run.iters));
-        }
-    }
-    if (b.rank < 2)
-        for (int t = 0; t < maxt; t++) {
-            bench_buf_free(&bufs.s[t]);
-            bench_buf_free(&bufs.r[t]);
-        }
+    bench_mt_run(&b, 2, 1, lat_loop, lat_report);
     bench_finalize(&b);
     return 0;
 }

@@ -8,16 +8,11 @@
  * count. Needs MPI_THREAD_MULTIPLE. The first window slot's first and last bytes are
  * checked (every byte of every slot with -v).
  */
-#include "mt.h"
+#include "common.h"
 
-typedef struct {
-    bench_buf_t buf[MT_MAX_THREADS];
-} mr_bufs_t;
-
-static void mr_loop(mt_run_t *run, int t, long first, long n) {
+static void mr_loop(bench_mt_t *run, int t, long first, long n) {
     const bench_t *b = run->b;
-    mr_bufs_t *bufs = run->user;
-    bench_buf_t *buf = &bufs->buf[t];
+    bench_buf_t *buf = bench_mt_buf(run, t, 0);
     size_t size = run->size;
     int peer = 1 - b->rank, single = buf->nslots == 1;
     MPI_Request req[BENCH_MAX_WINDOW];
@@ -48,10 +43,19 @@ static void mr_loop(mt_run_t *run, int t, long first, long n) {
     }
 }
 
+static void mr_report(const bench_mt_t *run, const char *param) {
+    const bench_t *b = run->b;
+    double slowest = 0;
+    for (int t = 0; t < run->nthreads; t++)
+        slowest = run->secs[t] > slowest ? run->secs[t] : slowest;
+    slowest = bench_allmax(b->rank == 0 ? slowest : 0);
+    double msgs = (double)run->nthreads * b->window * (double)run->iters;
+    bench_row(b, "mr_mt", param, run->size, "bw_MBps", msgs * (double)run->size / slowest / 1e6);
+    bench_row(b, "mr_mt", param, run->size, "msg_rate", msgs / slowest);
+}
+
 int main(int argc, char **argv) {
     bench_t b;
-    static mr_bufs_t bufs;
-    int counts[BENCH_MAX_LIST];
     const bench_defaults_t d = {.sizes = "1:64K:8",
                                 .iters = 1000,
                                 .iters_min = 5,
@@ -62,38 +66,7 @@ int main(int argc, char **argv) {
                                 .usage = "  -c LIST    thread counts per rank [1,2,4]\n"};
 
     bench_init(&b, "mr_mt", &d, &argc, &argv);
-    if (b.nprocs < 2)
-        bench_fail("mr_mt needs at least 2 ranks, got %d", b.nprocs);
-    int nc = mt_threads_parse(&b, counts, BENCH_MAX_LIST), maxt = 0;
-    for (int i = 0; i < nc; i++)
-        maxt = counts[i] > maxt ? counts[i] : maxt;
-    if (b.rank < 2)
-        for (int t = 0; t < maxt; t++)
-            bench_buf_alloc(&b, &bufs.buf[t], bench_size_max(&b), b.window);
-    for (int ci = 0; ci < nc; ci++) {
-        char param[16];
-        snprintf(param, sizeof param, "%d", counts[ci]);
-        for (int si = 0; si < b.nsizes; si++) {
-            mt_run_t run = {.b = &b,
-                            .nthreads = counts[ci],
-                            .size = b.sizes[si],
-                            .loop = mr_loop,
-                            .user = &bufs};
-            mt_plan(&run);
-            mt_go(&run);
-            double slowest = 0;
-            for (int t = 0; t < run.nthreads; t++)
-                slowest = run.secs[t] > slowest ? run.secs[t] : slowest;
-            slowest = bench_allmax(b.rank == 0 ? slowest : 0);
-            double msgs = (double)run.nthreads * b.window * (double)run.iters;
-            bench_row(&b, "mr_mt", param, run.size, "bw_MBps",
-                      msgs * (double)run.size / slowest / 1e6);
-            bench_row(&b, "mr_mt", param, run.size, "msg_rate", msgs / slowest);
-        }
-    }
-    if (b.rank < 2)
-        for (int t = 0; t < maxt; t++)
-            bench_buf_free(&bufs.buf[t]);
+    bench_mt_run(&b, 1, b.window, mr_loop, mr_report);
     bench_finalize(&b);
     return 0;
 }
