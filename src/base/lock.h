@@ -88,6 +88,17 @@ static inline void tdm_lock_release(tdm_lock_t *l) {
             *(_p) -= (_v);                                                                         \
     } while (0)
 #define TDM_COUNTER_READ(_p) __atomic_load_n((_p), __ATOMIC_RELAXED)
+/* A counter bumped on every message or collective call: threaded, a relaxed load and
+ * store instead of an atomic add (free of data races, no locked instruction; an increment
+ * two threads make at the same instant may count once). For statistics only. */
+#define TDM_COUNTER_ADD_LOOSE(_p, _v)                                                              \
+    do {                                                                                           \
+        if (TDM_UNLIKELY(tdm_threaded))                                                            \
+            __atomic_store_n((_p), __atomic_load_n((_p), __ATOMIC_RELAXED) + (_v),                 \
+                             __ATOMIC_RELAXED);                                                    \
+        else                                                                                       \
+            *(_p) += (_v);                                                                         \
+    } while (0)
 
 /*
  * Flags and words handed between threads (a request's `done`, a published pointer):

@@ -16,6 +16,13 @@
  * next round. The first error is set by compare-and-swap; `done` is published
  * with a release store. The cache of freed schedules, the temporaries' cache and
  * the copy chooser are process-wide, under `cache_lock`.
+ *
+ * A blocking schedule is its caller's from start to end (the caller waits, then
+ * frees it), and the user orders the collectives of one communicator, so it
+ * takes no lock and no atomic of its own: it is kept for the next blocking call
+ * in the communicator's `spare` slot, holds no reference to the communicator
+ * (the caller's call does), and an immediate one waits for its requests itself
+ * (`held`) instead of attaching hooks that complete through the engine's list.
  */
 #include "sched.h"
 
@@ -57,6 +64,8 @@ typedef struct tmp {
 #define SCHED_INLINE_TMPS 4
 #define SCHED_SCRATCH 512
 #define SCHED_FREE_MAX 8
+/* Requests an immediate schedule waits for itself; beyond, they get the hook. */
+#define SCHED_HELD 8
 
 struct tdm_sched {
     tdm_comm_t *comm;
@@ -67,6 +76,7 @@ struct tdm_sched {
     int error;    /* tdm_rc_t */
     int pending;  /* requests in flight, + 1 while advance() posts a round */
     bool guarded; /* advance() holds its guard count in `pending` */
+    int nheld;    /* immediate: requests in flight the caller waits for (no hook), in held */
     step_t *steps;
     size_t n, cap, cur;
     tmp_t *tmps;
@@ -76,6 +86,7 @@ struct tdm_sched {
     struct tdm_sched *next_free;
     step_t inline_steps[SCHED_INLINE_STEPS];
     tmp_t inline_tmps[SCHED_INLINE_TMPS];
+    tdm_req_t *held[SCHED_HELD];
     _Alignas(64) unsigned char scratch[SCHED_SCRATCH];
 };
 
@@ -106,6 +117,11 @@ static void set_error(tdm_sched_t *s, int rc) {
     __atomic_compare_exchange_n(&s->error, &ok, rc, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
+static void note_status(tdm_sched_t *s, const tdm_req_t *r) {
+    if (TDM_UNLIKELY(r->status.error != TDM_OK))
+        set_error(s, r->status.error);
+}
+
 /* ---- per-communicator state: the collective sequence numbers ---- */
 
 /* Blocking collectives take tags from `seq` in call order, which is the same on
@@ -128,15 +144,18 @@ static void set_error(tdm_sched_t *s, int rc) {
 #define COLL_TAG_PERSIST 0x40000000u
 
 typedef struct coll_state {
-    uint32_t seq;  /* next blocking collective's tag */
-    uint32_t nseq; /* next non-blocking collective's tag (without COLL_TAG_NONBLOCKING) */
-    uint32_t pseq; /* next persistent collective's tag (without COLL_TAG_PERSIST) */
-    int bound;     /* the tag the next schedule takes, or -1: take one from seq or nseq */
+    uint32_t seq;            /* next blocking collective's tag */
+    uint32_t nseq;           /* next non-blocking collective's tag (without COLL_TAG_NONBLOCKING) */
+    uint32_t pseq;           /* next persistent collective's tag (without COLL_TAG_PERSIST) */
+    int bound;               /* the tag the next schedule takes, or -1: take one from seq or nseq */
+    struct tdm_sched *spare; /* a freed blocking schedule, for the next blocking call */
 } coll_state_t;
 
 static void (*prev_destroy_hook)(tdm_comm_t *c);
 
 static void coll_destroy(tdm_comm_t *c) {
+    if (c->coll)
+        free(((coll_state_t *)c->coll)->spare);
     free(c->coll);
     c->coll = NULL;
     if (prev_destroy_hook)
@@ -163,8 +182,7 @@ static coll_state_t *coll_state(tdm_comm_t *comm) {
     return comm->coll;
 }
 
-int tdm_coll_next_tag(tdm_comm_t *comm, bool blocking) {
-    coll_state_t *st = coll_state(comm);
+static int next_tag(coll_state_t *st, bool blocking) {
     if (!st)
         return -1;
     if (st->bound >= 0) {
@@ -175,6 +193,10 @@ int tdm_coll_next_tag(tdm_comm_t *comm, bool blocking) {
     if (!blocking)
         return (int)(COLL_TAG_NONBLOCKING | (st->nseq++ & COLL_TAG_MASK));
     return (int)(st->seq++ & COLL_TAG_MASK);
+}
+
+int tdm_coll_next_tag(tdm_comm_t *comm, bool blocking) {
+    return next_tag(coll_state(comm), blocking);
 }
 
 int tdm_coll_persist_tag(tdm_comm_t *comm) {
@@ -230,13 +252,20 @@ int tdm_sched_rank(const tdm_sched_t *s, int *size_p) {
 }
 
 tdm_sched_t *tdm_sched_new(tdm_comm_t *comm, bool blocking) {
-    tdm_lock_acquire(&cache_lock);
-    tdm_sched_t *s = sched_free_list;
-    if (s) {
-        sched_free_list = s->next_free;
-        sched_free_count--;
+    coll_state_t *st = coll_state(comm);
+    tdm_sched_t *s = NULL;
+    if (blocking && st && st->spare) {
+        s = st->spare;
+        st->spare = NULL;
+    } else {
+        tdm_lock_acquire(&cache_lock);
+        s = sched_free_list;
+        if (s) {
+            sched_free_list = s->next_free;
+            sched_free_count--;
+        }
+        tdm_lock_release(&cache_lock);
     }
-    tdm_lock_release(&cache_lock);
     if (!s && !(s = malloc(sizeof(*s))))
         return NULL;
     /* everything before the inline arrays starts zeroed */
@@ -247,11 +276,14 @@ tdm_sched_t *tdm_sched_new(tdm_comm_t *comm, bool blocking) {
     s->tmpcap = SCHED_INLINE_TMPS;
     s->comm = comm;
     s->blocking = blocking;
-    TDM_COUNTER_ADD(&comm->pv.coll_ops, 1);
-    s->tag = tdm_coll_next_tag(comm, blocking);
+    /* started by the user's call, which the user orders with the communicator's other
+     * collectives: a load and a store */
+    TDM_COUNTER_ADD_LOOSE(&comm->pv.coll_ops, 1);
+    s->tag = next_tag(st, blocking);
     if (s->tag < 0)
         s->error = TDM_ERR_NOMEM;
-    tdm_comm_retain(comm);
+    if (!blocking) /* it may outlive the call that started it */
+        tdm_comm_retain(comm);
     return s;
 }
 
@@ -489,8 +521,13 @@ void tdm_sched_reduce(tdm_sched_t *s, const void *in, void *inout, size_t count,
 
 void tdm_sched_round(tdm_sched_t *s) {
     if (s->immediate) {
-        if (pend_load(s))
+        if (s->nheld || pend_load(s))
             tdm_p2p_wait_until(nothing_pending, s);
+        for (int i = 0; i < s->nheld; i++) {
+            note_status(s, s->held[i]);
+            tdm_p2p_release(s->held[i]);
+        }
+        s->nheld = 0;
         return;
     }
     if (s->n && s->steps[s->n - 1].kind == STEP_ROUND)
@@ -499,6 +536,8 @@ void tdm_sched_round(tdm_sched_t *s) {
 }
 
 void tdm_sched_free(tdm_sched_t *s) {
+    if (TDM_UNLIKELY(s->nheld))
+        tdm_sched_round(s);
     for (size_t i = 0; i < s->n; i++) {
         step_t *st = &s->steps[i];
         tdm_coll_refs_release(st->sdt, st->rdt, st->op);
@@ -509,7 +548,15 @@ void tdm_sched_free(tdm_sched_t *s) {
         free(s->tmps);
     if (s->steps != s->inline_steps)
         free(s->steps);
-    tdm_comm_release(s->comm);
+    if (s->blocking) {
+        coll_state_t *st = s->comm->coll;
+        if (st && !st->spare) {
+            st->spare = s;
+            return;
+        }
+    } else {
+        tdm_comm_release(s->comm);
+    }
     tdm_lock_acquire(&cache_lock);
     if (sched_free_count < SCHED_FREE_MAX) {
         s->next_free = sched_free_list;
@@ -615,11 +662,6 @@ static void copy_data(const void *sbuf, size_t scount, const tdm_dtype_t *sdt, v
 
 static void advance(tdm_sched_t *s);
 
-static void note_status(tdm_sched_t *s, const tdm_req_t *r) {
-    if (TDM_UNLIKELY(r->status.error != TDM_OK))
-        set_error(s, r->status.error);
-}
-
 static void on_p2p_complete(tdm_req_t *r) {
     tdm_sched_t *s = r->cb_arg;
     note_status(s, r);
@@ -706,6 +748,10 @@ static void post(tdm_sched_t *s, bool send, bool ahead, int peer, int flags, voi
         set_error(s, rc != TDM_OK ? rc : TDM_ERR_INTERN);
         return;
     }
+    if (s->immediate && s->nheld < SCHED_HELD) { /* the round's end waits for it */
+        s->held[s->nheld++] = r;
+        return;
+    }
     pend_add(s, 1);                                 /* before the hook can run */
     if (!tdm_p2p_req_hook(r, on_p2p_complete, s)) { /* done already */
         pend_drop(s);
@@ -763,7 +809,11 @@ static bool sched_done(void *arg) {
 }
 
 static bool nothing_pending(void *arg) {
-    return pend_load(arg) == 0;
+    tdm_sched_t *s = arg;
+    for (int i = 0; i < s->nheld; i++)
+        if (!tdm_req_done(s->held[i]))
+            return false;
+    return pend_load(s) == 0;
 }
 
 int tdm_sched_run(tdm_sched_t *s, tdm_req_t **req_p) {

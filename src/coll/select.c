@@ -201,8 +201,9 @@ static int decide(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commut
 
 int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute) {
     int algo = decide(kind, bytes, comm_size, commute);
-    TDM_COUNTER_ADD(&tdm_coll_algo_runs[kind][algo], 1);
-    TDM_COUNTER_ADD(&tdm_coll_algo_bytes[kind][algo], bytes);
+    /* every collective call passes here, from any thread: no locked add per call */
+    TDM_COUNTER_ADD_LOOSE(&tdm_coll_algo_runs[kind][algo], 1);
+    TDM_COUNTER_ADD_LOOSE(&tdm_coll_algo_bytes[kind][algo], bytes);
     return algo;
 }
 

@@ -15,14 +15,7 @@
  * short_*, received_at_once). Threaded, a relaxed load and store: no atomic add on every
  * message (free of data races; an increment made by two threads at the same instant may
  * count once). Every other counter is TDM_COUNTER_ADD (exact), the queue levels atomic. */
-#define TDM_P2P_STAT_ADD(_p, _v)                                                                   \
-    do {                                                                                           \
-        if (TDM_UNLIKELY(tdm_threaded))                                                            \
-            __atomic_store_n((_p), __atomic_load_n((_p), __ATOMIC_RELAXED) + (_v),                 \
-                             __ATOMIC_RELAXED);                                                    \
-        else                                                                                       \
-            *(_p) += (_v);                                                                         \
-    } while (0)
+#define TDM_P2P_STAT_ADD(_p, _v) TDM_COUNTER_ADD_LOOSE(_p, _v)
 
 /* Counters, kept by plain increments; pvars.def declares each one as a
  * performance variable (MPI_T) and TANDEM_PROTO_STATS=1 prints them through
