@@ -1,22 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "boot.h"
+#include "pmi.h"
 #include "../base/log.h"
 #include "../base/params.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Is the memfd `fd` the segment of the job the variables name? NULL when it is, else why
  * not. Nothing here writes, resizes or maps the descriptor. */
-static const char *check_segment(int fd, const tdm_boot_info_t *info, tdm_boot_stamp_t *stamp_p,
-                                 bool *foreign_p, char *why, size_t len) {
+static const char *check_segment(int fd, const tdm_boot_info_t *info, bool sealed,
+                                 tdm_boot_stamp_t *stamp_p, bool *foreign_p, char *why,
+                                 size_t len) {
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0) {
         snprintf(why, len, "descriptor %d (TANDEM_SHM_FD) is not open", fd);
@@ -36,13 +42,14 @@ static const char *check_segment(int fd, const tdm_boot_info_t *info, tdm_boot_s
     struct stat st;
     /* only a memfd (or another tmpfs file) has seals; mpirun's is sealed against shrinking */
     int seals = fcntl(fd, F_GET_SEALS);
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || seals != (F_SEAL_SHRINK | F_SEAL_SEAL)) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (sealed && seals != (F_SEAL_SHRINK | F_SEAL_SEAL))) {
         snprintf(why, len, "descriptor %d (TANDEM_SHM_FD) is not a memfd sealed by mpirun", fd);
         return why;
     }
     /* without /proc the seals and the stamp decide alone */
     snprintf(want, sizeof(want), "/memfd:" TDM_BOOT_MEMFD_NAME "%s (deleted)", info->jobid);
-    if (n >= 0 && strcmp(target, want) != 0) {
+    if (sealed && n >= 0 && strcmp(target, want) != 0) {
         snprintf(why, len, "descriptor %d (TANDEM_SHM_FD) is %.120s, not this job's memfd", fd,
                  target);
         return why;
@@ -136,6 +143,440 @@ static int make_singleton(tdm_boot_info_t *info) {
     return 0;
 }
 
+/* ---- started by a PMI launcher (Hydra, srun --mpi=pmi2) ---- */
+
+static tdm_pmi_t boot_pmi = {.fd = -1};
+/* Hydra 4.0 does not know PMI-2's abort command (it ends the job with status 255), but it
+ * reads each message in the form it comes in: there, abort is sent as a PMI-1 line. */
+static bool boot_pmi_hydra;
+
+static void pmi_goodbye(void) {
+    char why[256];
+    if (boot_pmi.fd >= 0 && tdm_pmi_finalize(&boot_pmi, why, sizeof(why)) != 0)
+        tdm_warn(BOOT, "%s", why);
+}
+
+/* "<host>,<boot id>,<name>": the first two make two processes one node's (as UCX decides);
+ * the name is the launcher's for the host when it gives one (Hydra's -hosts names), for
+ * messages. */
+static void host_key_value(char *out, size_t len) {
+    char host[256] = "", boot[64] = "";
+    gethostname(host, sizeof(host) - 1);
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, boot, sizeof(boot) - 1);
+        boot[n > 0 ? n : 0] = 0;
+        close(fd);
+    }
+    boot[strcspn(boot, "\n")] = 0;
+    const char *name = getenv("MPIR_CVAR_CH3_INTERFACE_HOSTNAME");
+    snprintf(out, len, "%.100s,%.40s,%.60s", host[0] ? host : "unknown", boot[0] ? boot : "none",
+             name && *name ? name
+             : host[0]     ? host
+                           : "unknown");
+    /* a value travels in a line of key=value words */
+    for (char *c = out; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '.' || *c == '-' || *c == '_' || *c == ','))
+            *c = '_';
+}
+
+/* The node part of a host value (its length), and its name for messages. */
+static size_t host_identity(const char *v) {
+    const char *c = strchr(v, ',');
+    return c && strchr(c + 1, ',') ? (size_t)(strchr(c + 1, ',') - v) : strlen(v);
+}
+
+static const char *host_name(const char *v) {
+    size_t n = host_identity(v);
+    return v[n] ? v + n + 1 : v;
+}
+
+/* PMI's job id as Tandem's (at most 63 characters: a long one keeps its start and a hash). */
+static void pmi_jobid(const char *kvs, char *out, size_t len) {
+    if (strlen(kvs) < len) {
+        snprintf(out, len, "%s", kvs);
+        return;
+    }
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = kvs; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    snprintf(out, len, "%.*s-%016llx", (int)(len - 18), kvs, (unsigned long long)h);
+}
+
+/* The node's lowest rank makes the segment: mpirun's memfd, name, stamp and seals. */
+static int make_node_segment(const tdm_boot_info_t *info, char *why, size_t len) {
+    char name[128];
+    snprintf(name, sizeof(name), TDM_BOOT_MEMFD_NAME "%s", info->jobid);
+    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0)
+        page = 4096;
+    size_t bytes = tdm_boot_stamp_bytes(info->size);
+    tdm_boot_stamp_t stamp = {.magic = TDM_BOOT_STAMP_MAGIC,
+                              .version = TDM_BOOT_STAMP_VERSION,
+                              .size = (uint32_t)info->size,
+                              .seg_offset =
+                                  (bytes + (size_t)page - 1) / (size_t)page * (size_t)page};
+    snprintf(stamp.jobid, sizeof(stamp.jobid), "%s", info->jobid);
+    if (fd < 0 || ftruncate(fd, (off_t)stamp.seg_offset) != 0 ||
+        pwrite(fd, &stamp, sizeof(stamp), 0) != (ssize_t)sizeof(stamp) ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
+        snprintf(why, len, "cannot make the node's shared memory (memfd): %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The same under a /dev/shm name, for when no local rank may take another's descriptor. */
+static int make_named_segment(const tdm_boot_info_t *info, const char *name, char *why,
+                              size_t len) {
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0)
+        page = 4096;
+    size_t bytes = tdm_boot_stamp_bytes(info->size);
+    tdm_boot_stamp_t stamp = {.magic = TDM_BOOT_STAMP_MAGIC,
+                              .version = TDM_BOOT_STAMP_VERSION,
+                              .size = (uint32_t)info->size,
+                              .seg_offset =
+                                  (bytes + (size_t)page - 1) / (size_t)page * (size_t)page};
+    snprintf(stamp.jobid, sizeof(stamp.jobid), "%s", info->jobid);
+    if (fd < 0 || ftruncate(fd, (off_t)stamp.seg_offset) != 0 ||
+        pwrite(fd, &stamp, sizeof(stamp), 0) != (ssize_t)sizeof(stamp)) {
+        snprintf(why, len, "cannot make the node's shared memory as /dev/shm%s: %s", name,
+                 strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            shm_unlink(name);
+        }
+        return -1;
+    }
+    return fd;
+}
+
+/* Take descriptor `num` of process `pid` (the node's lowest rank), as `mode` allows. */
+static int take_fd(pid_t pid, int num, const char *mode, char *why, size_t len) {
+    int fd = -1, e1 = 0, e2 = 0;
+    bool any = !strcmp(mode, "auto");
+    if (any || !strcmp(mode, "pidfd")) {
+        /* the same ptrace right CMA needs (PTRACE_MODE_ATTACH) */
+        int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (pfd >= 0) {
+            fd = (int)syscall(SYS_pidfd_getfd, pfd, num, 0);
+            e1 = errno;
+            close(pfd);
+        } else {
+            e1 = errno;
+        }
+        if (fd >= 0)
+            fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    if (fd < 0 && (any || !strcmp(mode, "proc"))) {
+        /* opening the magic link needs only PTRACE_MODE_READ, which Yama leaves alone */
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, num);
+        fd = open(path, O_RDWR | O_CLOEXEC);
+        e2 = errno;
+    }
+    if (fd < 0)
+        snprintf(why, len, "cannot take descriptor %d of pid %d (pidfd_getfd: %s; /proc: %s)", num,
+                 (int)pid, e1 ? strerror(e1) : "not tried", e2 ? strerror(e2) : "not tried");
+    return fd;
+}
+
+/* "ranks 0-1 on node0, 2-3 on node1": the runs of ranks of the node map (a long one cut). */
+static void describe_nodes(const int *node_of, int size, char hosts[][64], char *out, size_t len) {
+    size_t o = 0;
+    out[0] = 0;
+    for (int r = 0; r < size;) {
+        int e = r;
+        while (e + 1 < size && node_of[e + 1] == node_of[r])
+            e++;
+        if (o + 100 > len) { /* a long map: the start says enough */
+            snprintf(out + o, len - o, ", ...");
+            return;
+        }
+        const char *lead = o ? ", " : size > 1 ? "ranks " : "rank ";
+        if (e > r)
+            o += (size_t)snprintf(out + o, len - o, "%s%d-%d on %.63s", lead, r, e, hosts[r]);
+        else
+            o += (size_t)snprintf(out + o, len - o, "%s%d on %.63s", lead, r, hosts[r]);
+        r = e + 1;
+    }
+}
+
+/* Hydra stops relaying a process's output once it ends the job: give what is still in the
+ * stdout and stderr pipes (the reason for the abort) a moment to be read first. */
+static void wait_output_read(void) {
+    for (int i = 0; i < 500; i++) {
+        int left = 0, n;
+        for (int fd = 1; fd <= 2; fd++) {
+            struct stat st;
+            if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && ioctl(fd, FIONREAD, &n) == 0)
+                left += n;
+        }
+        if (!left)
+            return;
+        usleep(1000);
+    }
+}
+
+/* A job that cannot run: its lowest rank says why and ends it through PMI; the others wait
+ * to be ended with it (and end it themselves should that never come). */
+static _Noreturn void pmi_job_fails(const char *why) {
+    if (boot_pmi.rank != 0) {
+        struct pollfd pfd = {.fd = boot_pmi.fd, .events = POLLIN};
+        poll(&pfd, 1, 10000);
+    }
+    tdm_error(BOOT, "%s", why);
+    wait_output_read();
+    tdm_pmi_abort(&boot_pmi, 1, boot_pmi_hydra, why);
+    struct pollfd pfd = {.fd = boot_pmi.fd, .events = POLLIN};
+    poll(&pfd, 1, 2000);
+    _exit(1);
+}
+
+#define PMI_TRY(_call)                                                                             \
+    do {                                                                                           \
+        if ((_call) < 0)                                                                           \
+            goto fail;                                                                             \
+    } while (0)
+
+static int boot_from_pmi(tdm_boot_info_t *info) {
+    char why[512], key[64], val[TDM_PMI_VALUE_MAX];
+    int *node_of = NULL;
+    char(*hosts)[64] = NULL;
+    const char *want = TDM_PARAM_S(PMI_VERSION);
+    const char *slurm = getenv("SLURM_MPI_TYPE");
+    int version =
+        !strcmp(want, "2") || (!strcmp(want, "auto") && slurm && !strcmp(slurm, "pmi2")) ? 2 : 1;
+    boot_pmi_hydra = getenv("MPI_LOCALNRANKS") != NULL; /* set by Hydra's proxy only */
+    info->ctl_fd = -1;
+    info->shm_fd = -1;
+    info->pmi = version;
+    if (tdm_pmi_connect_env(&boot_pmi, version, why, sizeof(why)) != 0) {
+        tdm_error(BOOT, "%s", why);
+        return -EPROTO;
+    }
+    /* a program this rank starts must not talk on its PMI socket (it is close-on-exec) */
+    unsetenv("PMI_FD");
+    unsetenv("PMI_PORT");
+    unsetenv("PMI_ID");
+    atexit(pmi_goodbye);
+    info->rank = boot_pmi.rank;
+    info->size = boot_pmi.size;
+    tdm_log_set_rank(info->rank);
+    pmi_jobid(boot_pmi.kvsname, info->jobid, sizeof(info->jobid));
+    int size = info->size, me = info->rank;
+    node_of = malloc((size_t)size * sizeof(int));
+    hosts = calloc((size_t)size, sizeof(*hosts));
+    if (!node_of || !hosts) {
+        snprintf(why, sizeof(why), "out of memory for the node map of %d ranks", size);
+        goto fail;
+    }
+
+    /* which ranks share this node */
+    char mine[256];
+    host_key_value(mine, sizeof(mine));
+    snprintf(key, sizeof(key), "tdm-host-%d", me);
+    PMI_TRY(tdm_pmi_put(&boot_pmi, key, mine, why, sizeof(why)));
+    const char *nodemap = TDM_PARAM_S(PMI_NODEMAP);
+    int nodes = 0, found = 0;
+    if (strcmp(nodemap, "hosts") != 0) {
+        PMI_TRY(found = tdm_pmi_job_attr(&boot_pmi, "PMI_process_mapping", val, sizeof(val), why,
+                                         sizeof(why)));
+        if (found)
+            PMI_TRY(nodes = tdm_pmi_parse_mapping(val, size, node_of, why, sizeof(why)));
+        else if (!strcmp(nodemap, "mapping")) {
+            snprintf(why, sizeof(why),
+                     "the launcher gives no PMI_process_mapping "
+                     "(TANDEM_PMI_NODEMAP=mapping)");
+            goto fail;
+        }
+    }
+    /* the lowest rank of a node makes its segment, once the map is known */
+    int seg_fd = -1;
+    bool creator = false;
+    for (int pass = 0; pass < 2; pass++) {
+        if (found) {
+            int first = me;
+            for (int r = 0; r < me; r++)
+                if (node_of[r] == node_of[me]) {
+                    first = r;
+                    break;
+                }
+            creator = first == me;
+            if (creator && seg_fd < 0) {
+                PMI_TRY(seg_fd = make_node_segment(info, why, sizeof(why)));
+                snprintf(key, sizeof(key), "tdm-seg-%d", node_of[me]);
+                snprintf(val, sizeof(val), "%d,%d", (int)getpid(), seg_fd);
+                PMI_TRY(tdm_pmi_put(&boot_pmi, key, val, why, sizeof(why)));
+            }
+        }
+        PMI_TRY(tdm_pmi_fence(&boot_pmi, why, sizeof(why)));
+        if (found)
+            break;
+        /* no mapping: a node is the ranks with the same host name and boot id */
+        for (int r = 0; r < size; r++) {
+            snprintf(key, sizeof(key), "tdm-host-%d", r);
+            int got;
+            PMI_TRY(got = tdm_pmi_get(&boot_pmi, key, val, sizeof(val), why, sizeof(why)));
+            if (!got) {
+                snprintf(why, sizeof(why), "rank %d put no %s in the key-value space", r, key);
+                goto fail;
+            }
+            node_of[r] = r;
+            snprintf(hosts[r], sizeof(hosts[r]), "%s", host_name(val));
+            size_t id = host_identity(val);
+            for (int q = 0; q < r; q++) {
+                char other[TDM_PMI_VALUE_MAX];
+                snprintf(key, sizeof(key), "tdm-host-%d", q);
+                if (node_of[q] == q &&
+                    tdm_pmi_get(&boot_pmi, key, other, sizeof(other), why, sizeof(why)) == 1 &&
+                    host_identity(other) == id && !strncmp(other, val, id)) {
+                    node_of[r] = q;
+                    break;
+                }
+            }
+            nodes += node_of[r] == r;
+        }
+        found = 1;
+    }
+    if (nodes > 1) {
+        /* name the nodes by their ranks' host names (the mapping numbers them only) */
+        char map[400];
+        for (int r = 0; r < size && me == 0; r++) {
+            if (hosts[r][0] || (r > 0 && node_of[r] == node_of[r - 1]))
+                continue;
+            snprintf(key, sizeof(key), "tdm-host-%d", r);
+            if (tdm_pmi_get(&boot_pmi, key, val, sizeof(val), why, sizeof(why)) == 1)
+                snprintf(hosts[r], sizeof(hosts[r]), "%s", host_name(val));
+            else
+                snprintf(hosts[r], sizeof(hosts[r]), "node %d", node_of[r]);
+        }
+        describe_nodes(node_of, size, hosts, map, sizeof(map));
+        snprintf(why, sizeof(why),
+                 "%s: this build has no inter-node transport yet (issue 27); run the job on "
+                 "one node",
+                 map);
+        pmi_job_fails(why);
+    }
+
+    /* every local rank holds the node's segment */
+    int local_rank = 0, local_size = 0, first = -1;
+    for (int r = 0; r < size; r++) {
+        if (node_of[r] != node_of[me])
+            continue;
+        if (first < 0)
+            first = r;
+        local_rank += r < me;
+        local_size++;
+    }
+    const char *mode = TDM_PARAM_S(PMI_SHM);
+    tdm_boot_stamp_t stamp;
+    bool foreign = false, taken = creator;
+    if (!creator && strcmp(mode, "name") != 0) {
+        int pid = 0, num = -1, got;
+        snprintf(key, sizeof(key), "tdm-seg-%d", node_of[me]);
+        PMI_TRY(got = tdm_pmi_get(&boot_pmi, key, val, sizeof(val), why, sizeof(why)));
+        if (!got || sscanf(val, "%d,%d", &pid, &num) != 2 || pid <= 0 || num < 0) {
+            snprintf(why, sizeof(why), "rank %d published no usable segment (%s='%.60s')", first,
+                     key, got ? val : "");
+            goto fail;
+        }
+        seg_fd = take_fd(pid, num, mode, why, sizeof(why));
+        const char *bad =
+            seg_fd < 0 ? why
+                       : check_segment(seg_fd, info, true, &stamp, &foreign, why, sizeof(why));
+        taken = !bad;
+        if (bad && strcmp(mode, "auto") != 0) {
+            char msg[sizeof(why)];
+            snprintf(msg, sizeof(msg), "the segment of rank %d (TANDEM_PMI_SHM=%s): %.400s", first,
+                     mode, bad);
+            snprintf(why, sizeof(why), "%s", msg);
+            goto fail;
+        }
+        if (bad) {
+            tdm_info(BOOT, "the segment of rank %d: %s; trying a /dev/shm name", first, bad);
+            if (seg_fd >= 0)
+                close(seg_fd);
+            seg_fd = -1;
+        }
+    }
+    /* did every local rank get it? (after a fence, every rank reads the same answers) */
+    snprintf(key, sizeof(key), "tdm-shm-ok-%d", me);
+    PMI_TRY(tdm_pmi_put(&boot_pmi, key, taken ? "1" : "0", why, sizeof(why)));
+    PMI_TRY(tdm_pmi_fence(&boot_pmi, why, sizeof(why)));
+    bool all = true;
+    for (int r = first; r < size && all; r++) {
+        if (node_of[r] != node_of[me] || r == first)
+            continue;
+        snprintf(key, sizeof(key), "tdm-shm-ok-%d", r);
+        int got;
+        PMI_TRY(got = tdm_pmi_get(&boot_pmi, key, val, sizeof(val), why, sizeof(why)));
+        all = got && !strcmp(val, "1");
+    }
+    if (!all) {
+        /* a name in /dev/shm, for as short as it takes every local rank to open it */
+        char name[128];
+        snprintf(name, sizeof(name), "/tandem-%s-%d", info->jobid, node_of[me]);
+        if (creator) {
+            close(seg_fd);
+            PMI_TRY(seg_fd = make_named_segment(info, name, why, sizeof(why)));
+        }
+        PMI_TRY(tdm_pmi_fence(&boot_pmi, why, sizeof(why)));
+        if (!creator) {
+            if (seg_fd >= 0)
+                close(seg_fd);
+            seg_fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+            if (seg_fd < 0)
+                snprintf(why, sizeof(why), "cannot open /dev/shm%s: %s", name, strerror(errno));
+        }
+        /* every local rank has opened it (or failed to): it goes now, whatever comes next */
+        int rc = tdm_pmi_fence(&boot_pmi, why + strlen(why), sizeof(why) - strlen(why));
+        if (creator)
+            shm_unlink(name);
+        if (seg_fd < 0 || rc < 0)
+            goto fail;
+        const char *bad = check_segment(seg_fd, info, false, &stamp, &foreign, why, sizeof(why));
+        if (bad)
+            goto fail;
+    } else if (creator) {
+        const char *bad = check_segment(seg_fd, info, true, &stamp, &foreign, why, sizeof(why));
+        if (bad)
+            goto fail;
+    }
+    info->shm_fd = seg_fd;
+    info->shm_offset = (size_t)stamp.seg_offset;
+    const char *bad = claim_rank(seg_fd, info, why, sizeof(why));
+    if (bad)
+        goto fail;
+    info->local_rank = local_rank;
+    info->local_size = local_size;
+    /* more local ranks than CPUs to run on: wait by yielding and blocking, as mpirun would
+     * have said (TANDEM_OVERSUBSCRIBED=1 forces it) */
+    cpu_set_t cpus;
+    int ncpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+    if (!info->oversubscribed)
+        info->oversubscribed = local_size > ncpus;
+    tdm_info(BOOT, "rank %d of %d by PMI-%d (%s), %d on this node, segment by %s", me, size,
+             version, boot_pmi.kvsname, local_size,
+             creator ? "creating it"
+             : all   ? mode
+                     : "a /dev/shm name");
+    free(node_of);
+    free(hosts);
+    return 0;
+fail:
+    free(node_of);
+    free(hosts);
+    tdm_error(BOOT, "%s", why);
+    return -EPROTO;
+}
+
 int tdm_boot_init(tdm_boot_info_t *info_p) {
     tdm_boot_info_t info;
     memset(&info, 0, sizeof(info));
@@ -143,6 +584,11 @@ int tdm_boot_init(tdm_boot_info_t *info_p) {
     info.rank = (int)TDM_PARAM_I(RANK);
     info.oversubscribed = (int)TDM_PARAM_I(OVERSUBSCRIBED);
     forget_launch_vars();
+    if (info.rank < 0 && (getenv("PMI_FD") || getenv("PMI_PORT"))) {
+        int rc = boot_from_pmi(&info);
+        *info_p = info;
+        return rc;
+    }
     if (info.rank < 0) {
         if (make_singleton(&info) != 0)
             return -errno;
@@ -173,7 +619,7 @@ int tdm_boot_init(tdm_boot_info_t *info_p) {
         bad = why;
     }
     if (!bad)
-        bad = check_segment(info.shm_fd, &info, &stamp, &foreign, why, sizeof(why));
+        bad = check_segment(info.shm_fd, &info, true, &stamp, &foreign, why, sizeof(why));
     if (!bad)
         bad = check_ctl(info.shm_fd, info.ctl_fd, &info, why, sizeof(why));
     if (!bad)
@@ -207,6 +653,19 @@ int tdm_boot_init(tdm_boot_info_t *info_p) {
 
 void tdm_boot_report(const tdm_boot_info_t *info, const char *line) {
     char buf[64];
+    if (info->pmi && (line[0] == 'A' || line[0] == 'E') && line[1] == ' ') {
+        /* the launcher ends the job; this process waits for that a while, then exits */
+        int code = atoi(line + 2);
+        wait_output_read();
+        tdm_pmi_abort(&boot_pmi, code ? code : 1, boot_pmi_hydra,
+                      line[0] == 'A' ? "MPI_Abort" : "fatal error (see the message above)");
+        if (boot_pmi.fd >= 0) {
+            struct pollfd pfd = {.fd = boot_pmi.fd, .events = POLLIN};
+            poll(&pfd, 1, 2000);
+            boot_pmi.fd = -1; /* no finalize on the way out */
+        }
+        return;
+    }
     if (info->ctl_fd < 0)
         return;
     /* no stdio: the pending-operations dump reports from a signal handler */

@@ -38,6 +38,14 @@
  * Once read, the variables are removed from the environment, so that the rank's own
  * children do not inherit them; the descriptors are close-on-exec.
  * Without TANDEM_RANK the process is a singleton: rank 0 of 1, with a private memfd.
+ *
+ * Started by a PMI launcher instead (PMI_FD or PMI_PORT set, TANDEM_RANK not): rank and size
+ * come from PMI (pmi.h), the node map from PMI_process_mapping or from an exchange of host
+ * names and boot ids; the node's lowest rank makes the memfd as mpirun would (same name,
+ * seals and stamp, the PMI kvsname as job id) and the others take it from that process
+ * (pidfd_getfd, else /proc/PID/fd/N, else a /dev/shm name unlinked as soon as every local
+ * rank has it). There is no control pipe: MPI_Abort and fatal errors end the job through
+ * PMI, and the launcher reports a rank that dies. See src/boot/README.md.
  */
 #ifndef TDM_BOOT_H
 #define TDM_BOOT_H
@@ -87,13 +95,15 @@ typedef struct tdm_boot_info {
     size_t shm_offset;  /* where the segment starts in it (after the stamp; 0: singleton) */
     int ctl_fd;         /* -1 for a singleton */
     int oversubscribed; /* wait by yielding/blocking, never by spinning */
+    int pmi;            /* started by a PMI launcher (Hydra, srun): its version, 1 or 2; else 0 */
     char jobid[64];
 } tdm_boot_info_t;
 
 /* Fill *info_p from the environment; 0 on success, -errno on failure (logged). */
 int tdm_boot_init(tdm_boot_info_t *info_p);
 /* Report an event line to the launcher ("F", "A 3", ...); no-op for a singleton.
- * Async-signal-safe (one write). */
+ * Async-signal-safe (one write). Under a PMI launcher only "A <code>" and "E <code>" mean
+ * something: the job is ended through PMI (boot.c says how). */
 void tdm_boot_report(const tdm_boot_info_t *info, const char *line);
 
 /* ---- process sets (pset.c) ----
