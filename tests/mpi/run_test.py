@@ -3,7 +3,12 @@
 """Run one multi-rank MPI test under mpirun and judge it.
 
 usage: run_test.py --mpirun PATH -n N [--timeout S] [--env K=V]... [--expect fail|exit=N]
-                   [--ld-library-path DIR] [--check-lib NAME] -- PROGRAM [ARGS...]
+                   [--ld-library-path DIR] [--check-lib NAME]
+                   [--launcher mpirun|hydra|hydra-port|hydra2 [--hosts H]] -- PROGRAM [ARGS...]
+
+--launcher hydra* starts the job with MPICH's mpiexec.hydra instead (PMI-1 on PMI_FD,
+PMI-1 with -pmi-port, PMI-2), skipped (77) where mpiexec.hydra is not installed; --hosts
+adds "-launcher fork -hosts H": Hydra's nodes, all on this machine.
 
 A test passes when the job exits 0 and its output has a line "No Errors" (MPICH's
 convention, leading spaces allowed). With --expect fail it passes when the job exits
@@ -21,6 +26,7 @@ import argparse
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -233,6 +239,9 @@ def main():
     ap.add_argument("--count-lines", action="append", default=[], metavar="N:REGEX",
                     help="the job's output must have exactly N lines matching REGEX "
                          "(e.g. a warning printed once per job); N-M: from N to M lines")
+    ap.add_argument("--launcher", default="mpirun",
+                    choices=["mpirun", "hydra", "hydra-port", "hydra2"])
+    ap.add_argument("--hosts", help="with a hydra launcher: -launcher fork -hosts H")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.command[1:] if a.command and a.command[0] == "--" else a.command
@@ -252,7 +261,25 @@ def main():
         env["LD_LIBRARY_PATH"] = a.ld_library_path + (":" + old if old else "")
         shown_env.append("LD_LIBRARY_PATH=" + env["LD_LIBRARY_PATH"])
 
-    full = [a.mpirun, "-n", str(a.np), "--timeout", f"{a.timeout:g}"] + a.mpirun_arg + cmd
+    if a.launcher == "mpirun":
+        full = [a.mpirun, "-n", str(a.np), "--timeout", f"{a.timeout:g}"] + a.mpirun_arg + cmd
+    else:
+        hydra = shutil.which("mpiexec.hydra")
+        if not hydra:
+            print("SKIP: mpiexec.hydra is not installed (Debian's mpich package; "
+                  "scripts/install-deps.sh installs it)")
+            return SKIP
+        full = [hydra, "-n", str(a.np)]
+        if a.launcher == "hydra-port":
+            full.append("-pmi-port")
+        if a.hosts:
+            full += ["-launcher", "fork", "-hosts", a.hosts]
+        # Hydra passes the whole environment on; MPIEXEC_TIMEOUT is its --timeout
+        env["MPIEXEC_TIMEOUT"] = f"{max(1, int(a.timeout))}"
+        if a.launcher == "hydra2":
+            env["TANDEM_PMI_VERSION"] = "2"
+            shown_env.append("TANDEM_PMI_VERSION=2")
+        full += cmd
     shown = " ".join(shlex.quote(x) for x in shown_env + full)
 
     if a.check_lib:
@@ -277,6 +304,10 @@ def main():
             verdict.append(f"the job ended with {describe_status(rc)}, expected 0")
         elif not NO_ERRORS.search(out):
             verdict.append("the output has no 'No Errors' line")
+        elif a.launcher != "mpirun" and a.np > 1 and len(NO_ERRORS.findall(out)) != 1:
+            # rank 0 says it once; processes that each ran as a singleton say it each
+            verdict.append(f"{len(NO_ERRORS.findall(out))} 'No Errors' lines, expected 1 "
+                           f"(rank 0's): did the processes form one job?")
     elif a.expect == "fail":
         if rc == 0 or rc is None:
             verdict.append(f"the job ended with {describe_status(rc)}, expected a failure")
