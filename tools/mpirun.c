@@ -84,7 +84,10 @@ typedef struct opts {
     int tag_output;
     int bind;
     const char *wdir;
-    char **argv; /* program and its arguments */
+    const char *hosts;    /* -hosts/-H naming another host: the job is Hydra's */
+    const char *hostfile; /* --hostfile: the job is Hydra's */
+    const char *ppn;      /* -ppn for Hydra (ignored on this node alone) */
+    char **argv;          /* program and its arguments */
 } opts_t;
 
 static struct job {
@@ -152,8 +155,13 @@ static void usage(FILE *f) {
             "  -wdir DIR            working directory of the ranks\n"
             "  -h, --help           this help\n"
             "  -V, --version        print the version\n"
+            "  -H, -host, -hosts H1[:N],H2...  --hostfile, -f FILE\n"
+            "                       ranks on other hosts: the job is handed to MPICH's\n"
+            "                       mpiexec.hydra (same program, arguments, -n, -wdir,\n"
+            "                       --tag-output, --bind-to core, --timeout); this host\n"
+            "                       alone stays here\n"
             "accepted for compatibility and ignored: --oversubscribe, --allow-run-as-root,\n"
-            "  -ppn N, -host/-hosts localhost\n"
+            "  -ppn N (passed to mpiexec.hydra)\n"
             "\n"
             "The environment is passed to every rank. Standard input goes to rank 0 only.\n"
             "If a rank is killed, exits with a non-zero status, exits without calling\n"
@@ -200,16 +208,73 @@ static int is_this_host(const char *h) {
     return hl == nl && !strncmp(h, name, hl);
 }
 
-static void check_hosts(const char *opt, const char *list) {
+/* Does the host list (host[:slots],...) name a host other than this one? */
+static int names_other_host(const char *list) {
     char *copy = strdup(list), *save = NULL;
-    for (char *h = strtok_r(copy, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
+    int other = 0;
+    for (char *h = strtok_r(copy, ",", &save); h && !other; h = strtok_r(NULL, ",", &save)) {
         h[strcspn(h, ":")] = 0; /* host:slots */
-        if (*h && !is_this_host(h)) {
-            msg("only single-node jobs are supported; host '%s' (%s) is not this node", h, opt);
-            exit(STATUS_USAGE);
-        }
+        other = *h && !is_this_host(h);
     }
     free(copy);
+    return other;
+}
+
+/* A job for other hosts goes to MPICH's Hydra, which starts the ranks there through ssh and
+ * speaks PMI to them (src/boot/pmi.c): the same program, arguments and options. */
+static void hand_to_hydra(const opts_t *o) {
+    char *argv[64 + 1024];
+    int n = 0;
+    char np[16], tmo[32];
+    snprintf(np, sizeof(np), "%d", o->np);
+    argv[n++] = "mpiexec.hydra";
+    argv[n++] = "-n";
+    argv[n++] = np;
+    if (o->hosts) {
+        argv[n++] = "-hosts";
+        argv[n++] = (char *)o->hosts;
+    }
+    if (o->hostfile) {
+        argv[n++] = "-f";
+        argv[n++] = (char *)o->hostfile;
+    }
+    if (o->ppn) {
+        argv[n++] = "-ppn";
+        argv[n++] = (char *)o->ppn;
+    }
+    if (o->wdir) {
+        argv[n++] = "-wdir";
+        argv[n++] = (char *)o->wdir;
+    }
+    if (o->tag_output)
+        argv[n++] = "-prepend-rank";
+    if (o->bind == BIND_CORE) {
+        argv[n++] = "-bind-to";
+        argv[n++] = "core";
+    }
+    /* Hydra's timeout is MPIEXEC_TIMEOUT, whole seconds */
+    if (o->timeout_s > 0) {
+        snprintf(tmo, sizeof(tmo), "%.0f", o->timeout_s < 1 ? 1 : o->timeout_s + 0.5);
+        setenv("MPIEXEC_TIMEOUT", tmo, 1);
+    }
+    /* -x and -env were set in this environment, which Hydra passes on whole */
+    for (int i = 0; o->argv[i]; i++) {
+        if (n >= (int)(sizeof(argv) / sizeof(argv[0])) - 1) {
+            msg("too many program arguments to hand to mpiexec.hydra");
+            exit(STATUS_USAGE);
+        }
+        argv[n++] = o->argv[i];
+    }
+    argv[n] = NULL;
+    execvp(argv[0], argv);
+    int e = errno;
+    msg("%s%s names other hosts: this mpirun starts jobs on this node only and hands others "
+        "to MPICH's mpiexec.hydra, which %s (%s). Install Debian's mpich package "
+        "(apt-get install mpich), or run: mpiexec.hydra -n %d %s %s %s ...",
+        o->hostfile ? "--hostfile " : "--hosts ", o->hostfile ? o->hostfile : o->hosts,
+        e == ENOENT ? "is not installed" : "cannot be started", strerror(e), o->np,
+        o->hostfile ? "-f" : "-hosts", o->hostfile ? o->hostfile : o->hosts, o->argv[0]);
+    exit(127);
 }
 
 /* Accept -opt, --opt; return the value of "-opt V" / "--opt=V" forms or NULL. */
@@ -240,6 +305,7 @@ static void parse_args(int argc, char **argv, opts_t *o) {
     o->tag_output = 0;
     o->bind = BIND_AUTO;
     o->wdir = NULL;
+    o->hosts = o->hostfile = o->ppn = NULL;
     const char *env_timeout = getenv("MPIEXEC_TIMEOUT");
     if (env_timeout && *env_timeout)
         o->timeout_s = parse_seconds("MPIEXEC_TIMEOUT", env_timeout);
@@ -292,9 +358,13 @@ static void parse_args(int argc, char **argv, opts_t *o) {
         } else if (opt_is(a, "wdir") || opt_is(a, "wd")) {
             o->wdir = opt_value(argc, argv, &i);
         } else if (opt_is(a, "host") || opt_is(a, "hosts") || opt_is(a, "H")) {
-            check_hosts(a, opt_value(argc, argv, &i));
+            v = opt_value(argc, argv, &i);
+            if (names_other_host(v))
+                o->hosts = v;
+        } else if (opt_is(a, "hostfile") || opt_is(a, "machinefile") || opt_is(a, "f")) {
+            o->hostfile = opt_value(argc, argv, &i);
         } else if (opt_is(a, "ppn") || opt_is(a, "npernode") || opt_is(a, "N")) {
-            (void)opt_value(argc, argv, &i);
+            o->ppn = opt_value(argc, argv, &i);
         } else if (opt_is(a, "oversubscribe") || opt_is(a, "allow-run-as-root")) {
             /* ignored: ranks always may outnumber CPUs; running as root is allowed */
         } else {
@@ -307,6 +377,8 @@ static void parse_args(int argc, char **argv, opts_t *o) {
         exit(STATUS_USAGE);
     }
     o->argv = argv + i;
+    if (o->hosts || o->hostfile)
+        hand_to_hydra(o);
 }
 
 /* ---- job state ---------------------------------------------------------- */

@@ -518,14 +518,44 @@ def check_options(ctx):
     r = run(ctx, ["-host", "localhost", "--oversubscribe", "--allow-run-as-root", "-ppn", "2",
                   "-np", "2", ctx.prog, "*=init,fin"])
     p += expect(r, rc=0)
-    r = run(ctx, ["-host", "elsewhere.invalid", "-n", "2", ctx.prog])
-    p += expect(r, rc=2, err=[r"host 'elsewhere.invalid' .*is not this node"])
     r = run(ctx, ["-n", "2", "-x", "TDM_CHECK_X=ex", "-genv", "TDM_CHECK_G", "gee", "env"])
     p += expect(r, rc=0, out=[r"^TDM_CHECK_X=ex$", r"^TDM_CHECK_G=gee$"])
     r = run(ctx, ["-n", "1", "-wdir", "/", "pwd"])
     p += expect(r, rc=0, out=[r"^/$"])
     r = run(ctx, ["-n", "2", "-wdir", "/nonexistent/tandem", "pwd"])
     p += expect(r, rc=126, err=[r"cannot start rank 0: working directory /nonexistent/tandem"])
+    return p
+
+
+def check_hosts_hydra(ctx):
+    # ranks on other hosts: mpirun hands the job to mpiexec.hydra (a stand-in here that
+    # prints what it was given), or says what to install when there is none
+    p = []
+    with tempfile.TemporaryDirectory() as d:
+        fake = os.path.join(d, "mpiexec.hydra")
+        with open(fake, "w") as f:
+            f.write('#!/bin/sh\necho "hydra argv: $*"\necho "hydra env: '
+                    'MPIEXEC_TIMEOUT=$MPIEXEC_TIMEOUT TDM_CHECK_X=$TDM_CHECK_X"\nexit 3\n')
+        os.chmod(fake, 0o755)
+        env = dict(os.environ, PATH=d + ":" + os.environ.get("PATH", ""))
+        r = run(ctx, ["-H", "nodeA:2,nodeB:2", "-n", "4", "--timeout", "30", "-x",
+                      "TDM_CHECK_X=ex", "-ppn", "2", "-l", ctx.prog, "a", "b c"], env=env)
+        p += expect(r, rc=3, out=[rf"^hydra argv: -n 4 -hosts nodeA:2,nodeB:2 -ppn 2 "
+                                  rf"-prepend-rank {re.escape(ctx.prog)} a b c$",
+                                  r"^hydra env: MPIEXEC_TIMEOUT=30 TDM_CHECK_X=ex$"])
+        r = run(ctx, ["--hostfile", "/tmp/hosts.tandem", "-np", "3", "-wdir", "/", ctx.prog],
+                env=env)
+        p += expect(r, rc=3, out=[rf"^hydra argv: -n 3 -f /tmp/hosts.tandem -wdir / "
+                                  rf"{re.escape(ctx.prog)}$"])
+        # this host alone stays with mpirun
+        r = run(ctx, ["-hosts", "localhost:2", "-n", "2", ctx.prog, "*=init,fin"], env=env)
+        p += expect(r, rc=0, not_out=[r"hydra argv"])
+        empty = os.path.join(d, "empty")
+        os.mkdir(empty)
+        r = run(ctx, ["-host", "elsewhere.invalid", "-n", "2", ctx.prog],
+                env=dict(os.environ, PATH=empty))
+        p += expect(r, rc=127, err=[r"--hosts elsewhere.invalid names other hosts.*mpiexec.hydra"
+                                    r", which is not installed.*apt-get install mpich"])
     return p
 
 
@@ -580,6 +610,7 @@ CHECKS = [
     ("mpirun-killed", check_mpirun_killed, False),
     ("bind", check_bind, False),
     ("options", check_options, False),
+    ("hosts-hydra", check_hosts_hydra, False),
     ("plain-programs", check_plain_programs, False),
     ("many-ranks", check_many_ranks, False),
 ]
