@@ -338,9 +338,27 @@ int tdm_dtype_create_dup(tdm_dtype_t *old, tdm_dtype_t **new_p) {
     x->ub_marked = ox->ub_marked;
     x->align = ox->align;
     rc = finish(dt, rc, new_p);
-    if (!rc && old->committed)
+    if (!rc && old->committed) {
         rc = tdm_dtype_commit(*new_p); /* a duplicate of a committed type is committed */
+        if (rc)
+            tdm_dtype_release(*new_p);
+    }
     return rc;
+}
+
+int tdm_dtype_create_equiv(tdm_dtype_t *old, tdm_dtype_t **new_p) {
+    tdm_dtype_t *dt;
+    int rc = tdm_dtype_create_dup(old, &dt);
+    if (rc)
+        return rc;
+    /* described as old is, not as a duplicate of it: it stands for old's constructor */
+    rc = tdm_dtype_record_copy(dt, old);
+    if (rc) {
+        tdm_dtype_release(dt);
+        return rc;
+    }
+    *new_p = dt;
+    return 0;
 }
 
 /* Place `inner` at byte displacement disp inside a type of bounds [0, extent). */

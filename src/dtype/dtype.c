@@ -477,6 +477,36 @@ int tdm_dtype_record(tdm_dtype_t *dt, int combiner, bool large, const tdm_dtype_
     return 0;
 }
 
+int tdm_dtype_record_copy(tdm_dtype_t *dt, const tdm_dtype_t *from) {
+    const tdm_dtype_contents_t *f = tdm_dtype_contents(from);
+    if (!f)
+        return 0;
+    tdm_dtype_contents_t c = *f;
+    c.ints = malloc((c.ni ? c.ni : 1) * sizeof(int));
+    c.aints = malloc((c.na ? c.na : 1) * sizeof(ptrdiff_t));
+    c.counts = malloc((c.nc ? c.nc : 1) * sizeof(long long));
+    c.types = malloc((c.nt ? c.nt : 1) * sizeof(int));
+    if (!c.ints || !c.aints || !c.counts || !c.types) {
+        c.nt = 0; /* nothing retained yet */
+        contents_clear(&c);
+        return -ENOMEM;
+    }
+    memcpy(c.ints, f->ints, c.ni * sizeof(int));
+    memcpy(c.aints, f->aints, c.na * sizeof(ptrdiff_t));
+    memcpy(c.counts, f->counts, c.nc * sizeof(long long));
+    memcpy(c.types, f->types, c.nt * sizeof(int));
+    for (size_t i = 0; i < c.nt; i++) {
+        tdm_dtype_t *t = tdm_dtype_get(c.types[i]);
+        if (t)
+            tdm_dtype_retain(t);
+    }
+    tdm_dtype_ext_t *x = dt->ext;
+    contents_clear(&x->contents);
+    x->contents = c;
+    x->has_contents = 1;
+    return 0;
+}
+
 const tdm_dtype_contents_t *tdm_dtype_contents(const tdm_dtype_t *dt) {
     const tdm_dtype_ext_t *x = dt->ext;
     return x->has_contents ? &x->contents : NULL;

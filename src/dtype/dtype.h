@@ -156,6 +156,10 @@ int tdm_dtype_create_struct(size_t count, const size_t *blocklens, const ptrdiff
                             tdm_dtype_t *const *types, tdm_dtype_t **new_p);
 int tdm_dtype_create_resized(tdm_dtype_t *old, ptrdiff_t lb, ptrdiff_t extent, tdm_dtype_t **new_p);
 int tdm_dtype_create_dup(tdm_dtype_t *old, tdm_dtype_t **new_p);
+/* What MPI_Type_get_contents returns for a derived old type (MPI-4.1 §5.1.13): a new type
+ * of its own (no handle, name or attributes yet) equivalent to `old`: the same layout
+ * (shared), bounds and description, committed if `old` is. */
+int tdm_dtype_create_equiv(tdm_dtype_t *old, tdm_dtype_t **new_p);
 /* order_c: 1 for MPI_ORDER_C, 0 for MPI_ORDER_FORTRAN. */
 int tdm_dtype_create_subarray(int ndims, const size_t *sizes, const size_t *subsizes,
                               const size_t *starts, int order_c, tdm_dtype_t *old,

@@ -158,5 +158,8 @@ static inline tdm_dtype_ext_t *tdm_dtype_ext(const tdm_dtype_t *dt) {
 const tdm_basic_info_t *tdm_dtype_basic_info(int handle);
 /* A fresh user type object with its extension, one reference; NULL on ENOMEM. */
 tdm_dtype_t *tdm_dtype_alloc(void);
+/* Give dt a copy of from's description (its old types retained again); nothing when
+ * from has none. 0 or -ENOMEM. */
+int tdm_dtype_record_copy(tdm_dtype_t *dt, const tdm_dtype_t *from);
 
 #endif

@@ -855,12 +855,25 @@ static int contents(const char *fn, MPI_Datatype datatype, int want_large, MPI_C
         aints[i] = (MPI_Aint)c->aints[i];
     for (size_t i = 0; i < c->nc; i++)
         counts[i] = (MPI_Count)c->counts[i];
+    /* a derived type comes back as a new type the user frees (MPI-4.1 5.1.13), so that
+     * freeing it leaves the original's handle, name and attributes alone; a predefined
+     * one (f90 ones are predefined to the user) as itself */
     for (size_t i = 0; i < c->nt; i++) {
-        /* derived types come back as new references the user frees */
-        tdm_dtype_t *t = tdm_dtype_get(c->types[i]);
-        if (t)
-            tdm_dtype_retain(t);
-        types[i] = c->types[i];
+        tdm_dtype_t *t = tdm_dtype_get(c->types[i]), *n = NULL;
+        if (!t || t->predefined || type_is_f90(t)) {
+            types[i] = c->types[i];
+            continue;
+        }
+        int rc = tdm_dtype_create_equiv(t, &n);
+        if (!rc && (rc = tdm_dtype_register(n)) != 0)
+            tdm_dtype_release(n);
+        if (rc) {
+            while (i-- > 0) /* the ones made before: nothing is left to the user */
+                if (types[i] != c->types[i])
+                    tdm_dtype_release(tdm_dtype_get(types[i]));
+            return err_rc(fn, rc);
+        }
+        types[i] = n->handle;
     }
     return MPI_SUCCESS;
 }

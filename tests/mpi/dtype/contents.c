@@ -43,10 +43,18 @@ static void check(const char *what, MPI_Datatype t, const want_t *w) {
         CHECK(counts[i] == w->counts[i], "%s: large_counts[%d] = %lld (want %lld)", what, i,
               (long long)counts[i], (long long)w->counts[i]);
     for (int i = 0; i < w->nt; i++) {
-        CHECK(types[i] == w->types[i], "%s: datatypes[%d] = %#x (want %#x)", what, i,
-              (unsigned)types[i], (unsigned)w->types[i]);
-        int nni, nna, nnt, c;
+        /* a predefined type comes back as itself, a derived one as a new type described
+         * as the one it stands for (contents_free checks the rest) */
+        int nni, nna, nnt, c, wni, wna, wnt, wc;
         MPI_Type_get_envelope(types[i], &nni, &nna, &nnt, &c);
+        MPI_Type_get_envelope(w->types[i], &wni, &wna, &wnt, &wc);
+        if (wc == MPI_COMBINER_NAMED)
+            CHECK(types[i] == w->types[i], "%s: datatypes[%d] = %#x (want %#x)", what, i,
+                  (unsigned)types[i], (unsigned)w->types[i]);
+        else
+            CHECK(types[i] != w->types[i] && c == wc && nni == wni && nna == wna && nnt == wnt,
+                  "%s: datatypes[%d] = %#x, combiner %d (want a new type like %#x, combiner %d)",
+                  what, i, (unsigned)types[i], c, (unsigned)w->types[i], wc);
         if (c != MPI_COMBINER_NAMED)
             MPI_Type_free(&types[i]);
     }

@@ -68,7 +68,7 @@ static void *worker(int id, void *arg) {
             for (int i = 0; i < 6; i++)
                 bad += back[b * 9 + i] != src[b * 9 + i];
         T_CHECK(!bad, "vector to self: %d wrong", bad);
-        /* contents name the shared old type */
+        /* contents give a type of their own equivalent to the shared old type */
         int ni, na, nd, comb;
         MPI_Type_get_envelope(v, &ni, &na, &nd, &comb);
         T_CHECK(comb == MPI_COMBINER_VECTOR && ni == 3 && nd == 1, "vector envelope %d %d %d", comb,
@@ -78,9 +78,13 @@ static void *worker(int id, void *arg) {
         T_OK(MPI_Type_get_contents(v, 3, 0, 1, ints, NULL, &old));
         T_CHECK(ints[0] == 4 && ints[1] == 2 && ints[2] == 3, "vector contents %d %d %d", ints[0],
                 ints[1], ints[2]);
-        T_CHECK(old == tri, "vector's old type is not the shared one");
-        /* `old` is a reference of its own to tri, not freed here: MPI_Type_free of a
-         * handle also deletes that type's attributes, which other threads are using */
+        MPI_Type_get_envelope(old, &ni, &na, &nd, &comb);
+        MPI_Type_size(old, &size);
+        T_CHECK(old != tri && comb == MPI_COMBINER_CONTIGUOUS && size == 12,
+                "vector's old type: %#x (the shared one %#x), combiner %d, size %d", (unsigned)old,
+                (unsigned)tri, comb, size);
+        /* freeing it leaves tri's attributes, which other threads are using, alone */
+        T_OK(MPI_Type_free(&old));
         /* a named duplicate */
         T_OK(MPI_Type_dup(st, &d));
         char name[MPI_MAX_OBJECT_NAME], got[MPI_MAX_OBJECT_NAME];
