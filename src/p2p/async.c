@@ -36,6 +36,9 @@ bool tdm_p2p_async_on;
 /* Longest sleep: the thread is woken by rings, this only covers a membarrier call that
  * failed after registration (net/shm.c), as a blocked rank's own timeout does. */
 #define ASYNC_BACKSTOP_US 1000000L
+/* Sleep while another thread holds local work (a pair lock taken to post an operation:
+ * microseconds), instead of polling for it. */
+#define ASYNC_HELD_US 50L
 
 static struct {
     pthread_t tid;
@@ -44,12 +47,16 @@ static struct {
     unsigned armed;   /* operations that need progress while the application computes */
     bool asleep;      /* the thread is asleep (or about to sleep) on the doorbell */
     bool counted;     /* its 1 is in procs[rank].sleeping */
-    unsigned kicked;  /* rung once for local work since it last slept (atomic) */
+    unsigned kicked;  /* rung for local work since it last read the doorbell (atomic) */
     unsigned stop;    /* atomic: leave the loop */
     double cpu_final; /* its CPU seconds, taken as it exits */
 } as = {.lock = TDM_LOCK_INITIALIZER};
 
 static _Thread_local bool on_async_thread;
+
+bool tdm_p2p_async_self(void) {
+    return on_async_thread;
+}
 
 static tdm_shm_proc_t *me(void) {
     return &tdm_shm.procs[tdm_p2p.rank];
@@ -80,6 +87,17 @@ static bool local_work(bool rings) {
         for (int p = 0; p < tdm_p2p.size; p++)
             if (p != tdm_p2p.rank && tdm_shm_recv_peek(p))
                 return true;
+    return false;
+}
+
+/* Work a poll that found nothing left behind: a copy or cells whose pair lock another
+ * thread held. (A full transmit queue is not: the consumer rings when it frees a cell.) */
+static bool held_work(void) {
+    if (TDM_LOAD_RELAXED(&tdm_p2p.copy_len))
+        return true;
+    for (int p = 0; p < tdm_p2p.size; p++)
+        if (p != tdm_p2p.rank && tdm_shm_recv_peek(p))
+            return true;
     return false;
 }
 
@@ -152,7 +170,6 @@ static void *async_main(void *arg) {
             break;
         tdm_lock_acquire(&as.lock);
         as.asleep = true;
-        __atomic_store_n(&as.kicked, 0u, __ATOMIC_RELAXED);
         /* armed only while nobody of ours waits in the library (that wait polls) */
         bool fenced = !TDM_LOAD_RELAXED(&tdm_p2p.waiting) && count_locked();
         tdm_lock_release(&as.lock);
@@ -161,15 +178,24 @@ static void *async_main(void *arg) {
         else
             atomic_thread_fence(memory_order_seq_cst);
         uint32_t seen = atomic_load_explicit(&p->doorbell, memory_order_seq_cst);
+        /* Kicks are taken again only now, after `seen`: one from here on changes the
+         * doorbell, so the sleep below returns at once; one before it was suppressed, but
+         * its work was published before it and the look below finds it. (Cleared before
+         * `seen` was read, a kick in between was lost with its ring.) */
+        __atomic_store_n(&as.kicked, 0u, __ATOMIC_SEQ_CST);
         n = tdm_p2p_progress(); /* a last look: what came before we were counted */
         TDM_COUNTER_ADD(&tdm_p2p_stats.async_calls, 1);
         TDM_COUNTER_ADD(&tdm_p2p_stats.async_events, (uint64_t)n);
-        /* local work left that progress could not take (another thread holds it) is that
-         * thread's; it pokes us if it leaves some behind (tdm_p2p_async_after_progress) */
         if (!n && !__atomic_load_n(&as.stop, __ATOMIC_ACQUIRE)) {
-            /* the doorbell is rung for every packet while armed, by a poke for local
-             * work, and by tdm_p2p_async_stop; the timeout only backs a failed fence */
-            tdm_shm_sleep(seen, ASYNC_BACKSTOP_US);
+            /* The doorbell is rung for every packet while armed, by a poke for local work,
+             * and by tdm_p2p_async_stop; the long timeout only backs a failed fence. Local
+             * work that progress could not take is held by another thread of ours; one in
+             * a wait goes on with it, but one posting an operation (holding a pair lock
+             * for a match, not in progress) pokes nobody when it leaves: look again soon. */
+            long us = ASYNC_BACKSTOP_US;
+            if (!TDM_LOAD_RELAXED(&tdm_p2p.waiting) && held_work())
+                us = ASYNC_HELD_US;
+            tdm_shm_sleep(seen, us);
             TDM_COUNTER_ADD(&tdm_p2p_stats.async_wakeups, 1);
         }
         tdm_lock_acquire(&as.lock);
