@@ -47,7 +47,9 @@ typedef struct tdm_shm_proc {
     _Atomic uint32_t doorbell; /* futex word: bumped by whoever wakes us */
     _Atomic uint32_t sleeping; /* 1 while blocked (or about to block) on the doorbell */
     int32_t pid;
-    uint32_t rsvd;
+    /* Threads of the owner inside a wait of the library, kept only while its progress
+     * thread runs (p2p/async.c): peers choosing who copies a message read it. */
+    _Atomic uint32_t app_waiting;
     uint64_t probe_addr; /* address of a word holding probe_val, for the CMA probe */
     uint64_t probe_val;
     unsigned char pad0[TDM_CACHELINE - 32];

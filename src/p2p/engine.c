@@ -298,6 +298,9 @@ static bool cpu_shared(int cpu) {
 
 /* `waiting` counts the threads inside a wait (the dump says whether the rank waits). */
 static inline int waiting_add(int d) {
+    if (TDM_UNLIKELY(tdm_p2p_async_on) && !tdm_p2p_async_self())
+        atomic_fetch_add_explicit(&tdm_shm.procs[tdm_p2p.rank].app_waiting, (uint32_t)d,
+                                  memory_order_relaxed);
     if (TDM_UNLIKELY(tdm_threaded))
         return __atomic_add_fetch(&tdm_p2p.waiting, d, __ATOMIC_RELAXED);
     return tdm_p2p.waiting += d;

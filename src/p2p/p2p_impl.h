@@ -135,6 +135,8 @@ void tdm_p2p_async_arm(tdm_req_t *req);
 void tdm_p2p_async_disarm(void);
 void tdm_p2p_async_after_progress(void);
 void tdm_p2p_async_wait_end(void);
+/* The calling thread is the progress thread. */
+bool tdm_p2p_async_self(void);
 
 /* An envelope packet (EAGER, RTS, RTR_FIN) toward `peer` was written: count it
  * and remember its matching key for the RTR ordering rule (rndv_rtr.c). */

@@ -136,6 +136,11 @@ int tdm_p2p_select_init(void) {
     return 0;
 }
 
+/* Under the progress thread, a side's application computes outside the library. */
+static bool select_computing(const tdm_select_in_t *in) {
+    return in->async && !(in->recv_idle && in->send_idle);
+}
+
 static tdm_proto_id_t select_rule(const tdm_select_in_t *in) {
     if (forced == TDM_PROTO_PIPELINE)
         return TDM_PROTO_PIPELINE;
@@ -145,6 +150,14 @@ static tdm_proto_id_t select_rule(const tdm_select_in_t *in) {
         return forced;
     if (in->sender_stalled)
         return TDM_PROTO_RGET; /* this process copies it all, whenever the sender runs */
+    /* A side computes while its progress thread moves the message: the copy is CPU taken
+     * from whichever application shares that core, so the side that waits in the library
+     * copies it all. When both compute the receiver, whose thread the RTS woke already,
+     * copies (one FIN, no CTS: the fewest wake-ups). Never the pipeline then: each ring's
+     * worth of cells needs both threads woken again, each wake-up of a thread that shares
+     * its core a scheduling delay (bench/icoll's Iallreduce stalled for milliseconds). */
+    if (select_computing(in))
+        return in->send_idle ? TDM_PROTO_RPUT : TDM_PROTO_RGET;
     /* (a message up to the eager limit comes by RTS only when the adaptive eager
      * range chose it: its other way is the ring already, so it goes by CMA) */
     if (in->exchange && in->size <= exchange_pipeline_max && in->size > tdm_p2p.eager_limit &&
@@ -212,8 +225,8 @@ bool tdm_p2p_select_announce(tdm_rtr_history_t *h) {
 }
 
 int tdm_p2p_select_adaptive(const tdm_select_in_t *in, tdm_proto_id_t p) {
-    if (forced != TDM_PROTO_AUTO || oversubscribed || in->sender_stalled)
-        return -1;
+    if (forced != TDM_PROTO_AUTO || oversubscribed || in->sender_stalled || select_computing(in))
+        return -1; /* (computing: see tdm_p2p_select) */
     /* one message each way: with more in flight (a window of them) the ring
      * carries them one after another while CMA copies each at once */
     if (p == TDM_PROTO_RGET && in->one_out && in->size > exchange_pipeline_max &&
@@ -406,6 +419,24 @@ void tdm_p2p_select_print(void *fp) {
                 "  a sender that is not running (no poll for %lld us, not blocked in a wait), "
                 "any call types: %s\n",
                 (long long)TDM_PARAM_I(PEER_STALL_US), opt_names[tdm_p2p_select(&st)]);
+    }
+    if (forced == TDM_PROTO_AUTO && TDM_PARAM_I(ASYNC_PROGRESS)) {
+        tdm_select_in_t as = {.send_mode = TDM_MODE_STD,
+                              .size = TDM_MAX(coop_min, eager + 1),
+                              .cma = 1,
+                              .async = 1,
+                              .exchange = 1,
+                              .one_out = 1};
+        tdm_proto_id_t both = tdm_p2p_select(&as);
+        as.recv_idle = 1;
+        tdm_proto_id_t rwaits = tdm_p2p_select(&as);
+        as.recv_idle = 0;
+        as.send_idle = 1;
+        fprintf(f,
+                "  progress thread on (TANDEM_ASYNC_PROGRESS), a side non-blocking and one "
+                "computing outside MPI, exchanges too: the receiver waits in MPI: %s; the sender "
+                "does: %s; both compute: %s\n",
+                opt_names[rwaits], opt_names[tdm_p2p_select(&as)], opt_names[both]);
     }
     tdm_select_in_t red = {.send_mode = TDM_MODE_STD | TDM_MODE_BLOCKING,
                            .recv_blocking = 1,

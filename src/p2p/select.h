@@ -37,6 +37,12 @@ typedef struct tdm_select_in {
     int range_cma;      /* the pair's eager range goes by rendezvous (tdm_p2p_range_cma) */
     int sender_stalled; /* the sender is not running: neither polling lately nor blocked in a
                            wait (shm.h `beat`, TANDEM_PEER_STALL_US) */
+    /* The progress thread runs (TANDEM_ASYNC_PROGRESS) and a side is non-blocking: the
+     * message may move while an application computes outside the library. */
+    int async;
+    /* (async) that side's application is in the library: a blocking call, or a thread
+     * of it in a wait (the receiver's tdm_p2p.waiting, the sender's shm.h `app_waiting`) */
+    int send_idle, recv_idle;
 } tdm_select_in_t;
 
 /* Receiver: the rendezvous protocol for a matched RTS. */

@@ -415,7 +415,17 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
         .one_out = tdm_p2p.rndv_out[peer] == 1,
         .range_cma = range_cma,
     };
-    in.sender_stalled = in.cma && tdm_p2p_select_forced() == TDM_PROTO_AUTO && peer_stalled(peer);
+    if (TDM_UNLIKELY(tdm_p2p_async_on) && in.cma &&
+        (!in.recv_blocking || !(rts->mode & TDM_MODE_BLOCKING))) {
+        in.async = 1;
+        in.recv_idle = in.recv_blocking || TDM_LOAD_RELAXED(&tdm_p2p.waiting) > 0;
+        in.send_idle =
+            (rts->mode & TDM_MODE_BLOCKING) ||
+            atomic_load_explicit(&tdm_shm.procs[peer].app_waiting, memory_order_relaxed) > 0;
+    }
+    /* (a computing sender's progress thread is counted in its `sleeping`: `async` decides) */
+    in.sender_stalled =
+        in.cma && tdm_p2p_select_forced() == TDM_PROTO_AUTO && !in.async && peer_stalled(peer);
     tdm_proto_id_t p = tdm_p2p_select(&in);
     if (in.sender_stalled)
         TDM_COUNTER_ADD(&tdm_p2p_stats.stalled_rget, 1);
