@@ -15,9 +15,18 @@
  * call (a rendezvous under way, a posted receive, a collective schedule's steps, an RMA
  * request on the message path) count until they complete (TDM_REQ_C_ARMED decides, with
  * the completion, which of the two counts). Blocking calls never arm: their own wait
- * progresses. While a thread of the application waits in the library the thread goes
- * back to sleep uncounted (that wait polls), and is counted again when the wait ends
- * with operations still pending.
+ * progresses. While a thread of the application waits in the library the thread sleeps
+ * uncounted (that wait polls): the first waiter uncounts it, it goes back to sleep
+ * uncounted if it was running, and it is counted again when the last wait ends with
+ * operations still pending.
+ *
+ * Kicks: local work no peer rings for (a copy begun by a call that returned, a queue to
+ * drain) rings our own doorbell once (`kicked`) until the thread reads the doorbell
+ * again; work another thread of ours held when the thread last looked is looked at
+ * again after ASYNC_HELD_US, not left to the backstop.
+ *
+ * Who copies: at a match under the thread, the side whose application waits in the
+ * library copies (select.c; this process publishes its waiting count as `app_waiting`).
  *
  * Counting ourselves in `sleeping` needs the same fence as a rank about to block
  * (net/shm.h): set, fence, then look at the rings; a packet published before it is
@@ -67,14 +76,14 @@ static bool count_locked(void) {
     if (!as.asleep || as.counted || !as.armed)
         return false;
     atomic_fetch_add_explicit(&me()->sleeping, 1, memory_order_seq_cst);
-    as.counted = true;
+    TDM_STORE_RELAXED(&as.counted, true);
     return true;
 }
 
 static void uncount_locked(void) {
     if (as.counted) {
         atomic_fetch_sub_explicit(&me()->sleeping, 1, memory_order_relaxed);
-        as.counted = false;
+        TDM_STORE_RELAXED(&as.counted, false);
     }
 }
 
@@ -147,6 +156,16 @@ void tdm_p2p_async_after_progress(void) {
     /* a Test or a start left work of ours behind (a copy begun): the thread goes on with it */
     if (TDM_LOAD_RELAXED(&as.asleep) && TDM_LOAD_RELAXED(&as.armed) && local_work(false))
         poke();
+}
+
+void tdm_p2p_async_wait_begin(void) {
+    /* the wait polls, and a thread of ours blocked in it is counted itself: a packet that
+     * woke the progress thread too would have two threads race for it on one core */
+    if (on_async_thread || !TDM_LOAD_RELAXED(&as.counted))
+        return;
+    tdm_lock_acquire(&as.lock);
+    uncount_locked();
+    tdm_lock_release(&as.lock);
 }
 
 void tdm_p2p_async_wait_end(void) {

@@ -301,13 +301,17 @@ static inline int waiting_add(int d) {
     if (TDM_UNLIKELY(tdm_p2p_async_on) && !tdm_p2p_async_self())
         atomic_fetch_add_explicit(&tdm_shm.procs[tdm_p2p.rank].app_waiting, (uint32_t)d,
                                   memory_order_relaxed);
-    if (TDM_UNLIKELY(tdm_threaded))
-        return __atomic_add_fetch(&tdm_p2p.waiting, d, __ATOMIC_RELAXED);
+    if (TDM_UNLIKELY(tdm_threaded)) {
+        int n = __atomic_add_fetch(&tdm_p2p.waiting, d, __ATOMIC_RELAXED);
+        if (n == 1 && d > 0 && TDM_UNLIKELY(tdm_p2p_async_on))
+            tdm_p2p_async_wait_begin();
+        return n;
+    }
     return tdm_p2p.waiting += d;
 }
 
-/* Leaving a wait: the progress thread sleeps uncounted while a thread of ours waits
- * (async.c); the last one out counts it again if operations are still pending. */
+/* The progress thread sleeps uncounted while a thread of ours waits (async.c): the first
+ * one in uncounts it, the last one out counts it again if operations are still pending. */
 static inline void wait_end(void) {
     if (waiting_add(-1) == 0 && TDM_UNLIKELY(tdm_p2p_async_on))
         tdm_p2p_async_wait_end();

@@ -134,6 +134,7 @@ extern bool tdm_p2p_async_on;
 void tdm_p2p_async_arm(tdm_req_t *req);
 void tdm_p2p_async_disarm(void);
 void tdm_p2p_async_after_progress(void);
+void tdm_p2p_async_wait_begin(void);
 void tdm_p2p_async_wait_end(void);
 /* The calling thread is the progress thread. */
 bool tdm_p2p_async_self(void);
