@@ -5,7 +5,11 @@
  * Sender overlap (-a send): rank 0 posts MPI_Isend, computes for W
  * microseconds without calling MPI, then MPI_Wait; rank 1 blocks in
  * MPI_Recv. Receiver overlap (-a recv): rank 0 posts MPI_Irecv, computes W,
- * MPI_Wait; rank 1 blocks in MPI_Send. Rank 0 times the whole operation: T.
+ * MPI_Wait; rank 1 blocks in MPI_Send. With both sides non-blocking (-a
+ * send_nb, recv_nb; rows overlap_send_nb, overlap_recv_nb) rank 1 posts
+ * MPI_Irecv (MPI_Isend) and waits at once in MPI_Wait: a library may then
+ * tell a peer that waits from one that computes. -a both runs send and recv,
+ * -a nb send_nb and recv_nb, -a all the four. Rank 0 times the whole operation: T.
  * Before each operation rank 1 and rank 0 exchange a zero-byte "ready"
  * message so that both sides start together.
  *
@@ -27,7 +31,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OVL_SEND, OVL_RECV };
+enum { OVL_SEND, OVL_RECV, OVL_SEND_NB, OVL_RECV_NB, OVL_N };
+static const char *const ovl_names[OVL_N] = {"overlap_send", "overlap_recv", "overlap_send_nb",
+                                             "overlap_recv_nb"};
+
+/* Is mode in the -a variant? */
+static int ovl_selected(const char *variant, int mode) {
+    const char *name = ovl_names[mode] + 8; /* after "overlap_" */
+    if (!strcmp(variant, "all") || !strcmp(variant, name))
+        return 1;
+    if (!strcmp(variant, "both"))
+        return mode == OVL_SEND || mode == OVL_RECV;
+    return !strcmp(variant, "nb") && (mode == OVL_SEND_NB || mode == OVL_RECV_NB);
+}
 
 static int ovl_cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -37,6 +53,9 @@ static int ovl_cmp(const void *a, const void *b) {
 /* Median of the timed iterations on rank 0, in microseconds. */
 static double ovl_run(bench_t *b, int mode, size_t size, double w_us, char *s, char *r) {
     bench_loop_t l;
+    int nb = mode == OVL_SEND_NB || mode == OVL_RECV_NB; /* rank 1 non-blocking */
+    if (nb)
+        mode -= OVL_SEND_NB;
     double *times = malloc((size_t)b->iters * sizeof *times);
     if (!times)
         bench_fail("cannot allocate %ld timings", b->iters);
@@ -64,7 +83,12 @@ static double ovl_run(bench_t *b, int mode, size_t size, double w_us, char *s, c
                 } else if (mode == OVL_SEND) {
                     bench_poison(b, r, size, bench_seed(it, 0, 0));
                     MPI_Send(NULL, 0, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
-                    MPI_Recv(r, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    if (nb) {
+                        MPI_Irecv(r, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &req);
+                        MPI_Wait(&req, MPI_STATUS_IGNORE);
+                    } else {
+                        MPI_Recv(r, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    }
                     bench_check(b, r, size, bench_seed(it, 0, 0), "overlap_send", 0);
                 } else if (b->rank == 0) {
                     bench_poison(b, r, size, bench_seed(it, 0, 1));
@@ -81,7 +105,12 @@ static double ovl_run(bench_t *b, int mode, size_t size, double w_us, char *s, c
                 } else {
                     bench_stamp(b, s, size, bench_seed(it, 0, 1));
                     MPI_Recv(NULL, 0, MPI_CHAR, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                    MPI_Send(s, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+                    if (nb) {
+                        MPI_Isend(s, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &req);
+                        MPI_Wait(&req, MPI_STATUS_IGNORE);
+                    } else {
+                        MPI_Send(s, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+                    }
                 }
             }
         }
@@ -105,21 +134,26 @@ int main(int argc, char **argv) {
                                 .budget_s = 0.5,
                                 .variant = "both",
                                 .factors = "0,0.25,0.5,0.75,1,1.5,2,3,4",
-                                .usage = "  -a MODE    send, recv or both [both]\n"
+                                .usage = "  -a MODE    send, recv, both (the two), send_nb, recv_nb,\n"
+                                         "             nb (the two) or all [both]\n"
                                          "  -W LIST    W as multiples of T0 [0,0.25,...,4]\n"};
 
     bench_init(&b, "overlap", &d, &argc, &argv);
     if (b.nprocs < 2)
         bench_fail("overlap needs at least 2 ranks, got %d", b.nprocs);
-    if (strcmp(b.variant, "send") && strcmp(b.variant, "recv") && strcmp(b.variant, "both"))
-        bench_fail("-a must be send, recv or both, not '%s'", b.variant);
+    int any = 0;
+    for (int mode = 0; mode < OVL_N; mode++)
+        any |= ovl_selected(b.variant, mode);
+    if (!any)
+        bench_fail("-a must be send, recv, both, send_nb, recv_nb, nb or all, not '%s'",
+                   b.variant);
     bench_compute_calibrate();
     bench_buf_alloc(&b, &sbuf, bench_size_max(&b), 1);
     bench_buf_alloc(&b, &rbuf, bench_size_max(&b), 1);
 
-    for (int mode = OVL_SEND; mode <= OVL_RECV; mode++) {
-        const char *name = mode == OVL_SEND ? "overlap_send" : "overlap_recv";
-        if (strcmp(b.variant, "both") && strcmp(b.variant, name + 8))
+    for (int mode = 0; mode < OVL_N; mode++) {
+        const char *name = ovl_names[mode];
+        if (!ovl_selected(b.variant, mode))
             continue;
         for (int si = 0; si < b.nsizes; si++) {
             size_t size = b.sizes[si];
