@@ -134,9 +134,10 @@ int main(int argc, char **argv) {
                                 .budget_s = 0.5,
                                 .variant = "both",
                                 .factors = "0,0.25,0.5,0.75,1,1.5,2,3,4",
-                                .usage = "  -a MODE    send, recv, both (the two), send_nb, recv_nb,\n"
-                                         "             nb (the two) or all [both]\n"
-                                         "  -W LIST    W as multiples of T0 [0,0.25,...,4]\n"};
+                                .usage =
+                                    "  -a MODE    send, recv, both (the two), send_nb, recv_nb,\n"
+                                    "             nb (the two) or all [both]\n"
+                                    "  -W LIST    W as multiples of T0 [0,0.25,...,4]\n"};
 
     bench_init(&b, "overlap", &d, &argc, &argv);
     if (b.nprocs < 2)
@@ -145,8 +146,7 @@ int main(int argc, char **argv) {
     for (int mode = 0; mode < OVL_N; mode++)
         any |= ovl_selected(b.variant, mode);
     if (!any)
-        bench_fail("-a must be send, recv, both, send_nb, recv_nb, nb or all, not '%s'",
-                   b.variant);
+        bench_fail("-a must be send, recv, both, send_nb, recv_nb, nb or all, not '%s'", b.variant);
     bench_compute_calibrate();
     bench_buf_alloc(&b, &sbuf, bench_size_max(&b), 1);
     bench_buf_alloc(&b, &rbuf, bench_size_max(&b), 1);

@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
         return 77;
     }
     MPI_T_pvar_session s;
-    MPI_T_pvar_handle h;
+    MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
     int idx, count;
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_T_pvar_session_create(&s);
