@@ -40,7 +40,7 @@ static MPI_T_pvar_session pv_s;
 /* A started handle of a Tandem counter: what it counted since now. */
 static MPI_T_pvar_handle pv_start(const char *name, int cls) {
     int idx, count;
-    MPI_T_pvar_handle h;
+    MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
     if (MPI_T_pvar_get_index(name, cls, &idx) != MPI_SUCCESS ||
         MPI_T_pvar_handle_alloc(pv_s, idx, NULL, &h, &count) != MPI_SUCCESS || count != 1) {
         fprintf(stderr, "no performance variable %s\n", name);
