@@ -81,9 +81,9 @@ int main(int argc, char **argv) {
     pthread_create(&t, NULL, other, &otherflag);
     pthread_join(t, NULL);
     CHECK(!otherflag, "MPI_Is_thread_main true on another thread");
-    /* the cap: the tunable's value (serialized unless set) */
+    /* the cap: the tunable's value (multiple unless set) */
     const char *env = getenv("TANDEM_THREAD_LEVEL");
-    int cap = word(env ? env : "serialized");
+    int cap = word(env ? env : "multiple");
     for (int w = 0; w < 4; w++)
         session(w, cap);
     int rank;
