@@ -47,9 +47,7 @@ typedef struct tdm_shm_proc {
     _Atomic uint32_t doorbell; /* futex word: bumped by whoever wakes us */
     _Atomic uint32_t sleeping; /* 1 while blocked (or about to block) on the doorbell */
     int32_t pid;
-    /* Threads of the owner inside a wait of the library, kept only while its progress
-     * thread runs (p2p/async.c): peers choosing who copies a message read it. */
-    _Atomic uint32_t app_waiting;
+    uint32_t rsvd;
     uint64_t probe_addr; /* address of a word holding probe_val, for the CMA probe */
     uint64_t probe_val;
     unsigned char pad0[TDM_CACHELINE - 32];
@@ -61,7 +59,12 @@ typedef struct tdm_shm_proc {
      * off the first line, which producers read on every publish. */
     _Atomic uint32_t beat; /* the owner's CLOCK_MONOTONIC in units of 1024 ns, low 32 bits */
     _Atomic int32_t cpu;   /* the CPU it last polled on (-1: not known yet) */
-    unsigned char pad1[TDM_CACHELINE - 24];
+    /* Threads of the owner inside a wait of the library, kept only while its progress
+     * thread runs (p2p/async.c), read by peers choosing who copies a message. Off the
+     * first line too: written at every wait, it would make the line producers read on
+     * every publish bounce between the cores. */
+    _Atomic uint32_t app_waiting;
+    unsigned char pad1[TDM_CACHELINE - 28];
 } tdm_shm_proc_t;
 
 /* Per ordered pair (producer -> consumer), one cache line: `producer_waiting` is
