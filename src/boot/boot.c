@@ -150,9 +150,13 @@ static tdm_pmi_t boot_pmi = {.fd = -1};
  * reads each message in the form it comes in: there, abort is sent as a PMI-1 line. */
 static bool boot_pmi_hydra;
 
+/* the process that connected: a child it forks shares the socket but is not the rank */
+static pid_t boot_pmi_pid;
+
 static void pmi_goodbye(void) {
     char why[256];
-    if (boot_pmi.fd >= 0 && tdm_pmi_finalize(&boot_pmi, why, sizeof(why)) != 0)
+    if (boot_pmi.fd >= 0 && getpid() == boot_pmi_pid &&
+        tdm_pmi_finalize(&boot_pmi, why, sizeof(why)) != 0)
         tdm_warn(BOOT, "%s", why);
 }
 
@@ -349,6 +353,7 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
     char why[512], key[64], val[TDM_PMI_VALUE_MAX];
     int *node_of = NULL;
     char(*hosts)[64] = NULL;
+    char(*idents)[160] = NULL; /* host name and boot id of each rank (no mapping) */
     const char *want = TDM_PARAM_S(PMI_VERSION);
     const char *slurm = getenv("SLURM_MPI_TYPE");
     int version =
@@ -365,6 +370,7 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
     unsetenv("PMI_FD");
     unsetenv("PMI_PORT");
     unsetenv("PMI_ID");
+    boot_pmi_pid = getpid();
     atexit(pmi_goodbye);
     info->rank = boot_pmi.rank;
     info->size = boot_pmi.size;
@@ -419,7 +425,13 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
         PMI_TRY(tdm_pmi_fence(&boot_pmi, why, sizeof(why)));
         if (found)
             break;
-        /* no mapping: a node is the ranks with the same host name and boot id */
+        /* no mapping: a node is the ranks with the same host name and boot id (each
+         * value read once; a node's first rank is its id) */
+        idents = calloc((size_t)size, sizeof(*idents));
+        if (!idents) {
+            snprintf(why, sizeof(why), "out of memory for the host names of %d ranks", size);
+            goto fail;
+        }
         for (int r = 0; r < size; r++) {
             snprintf(key, sizeof(key), "tdm-host-%d", r);
             int got;
@@ -428,15 +440,11 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
                 snprintf(why, sizeof(why), "rank %d put no %s in the key-value space", r, key);
                 goto fail;
             }
-            node_of[r] = r;
             snprintf(hosts[r], sizeof(hosts[r]), "%s", host_name(val));
-            size_t id = host_identity(val);
+            snprintf(idents[r], sizeof(idents[r]), "%.*s", (int)host_identity(val), val);
+            node_of[r] = r;
             for (int q = 0; q < r; q++) {
-                char other[TDM_PMI_VALUE_MAX];
-                snprintf(key, sizeof(key), "tdm-host-%d", q);
-                if (node_of[q] == q &&
-                    tdm_pmi_get(&boot_pmi, key, other, sizeof(other), why, sizeof(why)) == 1 &&
-                    host_identity(other) == id && !strncmp(other, val, id)) {
+                if (node_of[q] == q && !strcmp(idents[q], idents[r])) {
                     node_of[r] = q;
                     break;
                 }
@@ -569,10 +577,12 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
                      : "a /dev/shm name");
     free(node_of);
     free(hosts);
+    free(idents);
     return 0;
 fail:
     free(node_of);
     free(hosts);
+    free(idents);
     tdm_error(BOOT, "%s", why);
     return -EPROTO;
 }

@@ -53,7 +53,10 @@ static void show(char *dst, size_t cap, const char *src, size_t n) {
 
 static int write_all(int fd, const char *buf, size_t n) {
     while (n > 0) {
-        ssize_t w = write(fd, buf, n);
+        /* a launcher that is gone is an error to report, not a SIGPIPE */
+        ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == ENOTSOCK)
+            w = write(fd, buf, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
