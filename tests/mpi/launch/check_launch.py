@@ -580,6 +580,33 @@ def check_many_ranks(ctx):
     return p
 
 
+def check_shm_harness(ctx):
+    # the /dev/shm check blames a test only for names nobody holds any more: a name a
+    # concurrent job still has open is that job's, and must be neither reported nor removed
+    p = []
+    before = shm_snapshot()
+    held = f"/dev/shm/tandem-harness-held-{os.getpid()}"
+    leak = f"/dev/shm/tandem-harness-leak-{os.getpid()}"
+    fd = os.open(held, os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        open(leak, "w").close()
+        got = check_shm(before)
+        if got != [os.path.basename(leak)]:
+            p.append(f"check_shm reported {got}, want only {os.path.basename(leak)}")
+        if not os.path.exists(held):
+            p.append("check_shm removed a name a living process holds open")
+        if os.path.exists(leak):
+            p.append("check_shm left the leaked name in place")
+    finally:
+        os.close(fd)
+        for n in (held, leak):
+            try:
+                os.unlink(n)
+            except OSError:
+                pass
+    return p
+
+
 # name, function, runs with the MPI program too ("only": with the MPI program alone)
 CHECKS = [
     ("contract", check_contract, False),
@@ -613,6 +640,7 @@ CHECKS = [
     ("hosts-hydra", check_hosts_hydra, False),
     ("plain-programs", check_plain_programs, False),
     ("many-ranks", check_many_ranks, False),
+    ("shm-harness", check_shm_harness, False),
 ]
 
 
