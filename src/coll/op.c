@@ -333,7 +333,17 @@ static bool complex_half_ops(int code, const uint16_t *restrict a, uint16_t *res
  * loader picks the widest the CPU has (ifunc): the SSE2 baseline alone summed
  * 1 MiB of MPI_FLOAT in 66 us, the AVX-512 clone in 27 us (memcpy: 24 us), and
  * a 2-rank Allreduce of 4 MiB went from 872 to 588 us (Open MPI 862). */
-#if defined(__x86_64__) && defined(__has_attribute)
+/* Not under ThreadSanitizer: the ifunc resolvers run before its runtime is set up and
+ * crash in its function-entry hook, and a race report then lacks its callers. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TDM_REDUCE_NO_CLONES 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define TDM_REDUCE_NO_CLONES 1
+#endif
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(TDM_REDUCE_NO_CLONES)
 #if __has_attribute(target_clones)
 #define TDM_REDUCE_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
 #endif

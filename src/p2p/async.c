@@ -136,7 +136,7 @@ void tdm_p2p_async_arm(tdm_req_t *req) {
     if (old & TDM_REQ_C_DONE)
         return; /* completed first: nothing to count */
     tdm_lock_acquire(&as.lock);
-    as.armed++;
+    TDM_STORE_RELAXED(&as.armed, as.armed + 1); /* stores under the lock: read without it */
     tdm_lock_release(&as.lock);
     /* the one waiting in the library progresses it; otherwise the thread must hear of it */
     if (!TDM_LOAD_RELAXED(&tdm_p2p.waiting))
@@ -145,7 +145,8 @@ void tdm_p2p_async_arm(tdm_req_t *req) {
 
 void tdm_p2p_async_disarm(void) {
     tdm_lock_acquire(&as.lock);
-    if (--as.armed == 0)
+    TDM_STORE_RELAXED(&as.armed, as.armed - 1);
+    if (as.armed == 0)
         uncount_locked(); /* nothing left: peers stop ringing for it */
     tdm_lock_release(&as.lock);
 }
@@ -188,7 +189,7 @@ static void *async_main(void *arg) {
         if (__atomic_load_n(&as.stop, __ATOMIC_ACQUIRE))
             break;
         tdm_lock_acquire(&as.lock);
-        as.asleep = true;
+        TDM_STORE_RELAXED(&as.asleep, true);
         /* armed only while nobody of ours waits in the library (that wait polls) */
         bool fenced = !TDM_LOAD_RELAXED(&tdm_p2p.waiting) && count_locked();
         tdm_lock_release(&as.lock);
@@ -218,7 +219,7 @@ static void *async_main(void *arg) {
             TDM_COUNTER_ADD(&tdm_p2p_stats.async_wakeups, 1);
         }
         tdm_lock_acquire(&as.lock);
-        as.asleep = false;
+        TDM_STORE_RELAXED(&as.asleep, false);
         uncount_locked();
         tdm_lock_release(&as.lock);
     }

@@ -70,7 +70,8 @@ void tdm_p2p_hooks_run(void) {
         return;
     tdm_lock_acquire(&tdm_p2p.hooks_lock);
     tdm_req_t *r = tdm_p2p.hooks_head;
-    tdm_p2p.hooks_head = tdm_p2p.hooks_tail = NULL;
+    TDM_STORE_RELAXED(&tdm_p2p.hooks_head, NULL); /* read without the lock above */
+    tdm_p2p.hooks_tail = NULL;
     tdm_lock_release(&tdm_p2p.hooks_lock);
     while (r) {
         tdm_req_t *next = r->hook_next;

@@ -132,7 +132,9 @@ static int iov_trim(struct iovec *iov, int n, size_t bytes) {
 
 int tdm_layout_cma_copy(int peer, int pid, bool write, const tdm_layout_t *local,
                         const tdm_layout_t *remote, size_t off, size_t len) {
-    static struct iovec liov[TDM_IOV_BATCH], riov[TDM_IOV_BATCH];
+    /* per thread: two threads copying for different pairs at once each build their own
+     * lists (shared ones sent one thread's data into another's buffer) */
+    static _Thread_local struct iovec liov[TDM_IOV_BATCH], riov[TDM_IOV_BATCH];
     size_t done = 0;
     while (done < len) {
         int nl, nr;

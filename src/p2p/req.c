@@ -180,7 +180,7 @@ tdm_req_t *tdm_req_by_index(uint32_t index) {
     if (index == 0 || c >= TDM_LOAD_ACQUIRE(&nchunks))
         return NULL;
     tdm_req_t *r = &chunks[c][index % TDM_REQ_CHUNK];
-    return r->kind == TDM_REQ_FREE ? NULL : r;
+    return TDM_LOAD_RELAXED(&r->kind) == TDM_REQ_FREE ? NULL : r;
 }
 
 tdm_req_t *tdm_req_slot(uint32_t index) {

@@ -63,9 +63,11 @@ static bool could_match_earlier(const tdm_req_t *r) {
 }
 
 void tdm_rtr_maybe_announce(tdm_req_t *r) {
-    int src = r->peer_world;
+    /* threaded, r is posted and another thread may be matching it: read nothing of it
+     * before select says no (it does under MPI_THREAD_MULTIPLE) */
     if (!tdm_p2p_select_announces(r->mode & TDM_MODE_BLOCKING, r->bytes))
         return;
+    int src = r->peer_world;
     if (r->peer == TDM_ANY_SOURCE || r->tag == TDM_ANY_TAG || src < 0 || src == tdm_p2p.rank ||
         !tdm_cma_usable(src) || !tdm_layout_describable(r->dt) || could_match_earlier(r) ||
         !tdm_p2p_select_announce(&tdm_p2p.rx[src].rtr))

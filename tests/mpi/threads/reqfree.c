@@ -36,7 +36,7 @@ static int cancel_fn(void *extra, int complete) {
     return MPI_SUCCESS;
 }
 
-static MPI_Request greq;
+static MPI_Request greq, greq_copy; /* the completer's copy: Wait sets greq to NULL */
 static atomic_int greq_go;
 
 static void greq_completer(int t, void *arg) {
@@ -45,7 +45,7 @@ static void greq_completer(int t, void *arg) {
     while (!atomic_load(&greq_go))
         sched_yield();
     *bytes = 4242;
-    MPI_OK(MPI_Grequest_complete(greq));
+    MPI_OK(MPI_Grequest_complete(greq_copy));
 }
 
 static void *greq_thread(void *arg) {
@@ -59,6 +59,7 @@ static void part_a(int rnd) {
     pthread_t th;
     atomic_store(&greq_go, 0);
     MPI_OK(MPI_Grequest_start(query_fn, free_fn, cancel_fn, &bytes, &greq));
+    greq_copy = greq;
     pthread_create(&th, NULL, greq_thread, &bytes);
     int flag = 1;
     MPI_OK(MPI_Test(&greq, &flag, MPI_STATUS_IGNORE));
