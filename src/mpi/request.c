@@ -26,8 +26,11 @@ void tdm_mpi_status_set(MPI_Status *st, const tdm_status_t *s) {
 
 /* Acquire loads: a request completed by another thread is seen whole (p2p/req.h). */
 static bool is_complete(tdm_req_t *r) {
-    if (r->persistent)
-        return !r->active || tdm_req_done(r->inner);
+    if (r->persistent) {
+        /* inner is read once: a second thread finishing it (erroneous) clears it */
+        tdm_req_t *in = TDM_LOAD_RELAXED(&r->inner);
+        return !r->active || !in || tdm_req_done(in);
+    }
     return tdm_req_done(r);
 }
 
@@ -52,24 +55,42 @@ static int greq_status(tdm_req_t *r, MPI_Status *st) {
     return err;
 }
 
+/* req_finish_id's id for a request the caller has claimed already (no request has id 0) */
+#define TDM_REQ_CLAIMED_ID 0u
+
+/* Two threads finishing one request at once (MPI-4.1 11.6.2: two threads may not wait
+ * on the same request, a request is completed once; nor may one free it while another
+ * waits on it): the one that claims it finishes it, the other gets this error. */
+static int req_lost(MPI_Request h, const char *fn) {
+    return tdm_mpi_err(NULL, MPI_ERR_REQUEST, fn,
+                       "request %#x was completed or freed by another thread at the same time "
+                       "(two threads may not wait on one request, MPI-4.1 11.6.2)",
+                       (unsigned)h);
+}
+
 /* The request is complete: report its status, release it (persistent ones go
  * back to inactive), set the handle. Returns the operation's error code, reported
- * as an error of `fn`. */
-static int req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st, const char *fn) {
-    tdm_comm_t *c = r->comm;
+ * as an error of `fn`. `id`: r's id when the caller found it (tdm_p2p_req_claim). */
+static int req_finish_id(tdm_req_t *r, uint32_t id, MPI_Request *handle, MPI_Status *st,
+                         const char *fn) {
     int err = MPI_SUCCESS;
     if (r->persistent) {
-        if (!r->active) {
+        tdm_req_t *in = TDM_LOAD_RELAXED(&r->inner);
+        if (!r->active || (!in && !tdm_threaded)) {
             tdm_mpi_status_empty(st);
             return MPI_SUCCESS;
         }
-        tdm_req_t *in = r->inner;
+        if (!in || !tdm_p2p_req_claim(in, TDM_LOAD_RELAXED(&in->id)))
+            return req_lost(*handle, fn);
         MPI_Request ih = tdm_req_handle(in);
-        r->inner = NULL;
+        TDM_STORE_RELAXED(&r->inner, NULL);
         r->active = 0;
         r->done = 1;
-        return req_finish(in, &ih, st, fn);
+        return req_finish_id(in, TDM_REQ_CLAIMED_ID, &ih, st, fn);
     }
+    if (id != TDM_REQ_CLAIMED_ID && !tdm_p2p_req_claim(r, id))
+        return req_lost(*handle, fn);
+    tdm_comm_t *c = r->comm; /* claimed: no other thread releases it now */
     if (r->kind == TDM_REQ_GREQ) {
         err = greq_status(r, st);
         int ferr = ((greq_free_fn_t)r->greq_free)(r->greq_state);
@@ -104,6 +125,10 @@ static int req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st, const c
     return err;
 }
 
+static int req_finish(tdm_req_t *r, MPI_Request *handle, MPI_Status *st, const char *fn) {
+    return req_finish_id(r, TDM_LOAD_RELAXED(&r->id), handle, st, fn);
+}
+
 /* Resolve a handle for a completion call: NULL for MPI_REQUEST_NULL; sets *err
  * for an invalid one. */
 static tdm_req_t *get_req(MPI_Request h, const char *fn, int *err) {
@@ -111,13 +136,25 @@ static tdm_req_t *get_req(MPI_Request h, const char *fn, int *err) {
     if (h == MPI_REQUEST_NULL)
         return NULL;
     tdm_req_t *r = tdm_mpi_req_get(h);
-    if (!r || (r->kind == TDM_REQ_OTHER && r->unexp))
+    if (!r || (TDM_LOAD_RELAXED(&r->kind) == TDM_REQ_OTHER && r->unexp))
         *err = tdm_mpi_err(NULL, MPI_ERR_REQUEST, fn, "invalid request handle %#x", (unsigned)h);
     return r;
 }
 
 static bool req_complete_cb(void *arg) {
     return is_complete(arg);
+}
+
+typedef struct {
+    tdm_req_t *r;
+    uint32_t id;
+} req_wait_t;
+
+/* Threaded: also done when the request was released meanwhile (another thread finished
+ * it; its slot may already hold a request that never completes). */
+static bool req_gone_or_complete_cb(void *arg) {
+    req_wait_t *w = arg;
+    return TDM_LOAD_RELAXED(&w->r->id) != w->id || is_complete(w->r);
 }
 
 int PMPI_Wait(MPI_Request *request, MPI_Status *status) {
@@ -132,9 +169,14 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status) {
         tdm_mpi_status_empty(status);
         return MPI_SUCCESS;
     }
-    if (!is_complete(r))
-        tdm_p2p_wait_until(req_complete_cb, r);
-    return req_finish(r, request, status, "MPI_Wait");
+    uint32_t id = TDM_LOAD_RELAXED(&r->id);
+    if (!is_complete(r)) {
+        if (TDM_UNLIKELY(tdm_threaded))
+            tdm_p2p_wait_until(req_gone_or_complete_cb, &(req_wait_t){r, id});
+        else
+            tdm_p2p_wait_until(req_complete_cb, r);
+    }
+    return req_finish_id(r, id, request, status, "MPI_Wait");
 }
 TDM_WEAK(MPI_Wait)
 
@@ -152,12 +194,13 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
         tdm_mpi_status_empty(status);
         return MPI_SUCCESS;
     }
+    uint32_t id = TDM_LOAD_RELAXED(&r->id);
     if (!is_complete(r))
         tdm_p2p_progress();
     *flag = is_complete(r);
     if (!*flag)
         return MPI_SUCCESS;
-    return req_finish(r, request, status, "MPI_Test");
+    return req_finish_id(r, id, request, status, "MPI_Test");
 }
 TDM_WEAK(MPI_Test)
 
@@ -461,11 +504,18 @@ int PMPI_Request_free(MPI_Request *request) {
             tdm_p2p_req_free_user(r->inner);
         tdm_p2p_release(r);
     } else if (r->kind == TDM_REQ_GREQ) {
-        if (r->done) {
+        /* FREED, and CLAIMED when already complete, in one step (as tdm_p2p_req_free_user):
+         * complete, it is freed now; else free_fn runs at MPI_Grequest_complete */
+        unsigned d = __atomic_load_n(&r->done, __ATOMIC_ACQUIRE), want;
+        do {
+            if (d & TDM_REQ_C_CLAIMED) /* a waiter in another thread finishes it */
+                break;
+            want = d | TDM_REQ_C_FREED | (d & TDM_REQ_C_DONE ? TDM_REQ_C_CLAIMED : 0);
+        } while (!__atomic_compare_exchange_n(&r->done, &d, want, false, __ATOMIC_ACQ_REL,
+                                              __ATOMIC_ACQUIRE));
+        if ((d & (TDM_REQ_C_DONE | TDM_REQ_C_CLAIMED)) == TDM_REQ_C_DONE) {
             ((greq_free_fn_t)r->greq_free)(r->greq_state);
             tdm_req_free(r);
-        } else {
-            r->user_freed = 2; /* free_fn runs at MPI_Grequest_complete */
         }
     } else {
         tdm_p2p_req_free_user(r); /* now if complete, else by whichever thread completes it */
@@ -605,11 +655,17 @@ TDM_WEAK(MPI_Grequest_start)
 int PMPI_Grequest_complete(MPI_Request request) {
     TDM_CHECK_INIT("MPI_Grequest_complete");
     tdm_req_t *r = tdm_mpi_req_get(request);
-    if (!r || r->kind != TDM_REQ_GREQ || r->done)
+    if (!r || r->kind != TDM_REQ_GREQ)
         return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Grequest_complete",
-                           "not an incomplete generalized request (handle %#x)", (unsigned)request);
-    r->done = 1;
-    if (r->user_freed) {
+                           "not a generalized request (handle %#x)", (unsigned)request);
+    uint32_t id = TDM_LOAD_RELAXED(&r->id);
+    /* release: a waiter in another thread that sees DONE (acquire) sees what the
+     * completing thread wrote before, which the query function reads */
+    unsigned old = __atomic_fetch_or(&r->done, TDM_REQ_C_DONE, __ATOMIC_ACQ_REL);
+    if (old & TDM_REQ_C_DONE)
+        return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Grequest_complete",
+                           "generalized request %#x is already complete", (unsigned)request);
+    if ((old & TDM_REQ_C_FREED) && tdm_p2p_req_claim(r, id)) { /* freed by the user */
         ((greq_free_fn_t)r->greq_free)(r->greq_state);
         tdm_req_free(r);
     }

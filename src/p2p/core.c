@@ -58,7 +58,9 @@ static void complete_threaded(tdm_req_t *req) {
         return;
     }
     if (old & TDM_REQ_C_FREED) {
-        tdm_p2p_release(req);
+        /* a thread that (erroneously) waits on it while another frees it may claim it too */
+        if (tdm_p2p_req_claim(req, req->id))
+            tdm_p2p_release(req);
         return;
     }
     if (atomic_load_explicit(&tdm_shm.procs[tdm_p2p.rank].sleeping, memory_order_seq_cst))
@@ -128,9 +130,31 @@ void tdm_p2p_req_free_user(tdm_req_t *req) {
             req->user_freed = 1;
         return;
     }
-    unsigned old = __atomic_fetch_or(&req->done, TDM_REQ_C_FREED, __ATOMIC_ACQ_REL);
-    if (old & TDM_REQ_C_DONE)
+    /* FREED, and CLAIMED with it when already complete, in one step: a thread waiting on
+     * the same request (erroneous, MPI-4.1 11.6.2) that claimed it first releases it */
+    unsigned d = __atomic_load_n(&req->done, __ATOMIC_ACQUIRE), want;
+    do {
+        if (d & TDM_REQ_C_CLAIMED)
+            return;
+        want = d | TDM_REQ_C_FREED | (d & TDM_REQ_C_DONE ? TDM_REQ_C_CLAIMED : 0);
+    } while (!__atomic_compare_exchange_n(&req->done, &d, want, false, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
+    if (d & TDM_REQ_C_DONE)
         tdm_p2p_release(req);
+}
+
+bool tdm_p2p_req_claim(tdm_req_t *req, uint32_t id) {
+    if (TDM_LIKELY(!tdm_threaded))
+        return true;
+    /* a compare-and-swap, not a fetch_or: a slot released and reused since must not get
+     * the bit (its done was cleared, or its id moved on) */
+    unsigned d = __atomic_load_n(&req->done, __ATOMIC_ACQUIRE);
+    do {
+        if (!(d & TDM_REQ_C_DONE) || (d & TDM_REQ_C_CLAIMED) || TDM_LOAD_RELAXED(&req->id) != id)
+            return false;
+    } while (!__atomic_compare_exchange_n(&req->done, &d, d | TDM_REQ_C_CLAIMED, false,
+                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+    return true;
 }
 
 void tdm_p2p_release(tdm_req_t *req) {

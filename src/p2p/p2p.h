@@ -45,6 +45,8 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p);
 /* Finish every pending transmission, then synchronise with every other process
  * while still serving their packets; nothing in flight is lost (MPI_Finalize). */
 void tdm_p2p_barrier(void);
+/* Threads of this process blocked in tdm_p2p_wait_until now (a relaxed read). */
+int tdm_p2p_waiters(void);
 /* When the library's last user is gone: finish every pending transmission and
  * forget the messages and receives nobody will complete, but for the messages of
  * contexts keep_ctx and keep_ctx + 1, which may come early from a peer that has
@@ -125,6 +127,11 @@ bool tdm_p2p_req_hook(tdm_req_t *req, void (*fn)(tdm_req_t *), void *arg);
 /* MPI_Request_free of a request that is not persistent: released now if it completed,
  * else when it completes, whichever thread completes it. */
 void tdm_p2p_req_free_user(tdm_req_t *req);
+/* Threaded: take the one release of a complete request whose id was `id` when the caller
+ * found it. False when it is not complete, another thread took it, or its slot was
+ * released since (the id's generation moved): the caller must not touch it again.
+ * Unthreaded: true. */
+bool tdm_p2p_req_claim(tdm_req_t *req, uint32_t id);
 
 /* ---- the pending-operations dump (dump.c): SIGUSR1, sent by mpirun on --timeout ---- */
 

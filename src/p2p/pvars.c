@@ -26,6 +26,14 @@ static uint64_t tdm_p2p_pv_requests_in_use(int i) {
     return tdm_req_in_use();
 }
 
+int tdm_p2p_waiters(void) {
+    return TDM_LOAD_RELAXED(&tdm_p2p.waiting);
+}
+static uint64_t tdm_p2p_pv_threads_waiting(int i) {
+    (void)i;
+    return (uint64_t)tdm_p2p_waiters();
+}
+
 static double tdm_p2p_pv_async_cpu(int i) {
     (void)i;
     return tdm_p2p_async_cpu_seconds();

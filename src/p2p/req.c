@@ -162,9 +162,10 @@ void tdm_req_free(tdm_req_t *r) {
         comm_release(comm);
     /* a new generation makes ids of the old use stale */
     uint32_t gen = (r->id >> TDM_REQ_INDEX_BITS) + 1;
-    r->id = (r->id & TDM_REQ_INDEX_MASK) | (gen << TDM_REQ_INDEX_BITS);
-    if ((r->id >> TDM_REQ_INDEX_BITS) == 0) /* keep ids non-zero after wrap */
-        r->id |= 1u << TDM_REQ_INDEX_BITS;
+    uint32_t id = (r->id & TDM_REQ_INDEX_MASK) | (gen << TDM_REQ_INDEX_BITS);
+    if ((id >> TDM_REQ_INDEX_BITS) == 0) /* keep ids non-zero after wrap */
+        id |= 1u << TDM_REQ_INDEX_BITS;
+    TDM_STORE_RELAXED(&r->id, id); /* a thread that claims (core.c) reads it */
     TDM_STORE_RELAXED(&r->kind, (uint8_t)TDM_REQ_FREE);
     if (TDM_UNLIKELY(tdm_threaded)) {
         give_threaded(r);

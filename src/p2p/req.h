@@ -110,6 +110,9 @@ typedef struct tdm_req {
 #define TDM_REQ_C_HOOKED 2u
 #define TDM_REQ_C_FREED 4u
 #define TDM_REQ_C_ARMED 8u /* counted by the progress thread until it completes (async.c) */
+/* Its one release is taken (tdm_p2p_req_claim): by its waiter, by MPI_Request_free, or by
+ * its completion after a free; a second thread finishing it at once sees the bit. */
+#define TDM_REQ_C_CLAIMED 16u
 
 /* Has the operation completed? An acquire load: what the completer wrote before is seen. */
 static inline bool tdm_req_done(const tdm_req_t *req) {
