@@ -203,6 +203,15 @@ int PMPI_Finalize(void) {
     if (!tdm_mpi.initialized || tdm_mpi.finalized)
         return tdm_mpi_err(NULL, MPI_ERR_OTHER, fn, "called %s",
                            tdm_mpi.finalized ? "twice" : "before MPI_Init");
+    /* MPI-4.1 11.6.2: finalize only after every thread has completed its MPI calls. One
+     * still blocked in a call would go on using what finalize takes down, so nothing is
+     * taken down and the program hears why (a thread between calls is not seen). */
+    int blocked = tdm_threaded ? tdm_p2p_waiters() : 0;
+    if (blocked > 0)
+        return tdm_mpi_err(NULL, MPI_ERR_OTHER, fn,
+                           "%d other thread%s of this process %s still blocked in MPI calls: "
+                           "complete them before MPI_Finalize (MPI-4.1 11.6.2)",
+                           blocked, blocked > 1 ? "s" : "", blocked > 1 ? "are" : "is");
     /* MPI_COMM_SELF's attributes are deleted first, while MPI still works
      * (their callbacks may communicate) */
     tdm_comm_finalize_attrs();
