@@ -108,7 +108,7 @@ static MPI_Datatype type_of(tdm_mpit_type_t t) {
 
 static const tdm_mpit_event_calls_t event_calls;
 
-int PMPI_T_init_thread(int required, int *provided) {
+static int t_init_thread(int required, int *provided) {
     CHECK_ARG("MPI_T_init_thread", provided);
     if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
         return refuse(MPI_T_ERR_INVALID, "MPI_T_init_thread", "invalid thread level required=%d",
@@ -117,20 +117,33 @@ int PMPI_T_init_thread(int required, int *provided) {
     if (rc != MPI_SUCCESS)
         return rc;
     tdm_mpit_event_set_calls(&event_calls);
-    /* no internal threads: calls serialised by the user are safe */
-    *provided = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
+    /* every MPI_T call but those on an event instance (a callback's own) holds
+     * tdm_mpit_lock: any level is provided */
+    *provided = required;
     return MPI_SUCCESS;
+}
+int PMPI_T_init_thread(int required, int *provided) {
+    tdm_mpit_lock();
+    int rc = t_init_thread(required, provided);
+    tdm_mpit_unlock();
+    return rc;
 }
 TDM_WEAK(MPI_T_init_thread)
 
-int PMPI_T_finalize(void) {
+static int t_finalize(void) {
     return result(tdm_mpit_fini(), "MPI_T_finalize");
+}
+int PMPI_T_finalize(void) {
+    tdm_mpit_lock();
+    int rc = t_finalize();
+    tdm_mpit_unlock();
+    return rc;
 }
 TDM_WEAK(MPI_T_finalize)
 
 /* ---- enumerations ---- */
 
-int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len) {
+static int t_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len) {
     CHECK_READY("MPI_T_enum_get_info");
     tdm_mpit_enum_t *e = (tdm_mpit_enum_t *)enumtype;
     if (!tdm_mpit_enum_valid(e))
@@ -142,9 +155,15 @@ int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_le
     tdm_mpit_strout(name, name_len, n);
     return MPI_SUCCESS;
 }
+int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len) {
+    tdm_mpit_lock();
+    int rc = t_enum_get_info(enumtype, num, name, name_len);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_enum_get_info)
 
-int PMPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len) {
+static int t_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len) {
     CHECK_READY("MPI_T_enum_get_item");
     tdm_mpit_enum_t *e = (tdm_mpit_enum_t *)enumtype;
     if (!tdm_mpit_enum_valid(e))
@@ -158,21 +177,33 @@ int PMPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, 
     tdm_mpit_strout(name, name_len, n);
     return MPI_SUCCESS;
 }
+int PMPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len) {
+    tdm_mpit_lock();
+    int rc = t_enum_get_item(enumtype, indx, value, name, name_len);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_enum_get_item)
 
 /* ---- control variables ---- */
 
-int PMPI_T_cvar_get_num(int *num_cvar) {
+static int t_cvar_get_num(int *num_cvar) {
     CHECK_READY("MPI_T_cvar_get_num");
     CHECK_ARG("MPI_T_cvar_get_num", num_cvar);
     *num_cvar = tdm_mpit_cvar_num();
     return MPI_SUCCESS;
 }
+int PMPI_T_cvar_get_num(int *num_cvar) {
+    tdm_mpit_lock();
+    int rc = t_cvar_get_num(num_cvar);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_cvar_get_num)
 
-int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
-                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
-                         int *bind, int *scope) {
+static int t_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
+                           MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                           int *bind, int *scope) {
     CHECK_READY("MPI_T_cvar_get_info");
     tdm_mpit_cvar_info_t ci;
     tdm_mpit_rc_t rc = tdm_mpit_cvar_info(cvar_index, &ci);
@@ -193,9 +224,18 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
         *scope = MPI_T_SCOPE_CONSTANT + (int)ci.scope;
     return MPI_SUCCESS;
 }
+int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
+                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                         int *bind, int *scope) {
+    tdm_mpit_lock();
+    int rc = t_cvar_get_info(cvar_index, name, name_len, verbosity, datatype, enumtype, desc,
+                             desc_len, bind, scope);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_cvar_get_info)
 
-int PMPI_T_cvar_get_index(const char *name, int *cvar_index) {
+static int t_cvar_get_index(const char *name, int *cvar_index) {
     CHECK_READY("MPI_T_cvar_get_index");
     CHECK_ARG("MPI_T_cvar_get_index", name);
     CHECK_ARG("MPI_T_cvar_get_index", cvar_index);
@@ -204,10 +244,16 @@ int PMPI_T_cvar_get_index(const char *name, int *cvar_index) {
         return refuse(rc_of(rc), "MPI_T_cvar_get_index", "no control variable '%s'", name);
     return MPI_SUCCESS;
 }
+int PMPI_T_cvar_get_index(const char *name, int *cvar_index) {
+    tdm_mpit_lock();
+    int rc = t_cvar_get_index(name, cvar_index);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_cvar_get_index)
 
-int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
-                             int *count) {
+static int t_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
+                               int *count) {
     (void)obj_handle; /* every control variable is bound to no object */
     CHECK_READY("MPI_T_cvar_handle_alloc");
     CHECK_ARG("MPI_T_cvar_handle_alloc", handle);
@@ -220,9 +266,16 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle
     *handle = (MPI_T_cvar_handle)h;
     return MPI_SUCCESS;
 }
+int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
+                             int *count) {
+    tdm_mpit_lock();
+    int rc = t_cvar_handle_alloc(cvar_index, obj_handle, handle, count);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_cvar_handle_alloc)
 
-int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) {
+static int t_cvar_handle_free(MPI_T_cvar_handle *handle) {
     CHECK_READY("MPI_T_cvar_handle_free");
     CHECK_ARG("MPI_T_cvar_handle_free", handle);
     int rc =
@@ -231,35 +284,59 @@ int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) {
         *handle = MPI_T_CVAR_HANDLE_NULL;
     return rc;
 }
+int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) {
+    tdm_mpit_lock();
+    int rc = t_cvar_handle_free(handle);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_cvar_handle_free)
 
-int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) {
+static int t_cvar_read(MPI_T_cvar_handle handle, void *buf) {
     CHECK_READY("MPI_T_cvar_read");
     CHECK_ARG("MPI_T_cvar_read", buf);
     return result(tdm_mpit_cvar_read((tdm_mpit_cvar_handle_t *)handle, buf), "MPI_T_cvar_read");
 }
+int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) {
+    tdm_mpit_lock();
+    int rc = t_cvar_read(handle, buf);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_cvar_read)
 
-int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf) {
+static int t_cvar_write(MPI_T_cvar_handle handle, const void *buf) {
     CHECK_READY("MPI_T_cvar_write");
     CHECK_ARG("MPI_T_cvar_write", buf);
     return result(tdm_mpit_cvar_write((tdm_mpit_cvar_handle_t *)handle, buf), "MPI_T_cvar_write");
+}
+int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf) {
+    tdm_mpit_lock();
+    int rc = t_cvar_write(handle, buf);
+    tdm_mpit_unlock();
+    return rc;
 }
 TDM_WEAK(MPI_T_cvar_write)
 
 /* ---- performance variables ---- */
 
-int PMPI_T_pvar_get_num(int *num_pvar) {
+static int t_pvar_get_num(int *num_pvar) {
     CHECK_READY("MPI_T_pvar_get_num");
     CHECK_ARG("MPI_T_pvar_get_num", num_pvar);
     *num_pvar = tdm_mpit_pvar_num();
     return MPI_SUCCESS;
 }
+int PMPI_T_pvar_get_num(int *num_pvar) {
+    tdm_mpit_lock();
+    int rc = t_pvar_get_num(num_pvar);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_pvar_get_num)
 
-int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
-                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
-                         int *bind, int *readonly, int *continuous, int *atomic) {
+static int t_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity,
+                           int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc,
+                           int *desc_len, int *bind, int *readonly, int *continuous, int *atomic) {
     CHECK_READY("MPI_T_pvar_get_info");
     tdm_mpit_pvar_info_t pi;
     tdm_mpit_rc_t rc = tdm_mpit_pvar_info(pvar_index, &pi);
@@ -286,9 +363,18 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
         *atomic = pi.atomic;
     return MPI_SUCCESS;
 }
+int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
+                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                         int *bind, int *readonly, int *continuous, int *atomic) {
+    tdm_mpit_lock();
+    int rc = t_pvar_get_info(pvar_index, name, name_len, verbosity, var_class, datatype, enumtype,
+                             desc, desc_len, bind, readonly, continuous, atomic);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_pvar_get_info)
 
-int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index) {
+static int t_pvar_get_index(const char *name, int var_class, int *pvar_index) {
     CHECK_READY("MPI_T_pvar_get_index");
     CHECK_ARG("MPI_T_pvar_get_index", name);
     CHECK_ARG("MPI_T_pvar_get_index", pvar_index);
@@ -298,9 +384,15 @@ int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index) {
                       name, var_class);
     return MPI_SUCCESS;
 }
+int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index) {
+    tdm_mpit_lock();
+    int rc = t_pvar_get_index(name, var_class, pvar_index);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_pvar_get_index)
 
-int PMPI_T_pvar_session_create(MPI_T_pvar_session *session) {
+static int t_pvar_session_create(MPI_T_pvar_session *session) {
     CHECK_READY("MPI_T_pvar_session_create");
     CHECK_ARG("MPI_T_pvar_session_create", session);
     tdm_mpit_session_t *s;
@@ -309,9 +401,15 @@ int PMPI_T_pvar_session_create(MPI_T_pvar_session *session) {
         *session = (MPI_T_pvar_session)s;
     return rc;
 }
+int PMPI_T_pvar_session_create(MPI_T_pvar_session *session) {
+    tdm_mpit_lock();
+    int rc = t_pvar_session_create(session);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_pvar_session_create)
 
-int PMPI_T_pvar_session_free(MPI_T_pvar_session *session) {
+static int t_pvar_session_free(MPI_T_pvar_session *session) {
     CHECK_READY("MPI_T_pvar_session_free");
     CHECK_ARG("MPI_T_pvar_session_free", session);
     int rc =
@@ -320,10 +418,16 @@ int PMPI_T_pvar_session_free(MPI_T_pvar_session *session) {
         *session = MPI_T_PVAR_SESSION_NULL;
     return rc;
 }
+int PMPI_T_pvar_session_free(MPI_T_pvar_session *session) {
+    tdm_mpit_lock();
+    int rc = t_pvar_session_free(session);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_pvar_session_free)
 
-int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
-                             MPI_T_pvar_handle *handle, int *count) {
+static int t_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
+                               MPI_T_pvar_handle *handle, int *count) {
     const char *fn = "MPI_T_pvar_handle_alloc";
     CHECK_READY(fn);
     CHECK_ARG(fn, handle);
@@ -353,9 +457,16 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
     *handle = (MPI_T_pvar_handle)h;
     return MPI_SUCCESS;
 }
+int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
+                             MPI_T_pvar_handle *handle, int *count) {
+    tdm_mpit_lock();
+    int rc = t_pvar_handle_alloc(session, pvar_index, obj_handle, handle, count);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_pvar_handle_alloc)
 
-int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle) {
+static int t_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle) {
     CHECK_READY("MPI_T_pvar_handle_free");
     CHECK_ARG("MPI_T_pvar_handle_free", handle);
     int rc =
@@ -365,31 +476,55 @@ int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handl
         *handle = MPI_T_PVAR_HANDLE_NULL;
     return rc;
 }
+int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle) {
+    tdm_mpit_lock();
+    int rc = t_pvar_handle_free(session, handle);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_pvar_handle_free)
 
 #define PVAR_ALL(_h) ((_h) == MPI_T_PVAR_ALL_HANDLES)
 
-int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
+static int t_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
     CHECK_READY("MPI_T_pvar_start");
     return result(tdm_mpit_pvar_start((tdm_mpit_session_t *)session,
                                       (tdm_mpit_pvar_handle_t *)handle, PVAR_ALL(handle)),
                   "MPI_T_pvar_start");
 }
+int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
+    tdm_mpit_lock();
+    int rc = t_pvar_start(session, handle);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_pvar_start)
 
-int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
+static int t_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
     CHECK_READY("MPI_T_pvar_stop");
     return result(tdm_mpit_pvar_stop((tdm_mpit_session_t *)session,
                                      (tdm_mpit_pvar_handle_t *)handle, PVAR_ALL(handle)),
                   "MPI_T_pvar_stop");
 }
+int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
+    tdm_mpit_lock();
+    int rc = t_pvar_stop(session, handle);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_pvar_stop)
 
-int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
+static int t_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
     CHECK_READY("MPI_T_pvar_reset");
     return result(tdm_mpit_pvar_reset((tdm_mpit_session_t *)session,
                                       (tdm_mpit_pvar_handle_t *)handle, PVAR_ALL(handle)),
                   "MPI_T_pvar_reset");
+}
+int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
+    tdm_mpit_lock();
+    int rc = t_pvar_reset(session, handle);
+    tdm_mpit_unlock();
+    return rc;
 }
 TDM_WEAK(MPI_T_pvar_reset)
 
@@ -404,17 +539,29 @@ static int pvar_read(const char *fn, MPI_T_pvar_session session, MPI_T_pvar_hand
                   fn);
 }
 
-int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) {
+static int t_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) {
     return pvar_read("MPI_T_pvar_read", session, handle, buf, false);
+}
+int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) {
+    tdm_mpit_lock();
+    int rc = t_pvar_read(session, handle, buf);
+    tdm_mpit_unlock();
+    return rc;
 }
 TDM_WEAK(MPI_T_pvar_read)
 
-int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) {
+static int t_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) {
     return pvar_read("MPI_T_pvar_readreset", session, handle, buf, true);
+}
+int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) {
+    tdm_mpit_lock();
+    int rc = t_pvar_readreset(session, handle, buf);
+    tdm_mpit_unlock();
+    return rc;
 }
 TDM_WEAK(MPI_T_pvar_readreset)
 
-int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf) {
+static int t_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf) {
     CHECK_READY("MPI_T_pvar_write");
     if (PVAR_ALL(handle))
         return refuse(MPI_T_ERR_INVALID_HANDLE, "MPI_T_pvar_write",
@@ -424,20 +571,32 @@ int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, cons
         tdm_mpit_pvar_write((tdm_mpit_session_t *)session, (tdm_mpit_pvar_handle_t *)handle, buf),
         "MPI_T_pvar_write");
 }
+int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf) {
+    tdm_mpit_lock();
+    int rc = t_pvar_write(session, handle, buf);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_pvar_write)
 
 /* ---- categories ---- */
 
-int PMPI_T_category_get_num(int *num_cat) {
+static int t_category_get_num(int *num_cat) {
     CHECK_READY("MPI_T_category_get_num");
     CHECK_ARG("MPI_T_category_get_num", num_cat);
     *num_cat = tdm_mpit_cat_num();
     return MPI_SUCCESS;
 }
+int PMPI_T_category_get_num(int *num_cat) {
+    tdm_mpit_lock();
+    int rc = t_category_get_num(num_cat);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_category_get_num)
 
-int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
-                             int *num_cvars, int *num_pvars, int *num_categories) {
+static int t_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
+                               int *num_cvars, int *num_pvars, int *num_categories) {
     CHECK_READY("MPI_T_category_get_info");
     tdm_mpit_cat_info_t ci;
     if (tdm_mpit_cat_info(cat_index, &ci) != TDM_MPIT_OK)
@@ -453,9 +612,17 @@ int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *des
         *num_categories = ci.ncats;
     return MPI_SUCCESS;
 }
+int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
+                             int *num_cvars, int *num_pvars, int *num_categories) {
+    tdm_mpit_lock();
+    int rc = t_category_get_info(cat_index, name, name_len, desc, desc_len, num_cvars, num_pvars,
+                                 num_categories);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_category_get_info)
 
-int PMPI_T_category_get_num_events(int cat_index, int *num_events) {
+static int t_category_get_num_events(int cat_index, int *num_events) {
     CHECK_READY("MPI_T_category_get_num_events");
     CHECK_ARG("MPI_T_category_get_num_events", num_events);
     tdm_mpit_cat_info_t ci;
@@ -465,9 +632,15 @@ int PMPI_T_category_get_num_events(int cat_index, int *num_events) {
     *num_events = ci.nevents;
     return MPI_SUCCESS;
 }
+int PMPI_T_category_get_num_events(int cat_index, int *num_events) {
+    tdm_mpit_lock();
+    int rc = t_category_get_num_events(cat_index, num_events);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_category_get_num_events)
 
-int PMPI_T_category_get_index(const char *name, int *cat_index) {
+static int t_category_get_index(const char *name, int *cat_index) {
     CHECK_READY("MPI_T_category_get_index");
     CHECK_ARG("MPI_T_category_get_index", name);
     CHECK_ARG("MPI_T_category_get_index", cat_index);
@@ -475,6 +648,12 @@ int PMPI_T_category_get_index(const char *name, int *cat_index) {
     if (rc != TDM_MPIT_OK)
         return refuse(rc_of(rc), "MPI_T_category_get_index", "no category '%s'", name);
     return MPI_SUCCESS;
+}
+int PMPI_T_category_get_index(const char *name, int *cat_index) {
+    tdm_mpit_lock();
+    int rc = t_category_get_index(name, cat_index);
+    tdm_mpit_unlock();
+    return rc;
 }
 TDM_WEAK(MPI_T_category_get_index)
 
@@ -491,31 +670,61 @@ static int members(const char *fn, int cat_index, char which, int len, int indic
     return MPI_SUCCESS;
 }
 
-int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]) {
+static int t_category_get_cvars(int cat_index, int len, int indices[]) {
     return members("MPI_T_category_get_cvars", cat_index, 'c', len, indices);
+}
+int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]) {
+    tdm_mpit_lock();
+    int rc = t_category_get_cvars(cat_index, len, indices);
+    tdm_mpit_unlock();
+    return rc;
 }
 TDM_WEAK(MPI_T_category_get_cvars)
 
-int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]) {
+static int t_category_get_pvars(int cat_index, int len, int indices[]) {
     return members("MPI_T_category_get_pvars", cat_index, 'p', len, indices);
+}
+int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]) {
+    tdm_mpit_lock();
+    int rc = t_category_get_pvars(cat_index, len, indices);
+    tdm_mpit_unlock();
+    return rc;
 }
 TDM_WEAK(MPI_T_category_get_pvars)
 
-int PMPI_T_category_get_categories(int cat_index, int len, int indices[]) {
+static int t_category_get_categories(int cat_index, int len, int indices[]) {
     return members("MPI_T_category_get_categories", cat_index, 's', len, indices);
+}
+int PMPI_T_category_get_categories(int cat_index, int len, int indices[]) {
+    tdm_mpit_lock();
+    int rc = t_category_get_categories(cat_index, len, indices);
+    tdm_mpit_unlock();
+    return rc;
 }
 TDM_WEAK(MPI_T_category_get_categories)
 
-int PMPI_T_category_get_events(int cat_index, int len, int indices[]) {
+static int t_category_get_events(int cat_index, int len, int indices[]) {
     return members("MPI_T_category_get_events", cat_index, 'e', len, indices);
+}
+int PMPI_T_category_get_events(int cat_index, int len, int indices[]) {
+    tdm_mpit_lock();
+    int rc = t_category_get_events(cat_index, len, indices);
+    tdm_mpit_unlock();
+    return rc;
 }
 TDM_WEAK(MPI_T_category_get_events)
 
-int PMPI_T_category_changed(int *update_number) {
+static int t_category_changed(int *update_number) {
     CHECK_READY("MPI_T_category_changed");
     CHECK_ARG("MPI_T_category_changed", update_number);
     *update_number = 0; /* the variables and categories are fixed for the process's life */
     return MPI_SUCCESS;
+}
+int PMPI_T_category_changed(int *update_number) {
+    tdm_mpit_lock();
+    int rc = t_category_changed(update_number);
+    tdm_mpit_unlock();
+    return rc;
 }
 TDM_WEAK(MPI_T_category_changed)
 
@@ -537,17 +746,23 @@ static void call_dropped(void *fn, long long count, tdm_mpit_event_reg_t *reg, i
 }
 static const tdm_mpit_event_calls_t event_calls = {call_event, call_freed, call_dropped};
 
-int PMPI_T_source_get_num(int *num_sources) {
+static int t_source_get_num(int *num_sources) {
     CHECK_READY("MPI_T_source_get_num");
     CHECK_ARG("MPI_T_source_get_num", num_sources);
     *num_sources = tdm_mpit_source_num();
     return MPI_SUCCESS;
 }
+int PMPI_T_source_get_num(int *num_sources) {
+    tdm_mpit_lock();
+    int rc = t_source_get_num(num_sources);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_source_get_num)
 
-int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len,
-                           MPI_T_source_order *ordering, MPI_Count *ticks_per_second,
-                           MPI_Count *max_ticks, MPI_Info *info) {
+static int t_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len,
+                             MPI_T_source_order *ordering, MPI_Count *ticks_per_second,
+                             MPI_Count *max_ticks, MPI_Info *info) {
     CHECK_READY("MPI_T_source_get_info");
     const char *n, *d;
     bool ordered;
@@ -567,6 +782,15 @@ int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *de
         *info = MPI_INFO_NULL;
     return MPI_SUCCESS;
 }
+int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len,
+                           MPI_T_source_order *ordering, MPI_Count *ticks_per_second,
+                           MPI_Count *max_ticks, MPI_Info *info) {
+    tdm_mpit_lock();
+    int rc = t_source_get_info(source_index, name, name_len, desc, desc_len, ordering,
+                               ticks_per_second, max_ticks, info);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_source_get_info)
 
 int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) {
@@ -581,18 +805,24 @@ int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) {
 }
 TDM_WEAK(MPI_T_source_get_timestamp)
 
-int PMPI_T_event_get_num(int *num_events) {
+static int t_event_get_num(int *num_events) {
     CHECK_READY("MPI_T_event_get_num");
     CHECK_ARG("MPI_T_event_get_num", num_events);
     *num_events = tdm_mpit_event_num();
     return MPI_SUCCESS;
 }
+int PMPI_T_event_get_num(int *num_events) {
+    tdm_mpit_lock();
+    int rc = t_event_get_num(num_events);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_event_get_num)
 
-int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
-                          MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
-                          int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc,
-                          int *desc_len, int *bind) {
+static int t_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
+                            MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
+                            int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc,
+                            int *desc_len, int *bind) {
     CHECK_READY("MPI_T_event_get_info");
     tdm_mpit_event_info_t ei;
     if (tdm_mpit_event_info(event_index, &ei) != TDM_MPIT_OK)
@@ -620,9 +850,20 @@ int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbo
         *bind = MPI_T_BIND_NO_OBJECT;
     return MPI_SUCCESS;
 }
+int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
+                          MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
+                          int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc,
+                          int *desc_len, int *bind) {
+    tdm_mpit_lock();
+    int rc = t_event_get_info(event_index, name, name_len, verbosity, array_of_datatypes,
+                              array_of_displacements, num_elements, enumtype, info, desc, desc_len,
+                              bind);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_event_get_info)
 
-int PMPI_T_event_get_index(const char *name, int *event_index) {
+static int t_event_get_index(const char *name, int *event_index) {
     CHECK_READY("MPI_T_event_get_index");
     CHECK_ARG("MPI_T_event_get_index", name);
     CHECK_ARG("MPI_T_event_get_index", event_index);
@@ -630,6 +871,12 @@ int PMPI_T_event_get_index(const char *name, int *event_index) {
     if (rc != TDM_MPIT_OK)
         return refuse(rc_of(rc), "MPI_T_event_get_index", "no event '%s'", name);
     return MPI_SUCCESS;
+}
+int PMPI_T_event_get_index(const char *name, int *event_index) {
+    tdm_mpit_lock();
+    int rc = t_event_get_index(name, event_index);
+    tdm_mpit_unlock();
+    return rc;
 }
 TDM_WEAK(MPI_T_event_get_index)
 
@@ -655,8 +902,8 @@ static int new_info(const char *fn, MPI_Info *out) {
                           (void *)(_handle));                                                      \
     } while (0)
 
-int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
-                              MPI_T_event_registration *event_registration) {
+static int t_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
+                                MPI_T_event_registration *event_registration) {
     (void)obj_handle; /* every event is bound to no object */
     const char *fn = "MPI_T_event_handle_alloc";
     CHECK_READY(fn);
@@ -671,9 +918,16 @@ int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
     *event_registration = (MPI_T_event_registration)reg;
     return MPI_SUCCESS;
 }
+int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
+                              MPI_T_event_registration *event_registration) {
+    tdm_mpit_lock();
+    int rc = t_event_handle_alloc(event_index, obj_handle, info, event_registration);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_event_handle_alloc)
 
-int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info) {
+static int t_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info) {
     tdm_mpit_event_reg_t *reg;
     GET_REG("MPI_T_event_handle_set_info", event_registration, reg);
     if (!info_ok(info))
@@ -681,12 +935,25 @@ int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MP
                       (unsigned)info);
     return MPI_SUCCESS;
 }
+int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info) {
+    tdm_mpit_lock();
+    int rc = t_event_handle_set_info(event_registration, info);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_event_handle_set_info)
 
-int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used) {
+static int t_event_handle_get_info(MPI_T_event_registration event_registration,
+                                   MPI_Info *info_used) {
     tdm_mpit_event_reg_t *reg;
     GET_REG("MPI_T_event_handle_get_info", event_registration, reg);
     return new_info("MPI_T_event_handle_get_info", info_used);
+}
+int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used) {
+    tdm_mpit_lock();
+    int rc = t_event_handle_get_info(event_registration, info_used);
+    tdm_mpit_unlock();
+    return rc;
 }
 TDM_WEAK(MPI_T_event_handle_get_info)
 
@@ -694,9 +961,9 @@ static bool safety_ok(MPI_T_cb_safety s) {
     return (int)s >= MPI_T_CB_REQUIRE_NONE && (int)s <= MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE;
 }
 
-int PMPI_T_event_register_callback(MPI_T_event_registration event_registration,
-                                   MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data,
-                                   MPI_T_event_cb_function event_cb_function) {
+static int t_event_register_callback(MPI_T_event_registration event_registration,
+                                     MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data,
+                                     MPI_T_event_cb_function event_cb_function) {
     const char *fn = "MPI_T_event_register_callback";
     tdm_mpit_event_reg_t *reg;
     GET_REG(fn, event_registration, reg);
@@ -708,10 +975,19 @@ int PMPI_T_event_register_callback(MPI_T_event_registration event_registration,
     return result(
         tdm_mpit_event_register(reg, (int)cb_safety, (void *)event_cb_function, user_data), fn);
 }
+int PMPI_T_event_register_callback(MPI_T_event_registration event_registration,
+                                   MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data,
+                                   MPI_T_event_cb_function event_cb_function) {
+    tdm_mpit_lock();
+    int rc = t_event_register_callback(event_registration, cb_safety, info, user_data,
+                                       event_cb_function);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_event_register_callback)
 
-int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration,
-                                   MPI_T_cb_safety cb_safety, MPI_Info info) {
+static int t_event_callback_set_info(MPI_T_event_registration event_registration,
+                                     MPI_T_cb_safety cb_safety, MPI_Info info) {
     const char *fn = "MPI_T_event_callback_set_info";
     tdm_mpit_event_reg_t *reg;
     GET_REG(fn, event_registration, reg);
@@ -721,10 +997,17 @@ int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration,
         return refuse(MPI_T_ERR_INVALID, fn, "invalid info %#x", (unsigned)info);
     return MPI_SUCCESS;
 }
+int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration,
+                                   MPI_T_cb_safety cb_safety, MPI_Info info) {
+    tdm_mpit_lock();
+    int rc = t_event_callback_set_info(event_registration, cb_safety, info);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_event_callback_set_info)
 
-int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration,
-                                   MPI_T_cb_safety cb_safety, MPI_Info *info_used) {
+static int t_event_callback_get_info(MPI_T_event_registration event_registration,
+                                     MPI_T_cb_safety cb_safety, MPI_Info *info_used) {
     const char *fn = "MPI_T_event_callback_get_info";
     tdm_mpit_event_reg_t *reg;
     GET_REG(fn, event_registration, reg);
@@ -732,23 +1015,44 @@ int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration,
         return refuse(MPI_T_ERR_INVALID, fn, "invalid cb_safety %d", (int)cb_safety);
     return new_info(fn, info_used);
 }
+int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration,
+                                   MPI_T_cb_safety cb_safety, MPI_Info *info_used) {
+    tdm_mpit_lock();
+    int rc = t_event_callback_get_info(event_registration, cb_safety, info_used);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_event_callback_get_info)
 
-int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
-                                     MPI_T_event_dropped_cb_function dropped_cb_function) {
+static int t_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                       MPI_T_event_dropped_cb_function dropped_cb_function) {
     tdm_mpit_event_reg_t *reg;
     GET_REG("MPI_T_event_set_dropped_handler", event_registration, reg);
     return result(tdm_mpit_event_set_dropped(reg, (void *)dropped_cb_function),
                   "MPI_T_event_set_dropped_handler");
 }
+int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                     MPI_T_event_dropped_cb_function dropped_cb_function) {
+    tdm_mpit_lock();
+    int rc = t_event_set_dropped_handler(event_registration, dropped_cb_function);
+    tdm_mpit_unlock();
+    return rc;
+}
 TDM_WEAK(MPI_T_event_set_dropped_handler)
 
-int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
-                             MPI_T_event_free_cb_function free_cb_function) {
+static int t_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
+                               MPI_T_event_free_cb_function free_cb_function) {
     tdm_mpit_event_reg_t *reg;
     GET_REG("MPI_T_event_handle_free", event_registration, reg);
     return result(tdm_mpit_event_free(reg, (void *)free_cb_function, user_data),
                   "MPI_T_event_handle_free");
+}
+int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
+                             MPI_T_event_free_cb_function free_cb_function) {
+    tdm_mpit_lock();
+    int rc = t_event_handle_free(event_registration, user_data, free_cb_function);
+    tdm_mpit_unlock();
+    return rc;
 }
 TDM_WEAK(MPI_T_event_handle_free)
 

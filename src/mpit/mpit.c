@@ -3,11 +3,22 @@
 #include "mpit_impl.h"
 #include "../p2p/p2p.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 tdm_mpit_phase_t tdm_mpit_phase = TDM_MPIT_BEFORE;
-static int refs; /* MPI_T_init_thread calls not yet finalized */
+static int refs; /* MPI_T_init_thread calls not yet finalized; under mpit_lock */
+
+/* a real mutex even unthreaded (tdm_threaded is MPI's level, not MPI_T's) */
+static pthread_mutex_t mpit_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+void tdm_mpit_lock(void) {
+    pthread_mutex_lock(&mpit_lock);
+}
+void tdm_mpit_unlock(void) {
+    pthread_mutex_unlock(&mpit_lock);
+}
 
 void tdm_mpit_set_phase(tdm_mpit_phase_t phase) {
     tdm_mpit_phase = phase;

@@ -53,6 +53,13 @@ void tdm_mpit_comm_fini(void);
 tdm_mpit_rc_t tdm_mpit_init(void);
 tdm_mpit_rc_t tdm_mpit_fini(void);
 bool tdm_mpit_ready(void);
+/* The one lock of the tool interface: the bindings hold it across every MPI_T call but
+ * the event-instance ones (which a callback makes on its own instance), so MPI_T is
+ * thread-safe whatever MPI's thread level (MPI_T_init_thread may come before MPI_Init).
+ * Recursive: a dropped-events handler that runs inside MPI_T_event_handle_free may call
+ * MPI_T. Taken above every other layer's lock; the engine never takes it. */
+void tdm_mpit_lock(void);
+void tdm_mpit_unlock(void);
 
 /* The standard's string convention (16.3.3): at most *len - 1 characters and
  * a terminator into dst, and *len set to the string's length + 1. */

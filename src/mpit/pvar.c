@@ -226,6 +226,7 @@ void tdm_mpit_pvar_fini(void) {
 }
 
 void tdm_mpit_comm_fini(void) {
+    tdm_mpit_lock(); /* MPI_Finalize: another thread may be in an MPI_T call */
     for (tdm_mpit_session_t *s = sessions; s; s = s->next) {
         for (tdm_mpit_pvar_handle_t *h = s->handles; h; h = h->next) {
             if (!h->comm)
@@ -236,6 +237,7 @@ void tdm_mpit_comm_fini(void) {
             h->comm = NULL;
         }
     }
+    tdm_mpit_unlock();
 }
 
 /* A watermark's process-wide mark (kept by its owner) and the level it follows. */
