@@ -143,9 +143,7 @@ void tdm_p2p_req_free_user(tdm_req_t *req) {
         tdm_p2p_release(req);
 }
 
-bool tdm_p2p_req_claim(tdm_req_t *req, uint32_t id) {
-    if (TDM_LIKELY(!tdm_threaded))
-        return true;
+bool tdm_p2p_req_claim_threaded(tdm_req_t *req, uint32_t id) {
     /* a compare-and-swap, not a fetch_or: a slot released and reused since must not get
      * the bit (its done was cleared, or its id moved on) */
     unsigned d = __atomic_load_n(&req->done, __ATOMIC_ACQUIRE);

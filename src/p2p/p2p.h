@@ -10,6 +10,7 @@
 
 #include "req.h"
 #include "wire.h"
+#include "../base/lock.h"
 #include "../base/pvar.h"
 
 #include <stdbool.h>
@@ -130,8 +131,11 @@ void tdm_p2p_req_free_user(tdm_req_t *req);
 /* Threaded: take the one release of a complete request whose id was `id` when the caller
  * found it. False when it is not complete, another thread took it, or its slot was
  * released since (the id's generation moved): the caller must not touch it again.
- * Unthreaded: true. */
-bool tdm_p2p_req_claim(tdm_req_t *req, uint32_t id);
+ * Unthreaded: true, inline (every MPI_Wait passes here). */
+bool tdm_p2p_req_claim_threaded(tdm_req_t *req, uint32_t id);
+static inline bool tdm_p2p_req_claim(tdm_req_t *req, uint32_t id) {
+    return TDM_LIKELY(!tdm_threaded) || tdm_p2p_req_claim_threaded(req, id);
+}
 
 /* ---- the pending-operations dump (dump.c): SIGUSR1, sent by mpirun on --timeout ---- */
 
