@@ -658,14 +658,13 @@ int PMPI_Grequest_complete(MPI_Request request) {
     if (!r || r->kind != TDM_REQ_GREQ)
         return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Grequest_complete",
                            "not a generalized request (handle %#x)", (unsigned)request);
-    uint32_t id = TDM_LOAD_RELAXED(&r->id);
     /* release: a waiter in another thread that sees DONE (acquire) sees what the
      * completing thread wrote before, which the query function reads */
     unsigned old = __atomic_fetch_or(&r->done, TDM_REQ_C_DONE, __ATOMIC_ACQ_REL);
     if (old & TDM_REQ_C_DONE)
         return tdm_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Grequest_complete",
                            "generalized request %#x is already complete", (unsigned)request);
-    if ((old & TDM_REQ_C_FREED) && tdm_p2p_req_claim(r, id)) { /* freed by the user */
+    if ((old & TDM_REQ_C_FREED) && tdm_p2p_req_claim_freed(r)) { /* freed by the user */
         ((greq_free_fn_t)r->greq_free)(r->greq_state);
         tdm_req_free(r);
     }

@@ -58,8 +58,9 @@ static void complete_threaded(tdm_req_t *req) {
         return;
     }
     if (old & TDM_REQ_C_FREED) {
-        /* a thread that (erroneously) waits on it while another frees it may claim it too */
-        if (tdm_p2p_req_claim(req, req->id))
+        /* freed first: ours to release (a thread that erroneously waits on it too is
+         * refused the claim, FREED being set) */
+        if (tdm_p2p_req_claim_freed(req))
             tdm_p2p_release(req);
         return;
     }
@@ -143,12 +144,26 @@ void tdm_p2p_req_free_user(tdm_req_t *req) {
         tdm_p2p_release(req);
 }
 
-bool tdm_p2p_req_claim_threaded(tdm_req_t *req, uint32_t id) {
-    /* a compare-and-swap, not a fetch_or: a slot released and reused since must not get
-     * the bit (its done was cleared, or its id moved on) */
+bool tdm_p2p_req_claim_freed(tdm_req_t *req) {
+    if (TDM_LIKELY(!tdm_threaded))
+        return true;
     unsigned d = __atomic_load_n(&req->done, __ATOMIC_ACQUIRE);
     do {
-        if (!(d & TDM_REQ_C_DONE) || (d & TDM_REQ_C_CLAIMED) || TDM_LOAD_RELAXED(&req->id) != id)
+        if (d & TDM_REQ_C_CLAIMED)
+            return false;
+    } while (!__atomic_compare_exchange_n(&req->done, &d, d | TDM_REQ_C_CLAIMED, false,
+                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+    return true;
+}
+
+bool tdm_p2p_req_claim_threaded(tdm_req_t *req, uint32_t id) {
+    /* a compare-and-swap, not a fetch_or: a slot released and reused since must not get
+     * the bit (its done was cleared, or its id moved on); a freed request is not a
+     * waiter's (its completion or the free releases it) */
+    unsigned d = __atomic_load_n(&req->done, __ATOMIC_ACQUIRE);
+    do {
+        if ((d & (TDM_REQ_C_DONE | TDM_REQ_C_CLAIMED | TDM_REQ_C_FREED)) != TDM_REQ_C_DONE ||
+            TDM_LOAD_RELAXED(&req->id) != id)
             return false;
     } while (!__atomic_compare_exchange_n(&req->done, &d, d | TDM_REQ_C_CLAIMED, false,
                                           __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));

@@ -130,9 +130,13 @@ bool tdm_p2p_req_hook(tdm_req_t *req, void (*fn)(tdm_req_t *), void *arg);
 void tdm_p2p_req_free_user(tdm_req_t *req);
 /* Threaded: take the one release of a complete request whose id was `id` when the caller
  * found it. False when it is not complete, another thread took it, or its slot was
- * released since (the id's generation moved): the caller must not touch it again.
+ * released since (the id's generation moved), or MPI_Request_free marked it: the caller
+ * must not touch it again.
  * Unthreaded: true, inline (every MPI_Wait passes here). */
 bool tdm_p2p_req_claim_threaded(tdm_req_t *req, uint32_t id);
+/* The same for the releaser of a request MPI_Request_free marked (FREED) before it
+ * completed: its completion, or MPI_Grequest_complete. */
+bool tdm_p2p_req_claim_freed(tdm_req_t *req);
 static inline bool tdm_p2p_req_claim(tdm_req_t *req, uint32_t id) {
     return TDM_LIKELY(!tdm_threaded) || tdm_p2p_req_claim_threaded(req, id);
 }
