@@ -46,14 +46,17 @@ static int send_common(const char *fn, const void *buf, MPI_Count count, MPI_Dat
         return MPI_SUCCESS;
     }
     int world = tdm_comm_peer_world(c, dest);
-    tdm_req_t *r;
+    tdm_req_t *r = NULL;
     if ((mode & ~TDM_MODE_BLOCKING) == TDM_MODE_BUFFERED) {
         int err = tdm_mpi_bsend_start(buf, count, dt, world, c->rank, tag, c, blocking, &r, fn);
         if (err != MPI_SUCCESS)
             return err;
     } else {
-        tdm_rc_t rc = tdm_p2p_isend(buf, (size_t)count, dt, world, c->rank, tag, c->ctx, mode, c,
-                                    !blocking, &r);
+        /* a blocking send waits in the engine, with a request of its own if it needs one */
+        tdm_rc_t rc =
+            blocking ? tdm_p2p_send(buf, (size_t)count, dt, world, c->rank, tag, c->ctx, mode, c)
+                     : tdm_p2p_isend(buf, (size_t)count, dt, world, c->rank, tag, c->ctx, mode, c,
+                                     true, &r);
         if (TDM_UNLIKELY(rc != TDM_OK))
             return tdm_mpi_err(c, tdm_mpi_class_of(rc), fn, "cannot send %lld items to rank %d",
                                (long long)count, dest);
@@ -64,7 +67,7 @@ static int send_common(const char *fn, const void *buf, MPI_Count count, MPI_Dat
         *request = tdm_req_handle(r);
         return MPI_SUCCESS;
     }
-    if (r) {
+    if (r) { /* a blocking Bsend's */
         tdm_p2p_wait(r);
         tdm_p2p_release(r);
     }

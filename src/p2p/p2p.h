@@ -62,6 +62,10 @@ void tdm_p2p_drain(uint32_t keep_ctx);
 tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world, int self_rank,
                        int tag, uint32_t ctx, uint8_t mode, void *comm, bool want_req,
                        tdm_req_t **req_p);
+/* Blocking send (MPI_Send, Ssend, Rsend; not Bsend): returns when the buffer is free
+ * again; no request is left behind. The caller holds `comm` until it returns. */
+tdm_rc_t tdm_p2p_send(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world, int self_rank,
+                      int tag, uint32_t ctx, uint8_t mode, void *comm);
 /* `how` of tdm_p2p_irecv_ex: the caller blocks (MPI_Recv); the caller combines
  * the data as soon as it has it (TDM_MODE_CONSUMES) */
 #define TDM_RECV_BLOCKING 1u
@@ -74,7 +78,8 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
 tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
                           uint32_t ctx, void *comm, unsigned how, tdm_status_t *now,
                           tdm_req_t **req_p);
-/* Blocking receive: completes into *status; no request is left behind. */
+/* Blocking receive: completes into *status; no request is left behind. The caller
+ * holds `comm` until it returns. */
 tdm_rc_t tdm_p2p_recv(void *buf, size_t count, tdm_dtype_t *dt, int src, int src_world, int tag,
                       uint32_t ctx, void *comm, tdm_status_t *status);
 

@@ -18,14 +18,20 @@ void tdm_p2p_recv_matched_unexp(tdm_req_t *r, tdm_unexp_t *ue) {
     tdm_eager_matched_unexp(r, ue);
 }
 
+/* `how` bit of tdm_p2p_recv's own receive (see tdm_req_set_comm_owned) */
+#define RECV_OWNED 0x100u
+
 static tdm_req_t *recv_new(void *buf, size_t count, tdm_dtype_t *dt, int src, int tag, uint32_t ctx,
-                           void *comm) {
+                           void *comm, unsigned how) {
     tdm_req_t *r = tdm_req_alloc(TDM_REQ_RECV);
     if (!r) {
         tdm_error(P2P, "out of memory for a receive request");
         return NULL;
     }
-    tdm_req_set_comm(r, comm);
+    if (how & RECV_OWNED)
+        tdm_req_set_comm_owned(r, comm);
+    else
+        tdm_req_set_comm(r, comm);
     r->ctx = ctx;
     r->peer = src;
     r->peer_world = -1;
@@ -63,7 +69,7 @@ static tdm_rc_t recv_unexp(tdm_unexp_t *ue, void *buf, size_t count, tdm_dtype_t
         *req_p = NULL;
         return TDM_OK;
     }
-    tdm_req_t *r = recv_new(buf, count, dt, src, tag, ctx, comm);
+    tdm_req_t *r = recv_new(buf, count, dt, src, tag, ctx, comm, how);
     if (!r) {
         /* back where a later receive finds it (at the head of its bucket: the program
          * gets MPI_ERR_NO_MEM for this one) */
@@ -101,7 +107,7 @@ tdm_rc_t tdm_p2p_irecv_ex(void *buf, size_t count, tdm_dtype_t *dt, int src, int
         tdm_lock_release(&b->lock);
         return recv_unexp(ue, buf, count, dt, src, tag, ctx, comm, how, now, req_p);
     }
-    tdm_req_t *r = recv_new(buf, count, dt, src, tag, ctx, comm);
+    tdm_req_t *r = recv_new(buf, count, dt, src, tag, ctx, comm, how);
     if (!r) {
         tdm_lock_release(&b->lock);
         return TDM_ERR_NOMEM;
@@ -124,7 +130,7 @@ tdm_rc_t tdm_p2p_recv(void *buf, size_t count, tdm_dtype_t *dt, int src, int src
                       uint32_t ctx, void *comm, tdm_status_t *status) {
     tdm_req_t *r;
     tdm_rc_t rc = tdm_p2p_irecv_ex(buf, count, dt, src, src_world, tag, ctx, comm,
-                                   TDM_RECV_BLOCKING, status, &r);
+                                   TDM_RECV_BLOCKING | RECV_OWNED, status, &r);
     if (rc != TDM_OK || !r)
         return rc;
     tdm_p2p_wait(r);
@@ -137,7 +143,7 @@ tdm_rc_t tdm_p2p_imrecv(void *buf, size_t count, tdm_dtype_t *dt, tdm_unexp_t *m
                         tdm_req_t **req_p) {
     int peer = msg->src_world;
     tdm_p2p_peer_lock(peer); /* its arrival may still be under way */
-    tdm_req_t *r = recv_new(buf, count, dt, msg->src, msg->tag, msg->ctx, comm);
+    tdm_req_t *r = recv_new(buf, count, dt, msg->src, msg->tag, msg->ctx, comm, 0);
     if (!r) {
         tdm_p2p_peer_unlock(peer);
         return TDM_ERR_NOMEM;

@@ -158,7 +158,7 @@ void tdm_req_free(tdm_req_t *r) {
     void *comm = r->comm;
     r->comm = NULL;
     atomic_signal_fence(memory_order_seq_cst);
-    if (comm && comm_release)
+    if (comm && comm_release && !r->owned)
         comm_release(comm);
     /* a new generation makes ids of the old use stale */
     uint32_t gen = (r->id >> TDM_REQ_INDEX_BITS) + 1;

@@ -74,6 +74,7 @@ typedef struct tdm_req {
     uint8_t hdr_done;    /* send: the first packet (EAGER or RTS) is in the ring */
     uint8_t acked;       /* send: the receiver's ACK/CTS has arrived */
     uint8_t out_counted; /* send: counted in tdm_p2p.rndv_out until it completes */
+    uint8_t owned;       /* a blocking call's own request (tdm_req_set_comm_owned) */
     uint32_t t_sent;     /* adaptive eager range (p2p/select.c), send: when it was called;
                             receive matched while posted: the sender's stamp; else 0 */
     void *comm;          /* the upper layer's communicator (for error handlers) */
@@ -123,6 +124,13 @@ tdm_req_t *tdm_req_alloc(tdm_req_kind_t kind);
 /* Attach the upper layer's communicator: a request holds a reference to it until
  * freed, so MPI_Comm_free is safe while operations are pending. */
 void tdm_req_set_comm(tdm_req_t *req, void *comm);
+/* The same for a blocking call's own request (MPI_Send's, MPI_Recv's), which is never
+ * handed out, hooked, freed by the user or armed: its caller holds the communicator for
+ * the whole call (MPI forbids freeing it meanwhile), so it takes no reference. */
+static inline void tdm_req_set_comm_owned(tdm_req_t *req, void *comm) {
+    req->comm = comm;
+    req->owned = 1;
+}
 /* The upper layer's retain/release, set once by comm/ at start-up. */
 void tdm_req_set_comm_hooks(void (*retain)(void *), void (*release)(void *));
 void tdm_req_free(tdm_req_t *req);

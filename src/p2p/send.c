@@ -16,9 +16,10 @@ bool tdm_p2p_send_push(tdm_req_t *s) {
     return push ? push(s) : true; /* NULL: waiting for the peer, nothing to write */
 }
 
-tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world, int self_rank,
-                       int tag, uint32_t ctx, uint8_t mode, void *comm, bool want_req,
-                       tdm_req_t **req_p) {
+/* tdm_p2p_isend, and tdm_p2p_send's start with `owned` (see tdm_req_set_comm_owned) */
+static inline __attribute__((always_inline)) tdm_rc_t
+send_start(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world, int self_rank, int tag,
+           uint32_t ctx, uint8_t mode, void *comm, bool want_req, bool owned, tdm_req_t **req_p) {
     size_t bytes = count * dt->size;
     int sync = (mode & ~TDM_MODE_BLOCKING) == TDM_MODE_SYNC;
     /* the whole start under the pair's lock: the ring's producer end, the transmit queue
@@ -74,7 +75,10 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
         return TDM_ERR_NOMEM;
     }
     s->mode = mode;
-    tdm_req_set_comm(s, comm);
+    if (owned)
+        tdm_req_set_comm_owned(s, comm);
+    else
+        tdm_req_set_comm(s, comm);
     s->ctx = ctx;
     s->peer_world = dst_world;
     s->self_rank = self_rank;
@@ -113,5 +117,24 @@ tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_w
     tdm_p2p_peer_unlock(dst_world);
     if (TDM_UNLIKELY(tdm_p2p_async_on) && !(mode & TDM_MODE_BLOCKING))
         tdm_p2p_async_arm(s);
+    return TDM_OK;
+}
+
+tdm_rc_t tdm_p2p_isend(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world, int self_rank,
+                       int tag, uint32_t ctx, uint8_t mode, void *comm, bool want_req,
+                       tdm_req_t **req_p) {
+    return send_start(buf, count, dt, dst_world, self_rank, tag, ctx, mode, comm, want_req, false,
+                      req_p);
+}
+
+tdm_rc_t tdm_p2p_send(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world, int self_rank,
+                      int tag, uint32_t ctx, uint8_t mode, void *comm) {
+    tdm_req_t *s;
+    tdm_rc_t rc = send_start(buf, count, dt, dst_world, self_rank, tag, ctx,
+                             mode | TDM_MODE_BLOCKING, comm, false, true, &s);
+    if (rc != TDM_OK || !s)
+        return rc;
+    tdm_p2p_wait(s);
+    tdm_p2p_release(s);
     return TDM_OK;
 }
