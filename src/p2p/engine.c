@@ -317,7 +317,26 @@ static inline void wait_end(void) {
         tdm_p2p_async_wait_end();
 }
 
+/* Threaded, a wait first polls WAIT_UNCOUNTED times outside `waiting`: most blocking calls
+ * end there, and counting costs two atomic adds on a line every thread shares. Safe: it only
+ * spins (yields and sleeps are counted), `waiting` feeds heuristics and the dump only, and
+ * the progress thread, which relies on it, takes the counted path from the start. */
+#define WAIT_UNCOUNTED 63
+
+static bool wait_uncounted(bool (*done)(void *arg), void *arg) {
+    for (int i = 0; i < WAIT_UNCOUNTED; i++) {
+        if (done(arg))
+            return true;
+        if (!tdm_p2p_progress())
+            cpu_relax();
+    }
+    return done(arg);
+}
+
 void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
+    if (TDM_UNLIKELY(tdm_threaded) && !tdm_p2p_async_on && !tdm_p2p.oversubscribed &&
+        wait_uncounted(done, arg))
+        return;
     /* Several threads of this process waiting at once share the cores with each other
      * (and with the thread that will bring what they wait for): they wait as ranks that
      * outnumber cores do, yielding, never polling on a core another needs. */
