@@ -43,6 +43,13 @@ static void complete_threaded(tdm_req_t *req) {
         tdm_p2p_release(req);
         return;
     }
+    if (req->owned && pthread_equal(req->owner, pthread_self())) {
+        /* a blocking call's own request, completed by the thread that waits for it: no one
+         * else sets a bit of it (no hook, free or arming) and its waiter is awake here, so
+         * a release store replaces the fetch_or and no wake is due */
+        __atomic_store_n(&req->done, TDM_REQ_C_DONE, __ATOMIC_RELEASE);
+        return;
+    }
     unsigned old = __atomic_fetch_or(&req->done, TDM_REQ_C_DONE, __ATOMIC_SEQ_CST);
     if (old & TDM_REQ_C_ARMED)
         tdm_p2p_async_disarm();

@@ -10,6 +10,7 @@
 #include "../base/util.h"
 #include "../dtype/dtype.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,6 +76,7 @@ typedef struct tdm_req {
     uint8_t acked;       /* send: the receiver's ACK/CTS has arrived */
     uint8_t out_counted; /* send: counted in tdm_p2p.rndv_out until it completes */
     uint8_t owned;       /* a blocking call's own request (tdm_req_set_comm_owned) */
+    pthread_t owner;     /* owned: the thread of the blocking call */
     uint32_t t_sent;     /* adaptive eager range (p2p/select.c), send: when it was called;
                             receive matched while posted: the sender's stamp; else 0 */
     void *comm;          /* the upper layer's communicator (for error handlers) */
@@ -130,6 +132,7 @@ void tdm_req_set_comm(tdm_req_t *req, void *comm);
 static inline void tdm_req_set_comm_owned(tdm_req_t *req, void *comm) {
     req->comm = comm;
     req->owned = 1;
+    req->owner = pthread_self();
 }
 /* The upper layer's retain/release, set once by comm/ at start-up. */
 void tdm_req_set_comm_hooks(void (*retain)(void *), void (*release)(void *));
