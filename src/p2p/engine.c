@@ -319,8 +319,9 @@ static inline void wait_end(void) {
 
 /* Threaded, a wait first polls WAIT_UNCOUNTED times outside `waiting`: most blocking calls
  * end there, and counting costs two atomic adds on a line every thread shares. Safe: it only
- * spins (yields and sleeps are counted), `waiting` feeds heuristics and the dump only, and
- * the progress thread, which relies on it, takes the counted path from the start. */
+ * spins (yields and sleeps are counted); `waiting` feeds heuristics, the dump and
+ * MPI_Finalize's check for blocked threads, which misses a thread about to wait anyway;
+ * the progress thread, which relies on it, makes every wait counted from the start. */
 #define WAIT_UNCOUNTED 63
 
 static bool wait_uncounted(bool (*done)(void *arg), void *arg) {
