@@ -2,7 +2,8 @@
 /*
  * Events (events.def). Raising one costs one predictable branch while no tool
  * listens: tdm_event_on[id] is set by src/mpit only while a registration for
- * the event has a callback that may run inside the library.
+ * the event has a callback that may run inside the library. It is read
+ * relaxed: MPI_T may turn an event off while another thread raises it.
  */
 #ifndef TDM_EVENT_H
 #define TDM_EVENT_H
@@ -32,7 +33,7 @@ extern void (*tdm_event_sink)(tdm_event_id_t id, const int64_t *vals, int n);
 
 #define TDM_EVENT_RAISE(_id, ...)                                                                  \
     do {                                                                                           \
-        if (__builtin_expect(tdm_event_on[TDM_EV_##_id], 0)) {                                     \
+        if (__builtin_expect(__atomic_load_n(&tdm_event_on[TDM_EV_##_id], __ATOMIC_RELAXED), 0)) { \
             const int64_t _vals[] = {__VA_ARGS__};                                                 \
             tdm_event_sink(TDM_EV_##_id, _vals, (int)(sizeof(_vals) / sizeof(_vals[0])));          \
         }                                                                                          \

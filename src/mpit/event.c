@@ -97,7 +97,7 @@ static void update_on(int e) {
         for (int s = 0; s < SAFETY_LEVELS; s++)
             on = on || r->cb[s].fn != NULL;
     }
-    tdm_event_on[e] = on;
+    __atomic_store_n(&tdm_event_on[e], on, __ATOMIC_RELAXED);
 }
 
 static void reg_drop(tdm_mpit_event_reg_t *r) {
@@ -111,7 +111,11 @@ static void reg_drop(tdm_mpit_event_reg_t *r) {
     free(r);
 }
 
+/* Any thread (the progress thread too) may raise an event while another frees
+ * registrations: delivery holds the MPI_T lock, which is recursive, so a
+ * callback may call MPI_T. */
 static void sink(tdm_event_id_t id, const int64_t *vals, int n) {
+    tdm_mpit_lock();
     const ev_layout_t *l = &layouts[id];
     tdm_mpit_event_inst_t inst = {.event = id, .ts = tdm_event_clock_ns(), .outer = current};
     for (int i = 0; i < n && i < l->n; i++) {
@@ -146,6 +150,7 @@ static void sink(tdm_event_id_t id, const int64_t *vals, int n) {
         r = next;
     }
     current = inst.outer;
+    tdm_mpit_unlock();
 }
 
 void tdm_mpit_event_init(void) {
@@ -156,7 +161,7 @@ void tdm_mpit_event_init(void) {
 
 void tdm_mpit_event_fini(void) {
     for (int e = 0; e < TDM_EV_COUNT; e++) {
-        tdm_event_on[e] = 0;
+        __atomic_store_n(&tdm_event_on[e], 0, __ATOMIC_RELAXED);
         while (regs[e]) {
             tdm_mpit_event_reg_t *n = regs[e]->next;
             free(regs[e]);

@@ -9,17 +9,65 @@
  * of its peer (rank ^ 1), stops, reads and checks the exact counts (k, k x bytes; the
  * process-wide count at least k more), resets, frees the handles and the session; then
  * churns: CHURN sessions with a handle each, made and freed (every other one first), each
- * inside its own MPI_T_init_thread/MPI_T_finalize. A session or handle list, or the
- * init count, two threads change at once loses entries or corrupts (MPI_T_ERR_INVALID_*,
- * MPI_T_ERR_NOT_INITIALIZED, wrong counts, a crash). Libraries without the variables
- * skip (77).
+ * inside its own MPI_T_init_thread/MPI_T_finalize; then registers a callback for the
+ * event tandem_unexp_enqueued, sends its peer messages it has not posted receives for
+ * yet (so the receiving threads raise the event while other threads register and free
+ * theirs), checks every delivered instance names the peer, and frees the registration.
+ * A session or handle list, a registration list or the init count two threads change
+ * at once loses entries or corrupts (MPI_T_ERR_INVALID_*, MPI_T_ERR_NOT_INITIALIZED,
+ * wrong counts, a crash; under ThreadSanitizer a report). Libraries without the
+ * variables skip (77).
  */
 #include "thrtest.h"
 
 #define CHURN 64
 
 static MPI_Comm comms[THR_MAX];
-static int iters, peer, i_msgs, i_bytes, i_eager;
+static int iters, peer, i_msgs, i_bytes, i_eager, i_unexp = -1;
+static int wrong_peer, delivered; /* atomics: callbacks run on any thread */
+
+#if MPI_VERSION >= 4 /* MPI_T events; Open MPI 4.1 (an anchor) has none */
+
+static void on_unexp(MPI_T_event_instance ev, MPI_T_event_registration r, MPI_T_cb_safety cs,
+                     void *user) {
+    (void)r, (void)cs, (void)user;
+    int src = -1;
+    if (MPI_T_event_read(ev, 0, &src) != MPI_SUCCESS || src != peer)
+        __atomic_add_fetch(&wrong_peer, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&delivered, 1, __ATOMIC_RELAXED);
+}
+
+/* the peer's same thread sends EV_MSGS messages before either posts a receive */
+#define EV_MSGS 4
+static void event_churn(int t, MPI_Comm c) {
+    if (i_unexp < 0)
+        return;
+    int provided = -1;
+    MPI_OK(MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided));
+    MPI_T_event_registration reg;
+    MPI_OK(MPI_T_event_handle_alloc(i_unexp, NULL, MPI_INFO_NULL, &reg));
+    MPI_OK(MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_MPI_RESTRICTED, MPI_INFO_NULL, NULL,
+                                         on_unexp));
+    int out[EV_MSGS], in[EV_MSGS];
+    MPI_Request rq[EV_MSGS];
+    for (int j = 0; j < EV_MSGS; j++) {
+        out[j] = t * 100 + j;
+        MPI_OK(MPI_Isend(&out[j], 1, MPI_INT, peer, 1000 + j, c, &rq[j]));
+    }
+    MPI_OK(MPI_Barrier(c)); /* both sides' sends are out: they arrive unexpected */
+    for (int j = 0; j < EV_MSGS; j++) {
+        MPI_OK(MPI_Recv(&in[j], 1, MPI_INT, peer, 1000 + j, c, MPI_STATUS_IGNORE));
+        CHECK(in[j] == t * 100 + j, "event churn: message %d holds %d", j, in[j]);
+    }
+    MPI_OK(MPI_Waitall(EV_MSGS, rq, MPI_STATUSES_IGNORE));
+    MPI_OK(MPI_T_event_handle_free(reg, NULL, NULL));
+    MPI_OK(MPI_T_finalize());
+}
+#else
+static void event_churn(int t, MPI_Comm c) {
+    (void)t, (void)c;
+}
+#endif
 
 static void worker(int t, void *arg) {
     (void)arg;
@@ -78,6 +126,7 @@ static void worker(int t, void *arg) {
                 MPI_OK(MPI_T_pvar_session_free(&cs[j]));
                 MPI_OK(MPI_T_finalize());
             }
+        event_churn(t, c);
     }
 }
 
@@ -100,9 +149,16 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 77;
     }
+#if MPI_VERSION >= 4
+    if (MPI_T_event_get_index("tandem_unexp_enqueued", &i_unexp) != MPI_SUCCESS)
+        i_unexp = -1; /* another library: the event churn is skipped */
+#endif
     for (int t = 0; t < nt; t++)
         MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]));
     thr_run(nt, worker, NULL);
+    CHECK(wrong_peer == 0, "%d tandem_unexp_enqueued instances named another rank than %d",
+          wrong_peer, peer);
+    CHECK(i_unexp < 0 || delivered > 0, "no tandem_unexp_enqueued instance was delivered");
     for (int t = 0; t < nt; t++)
         MPI_Comm_free(&comms[t]);
     MPI_OK(MPI_T_finalize());
