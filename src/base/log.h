@@ -21,6 +21,7 @@ typedef enum {
     _X(BOOT, "boot")           \
     _X(SHM, "shm")             \
     _X(CMA, "cma")             \
+    _X(NET, "net")             \
     _X(P2P, "p2p")             \
     _X(DTYPE, "dtype")         \
     _X(COMM, "comm")           \

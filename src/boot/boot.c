@@ -128,6 +128,10 @@ static void forget_launch_vars(void) {
 }
 
 static int make_singleton(tdm_boot_info_t *info) {
+    static int one_node[1];
+    info->nodes = 1;
+    info->node_of = one_node;
+    info->shm_shared = 0;
     info->rank = 0;
     info->size = 1;
     info->local_rank = 0;
@@ -312,6 +316,98 @@ static void describe_nodes(const int *node_of, int size, char hosts[][64], char 
     }
 }
 
+int tdm_boot_node_split(const char *how, int *node_of, int size, char *why, size_t len) {
+    enum { SPLIT_OFF, SPLIT_NOLOCAL, SPLIT_ODD_EVEN, SPLIT_GROUPS } mode = SPLIT_OFF;
+    long group = 0;
+    if (!how[0] || !strcmp(how, "off")) {
+        mode = SPLIT_OFF;
+    } else if (!strcmp(how, "nolocal")) {
+        mode = SPLIT_NOLOCAL;
+    } else if (!strcmp(how, "odd-even")) {
+        mode = SPLIT_ODD_EVEN;
+    } else {
+        char *end;
+        errno = 0;
+        group = strtol(how, &end, 10);
+        if (end == how || *end || errno || group < 1) {
+            snprintf(why, len,
+                     "TANDEM_NODE_SPLIT=%.40s is not off, nolocal, odd-even or a number of ranks "
+                     "per node (1 or more)",
+                     how);
+            return -1;
+        }
+        mode = SPLIT_GROUPS;
+    }
+    /* each rank's part of its node: the node of the map is (node, part) */
+    int *part = malloc((size_t)size * sizeof(int));
+    if (!part) {
+        snprintf(why, len, "out of memory for the node map of %d ranks", size);
+        return -1;
+    }
+    for (int r = 0; r < size; r++) {
+        int local = 0;
+        if (mode == SPLIT_GROUPS)
+            for (int q = 0; q < r; q++)
+                local += node_of[q] == node_of[r];
+        part[r] = mode == SPLIT_NOLOCAL    ? r
+                  : mode == SPLIT_ODD_EVEN ? r & 1
+                  : mode == SPLIT_GROUPS   ? (int)(local / group)
+                                           : 0;
+    }
+    /* number the nodes by their lowest ranks (the map every rank computes alike) */
+    int nodes = 0;
+    int *first = malloc((size_t)size * sizeof(int)); /* of each new node, its lowest rank */
+    int *id = malloc((size_t)size * sizeof(int));
+    if (!first || !id) {
+        free(first);
+        free(id);
+        free(part);
+        snprintf(why, len, "out of memory for the node map of %d ranks", size);
+        return -1;
+    }
+    for (int r = 0; r < size; r++) {
+        int k = 0;
+        while (k < nodes && !(node_of[first[k]] == node_of[r] && part[first[k]] == part[r]))
+            k++;
+        if (k == nodes)
+            first[nodes++] = r;
+        id[r] = k;
+    }
+    memcpy(node_of, id, (size_t)size * sizeof(int));
+    free(part);
+    free(first);
+    free(id);
+    return nodes;
+}
+
+/* A transport that reaches other nodes is built (src/net/net.h): jobs may span nodes. */
+#ifdef TDM_NET_HAVE_REMOTE
+#define BOOT_NET_REMOTE 1
+#else
+#define BOOT_NET_REMOTE 0
+#endif
+
+/* The refusal of a job on more than one node, as its lowest rank says it. */
+static void nodes_refused(const int *node_of, int size, char hosts[][64], char *why, size_t len) {
+    char map[400];
+    const char *split = TDM_PARAM_S(NODE_SPLIT);
+    bool splits = split[0] && strcmp(split, "off") != 0;
+    char(*names)[64] = splits ? calloc((size_t)size, sizeof(*names)) : NULL;
+    if (names) {
+        /* a node of the split is part of a host: say which */
+        for (int r = 0; r < size; r++)
+            snprintf(names[r], sizeof(names[r]), "node%d of %.40s", node_of[r],
+                     hosts[r][0] ? hosts[r] : "this host");
+        hosts = names;
+    }
+    describe_nodes(node_of, size, hosts, map, sizeof(map));
+    free(names);
+    snprintf(why, len,
+             "%s%s%s%s: this build has no inter-node transport yet (issue 27); run the job on "
+             "one node",
+             map, splits ? " (TANDEM_NODE_SPLIT=" : "", splits ? split : "", splits ? ")" : "");
+}
+
 /* Hydra stops relaying a process's output once it ends the job: give what is still in the
  * stdout and stderr pipes (the reason for the abort) a moment to be read first. */
 static void wait_output_read(void) {
@@ -394,9 +490,11 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
     if (strcmp(nodemap, "hosts") != 0) {
         PMI_TRY(found = tdm_pmi_job_attr(&boot_pmi, "PMI_process_mapping", val, sizeof(val), why,
                                          sizeof(why)));
-        if (found)
+        if (found) {
             PMI_TRY(nodes = tdm_pmi_parse_mapping(val, size, node_of, why, sizeof(why)));
-        else if (!strcmp(nodemap, "mapping")) {
+            PMI_TRY(nodes = tdm_boot_node_split(TDM_PARAM_S(NODE_SPLIT), node_of, size, why,
+                                                sizeof(why)));
+        } else if (!strcmp(nodemap, "mapping")) {
             snprintf(why, sizeof(why),
                      "the launcher gives no PMI_process_mapping "
                      "(TANDEM_PMI_NODEMAP=mapping)");
@@ -449,13 +547,14 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
                     break;
                 }
             }
-            nodes += node_of[r] == r;
         }
+        PMI_TRY(nodes =
+                    tdm_boot_node_split(TDM_PARAM_S(NODE_SPLIT), node_of, size, why, sizeof(why)));
         found = 1;
     }
-    if (nodes > 1) {
+    /* no transport reaches another node: say so before any segment is made */
+    if (nodes > 1 && !BOOT_NET_REMOTE) {
         /* name the nodes by their ranks' host names (the mapping numbers them only) */
-        char map[400];
         for (int r = 0; r < size && me == 0; r++) {
             if (hosts[r][0] || (r > 0 && node_of[r] == node_of[r - 1]))
                 continue;
@@ -465,11 +564,7 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
             else
                 snprintf(hosts[r], sizeof(hosts[r]), "node %d", node_of[r]);
         }
-        describe_nodes(node_of, size, hosts, map, sizeof(map));
-        snprintf(why, sizeof(why),
-                 "%s: this build has no inter-node transport yet (issue 27); run the job on "
-                 "one node",
-                 map);
+        nodes_refused(node_of, size, hosts, why, sizeof(why));
         pmi_job_fails(why);
     }
 
@@ -564,6 +659,9 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
         goto fail;
     info->local_rank = local_rank;
     info->local_size = local_size;
+    info->nodes = nodes;
+    info->node_of = node_of;
+    node_of = NULL; /* the job's map, kept for the engine */
     /* more local ranks than CPUs to run on: wait by yielding and blocking, as mpirun would
      * have said (TANDEM_OVERSUBSCRIBED=1 forces it) */
     cpu_set_t cpus;
@@ -653,6 +751,42 @@ int tdm_boot_init(tdm_boot_info_t *info_p) {
         return 0;
     }
     info.shm_offset = (size_t)stamp.seg_offset;
+    tdm_log_set_rank(info.rank);
+    /* mpirun starts every rank on this host; TANDEM_NODE_SPLIT may make nodes of it, whose
+     * segments then follow one another in the one memfd */
+    info.node_of = calloc((size_t)info.size, sizeof(int));
+    if (!info.node_of) {
+        tdm_error(BOOT, "out of memory for the node map of %d ranks", info.size);
+        *info_p = info;
+        return -ENOMEM;
+    }
+    info.nodes =
+        tdm_boot_node_split(TDM_PARAM_S(NODE_SPLIT), info.node_of, info.size, why, sizeof(why));
+    if (info.nodes < 0) {
+        tdm_error(BOOT, "%s", why);
+        *info_p = info;
+        return -EINVAL;
+    }
+    info.shm_shared = info.nodes > 1;
+    if (info.nodes > 1 && !BOOT_NET_REMOTE) {
+        char host[64] = "";
+        gethostname(host, sizeof(host) - 1);
+        char(*hosts)[64] = calloc((size_t)info.size, sizeof(*hosts));
+        for (int r = 0; hosts && r < info.size; r++)
+            snprintf(hosts[r], sizeof(hosts[r]), "%s", host);
+        char msg[512];
+        if (hosts)
+            nodes_refused(info.node_of, info.size, hosts, msg, sizeof(msg));
+        free(hosts);
+        /* the lowest rank says it and mpirun ends the job on its report; the others wait
+         * for that (and end it themselves should it never come) */
+        if (info.rank != 0)
+            for (int i = 0; i < 100; i++)
+                usleep(100 * 1000);
+        tdm_error(BOOT, "%s", hosts ? msg : "out of memory for the node map");
+        *info_p = info;
+        return -EPROTO;
+    }
     /* keep our own children (system(), a shell in MPI_Comm_spawn later) from inheriting them */
     fcntl(info.shm_fd, F_SETFD, FD_CLOEXEC);
     fcntl(info.ctl_fd, F_SETFD, FD_CLOEXEC);

@@ -96,8 +96,17 @@ typedef struct tdm_boot_info {
     int ctl_fd;         /* -1 for a singleton */
     int oversubscribed; /* wait by yielding/blocking, never by spinning */
     int pmi;            /* started by a PMI launcher (Hydra, srun): its version, 1 or 2; else 0 */
+    int nodes;          /* nodes the job spans (TANDEM_NODE_SPLIT applied) */
+    int *node_of;       /* node of each rank, 0 .. nodes - 1, numbered by their lowest rank */
+    int shm_shared;     /* every node's segment is in shm_fd, one after another (mpirun with
+                           TANDEM_NODE_SPLIT: the nodes are one host's) */
     char jobid[64];
 } tdm_boot_info_t;
+
+/* Apply TANDEM_NODE_SPLIT (`how`) to the node map `node_of` of `size` ranks and number
+ * the nodes 0, 1, ... in the order of their lowest ranks. The number of nodes, or -1
+ * with the reason in `why` for a value it does not know. */
+int tdm_boot_node_split(const char *how, int *node_of, int size, char *why, size_t len);
 
 /* Fill *info_p from the environment; 0 on success, -errno on failure (logged). */
 int tdm_boot_init(tdm_boot_info_t *info_p);

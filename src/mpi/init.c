@@ -93,7 +93,10 @@ void tdm_mpi_users_add(void) {
                                 .size = tdm_mpi.boot.size,
                                 .oversubscribed = tdm_mpi.boot.oversubscribed,
                                 .shm_fd = tdm_mpi.boot.shm_fd,
-                                .shm_offset = tdm_mpi.boot.shm_offset};
+                                .shm_offset = tdm_mpi.boot.shm_offset,
+                                .node_of = tdm_mpi.boot.node_of,
+                                .nodes = tdm_mpi.boot.nodes,
+                                .shm_shared = tdm_mpi.boot.shm_shared};
         const char *what = NULL;
         if (tdm_p2p_init(&cfg, &what) != 0) {
             char why[256];

@@ -11,6 +11,7 @@
 
 static bool *usable;
 static int nranks_cma;
+static int rank_cma; /* this process's world rank */
 static bool warned;
 static bool gone_reported;
 static long fail_after; /* test hook: CMA calls that succeed before failures start */
@@ -53,6 +54,7 @@ int tdm_cma_init(int rank, int n) {
     int mode = tdm_param_choice_index(TDM_PARAM_CMA, TDM_PARAM_S(CMA));
     fail_after = TDM_PARAM_I(TEST_CMA_FAIL_AFTER);
     nranks_cma = n;
+    rank_cma = rank;
     usable = calloc((size_t)n, sizeof(bool));
     if (!usable) {
         tdm_error(CMA, "out of memory for the CMA state of %d ranks", n);
@@ -61,9 +63,10 @@ int tdm_cma_init(int rank, int n) {
     if (mode == TDM_CMA_OFF)
         return 0;
     for (int peer = 0; peer < n; peer++) {
-        if (peer == rank)
+        /* only a process of this node can be reached by CMA */
+        if (peer == rank || !tdm_shm_is_local(peer))
             continue;
-        tdm_shm_proc_t *p = &tdm_shm.procs[peer];
+        tdm_shm_proc_t *p = tdm_shm_proc(peer);
         uint64_t got = 0;
         struct iovec l = {&got, sizeof(got)};
         struct iovec r = {(void *)(uintptr_t)p->probe_addr, sizeof(got)};
@@ -113,7 +116,7 @@ bool tdm_cma_usable(int peer) {
         return false;
     /* the peer may have stopped (a call of its failed): then both sides stop, or
      * each message would fail once more on this side before falling back */
-    if (atomic_load_explicit(pair_off(peer, tdm_shm.rank), memory_order_relaxed)) {
+    if (atomic_load_explicit(pair_off(peer, rank_cma), memory_order_relaxed)) {
         usable[peer] = false;
         TDM_EVENT_RAISE(CMA_OFF, peer, 0, 2);
         return false;
@@ -130,7 +133,7 @@ void tdm_cma_disable(int peer, int pid, int err) {
         if (usable[peer])
             TDM_EVENT_RAISE(CMA_OFF, peer, err, 1);
         usable[peer] = false;
-        atomic_store_explicit(pair_off(tdm_shm.rank, peer), 1, memory_order_relaxed);
+        atomic_store_explicit(pair_off(rank_cma, peer), 1, memory_order_relaxed);
     }
     warn_once(peer, err);
 }

@@ -28,7 +28,7 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct tim
 }
 
 void tdm_shm_wake(int peer) {
-    tdm_shm_proc_t *p = &tdm_shm.procs[peer];
+    tdm_shm_proc_t *p = tdm_shm.port[peer].proc;
     atomic_fetch_add_explicit(&p->doorbell, 1, memory_order_seq_cst);
     futex(&p->doorbell, FUTEX_WAKE, INT_MAX, NULL);
 }
@@ -62,27 +62,48 @@ void tdm_shm_sleep(uint32_t seen, long timeout_us) {
     futex(&p->doorbell, FUTEX_WAIT, seen, &ts);
 }
 
-int tdm_shm_init(int fd, size_t offset, int rank, int nranks) {
-    tdm_shm_t *s = &tdm_shm;
+/* Where the parts of a node's segment start: the per-process blocks, the pair slots and
+ * the rings, for `nlocal` ranks (not the job: a multi-node job's segment does not grow
+ * with the world). */
+typedef struct seg_layout {
+    size_t off_procs, off_pairs, off_rings, bytes, ring_bytes;
+} seg_layout_t;
+
+static seg_layout_t seg_layout(int nlocal) {
     /* params.def's ranges hold: a power of two of 4..1M cells of 256 B..16 MiB, a
      * multiple of a cache line (other values were refused) */
+    seg_layout_t l;
+    size_t n = (size_t)nlocal;
+    l.ring_bytes = (size_t)TDM_PARAM_I(SHM_CELLS) * (size_t)TDM_PARAM_I(SHM_CELL_SIZE);
+    l.off_procs = 4096;
+    l.off_pairs = TDM_ALIGN_UP(l.off_procs + n * sizeof(tdm_shm_proc_t), 4096);
+    l.off_rings = TDM_ALIGN_UP(l.off_pairs + n * n * sizeof(tdm_shm_pair_t), 4096);
+    l.bytes = l.off_rings + n * n * l.ring_bytes;
+    return l;
+}
+
+size_t tdm_shm_bytes(int nlocal) {
+    return seg_layout(nlocal).bytes;
+}
+
+int tdm_shm_init(int fd, size_t offset, const int *locals, int nlocal, int me, int world) {
+    tdm_shm_t *s = &tdm_shm;
     uint64_t ncells = (uint64_t)TDM_PARAM_I(SHM_CELLS);
     uint64_t cell_size = (uint64_t)TDM_PARAM_I(SHM_CELL_SIZE);
+    int rank = me, nranks = nlocal;
     memset(s, 0, sizeof(*s));
     s->rank = rank;
     s->nranks = nranks;
+    s->world_size = world;
     s->ncells = (uint32_t)ncells;
     s->cell_mask = (uint32_t)ncells - 1;
     s->cell_size = (uint32_t)cell_size;
     s->lap_shift = (uint32_t)__builtin_ctzll(ncells);
-    s->ring_bytes = (size_t)ncells * cell_size;
     membarrier_setup(s);
 
-    size_t off_procs = 4096;
-    size_t off_pairs = TDM_ALIGN_UP(off_procs + (size_t)nranks * sizeof(tdm_shm_proc_t), 4096);
-    size_t off_rings =
-        TDM_ALIGN_UP(off_pairs + (size_t)nranks * (size_t)nranks * sizeof(tdm_shm_pair_t), 4096);
-    s->bytes = off_rings + (size_t)nranks * (size_t)nranks * s->ring_bytes;
+    seg_layout_t lay = seg_layout(nlocal);
+    s->ring_bytes = lay.ring_bytes;
+    s->bytes = lay.bytes;
 
     /* every rank computes the same size; growing to it is idempotent and pages are
      * only allocated when touched, so unused rings (self, idle pairs) cost nothing. Never
@@ -102,14 +123,26 @@ int tdm_shm_init(int fd, size_t offset, int rank, int nranks) {
         return -errno;
     }
     s->hdr = (tdm_shm_hdr_t *)s->base;
-    s->procs = (tdm_shm_proc_t *)((char *)s->base + off_procs);
-    s->pairs = (tdm_shm_pair_t *)((char *)s->base + off_pairs);
-    s->rings = (unsigned char *)s->base + off_rings;
-    s->tx_head = calloc((size_t)nranks, sizeof(uint64_t));
-    s->rx_tail = calloc((size_t)nranks, sizeof(uint64_t));
-    if (!s->tx_head || !s->rx_tail) {
-        tdm_error(SHM, "out of memory for %d ring cursors", nranks);
+    s->procs = (tdm_shm_proc_t *)((char *)s->base + lay.off_procs);
+    s->pairs = (tdm_shm_pair_t *)((char *)s->base + lay.off_pairs);
+    s->rings = (unsigned char *)s->base + lay.off_rings;
+    s->port = aligned_alloc(64, (size_t)world * sizeof(tdm_shm_port_t));
+    if (!s->port) {
+        tdm_error(SHM, "out of memory for %d ring cursors", world);
         goto err_unmap;
+    }
+    memset(s->port, 0, (size_t)world * sizeof(tdm_shm_port_t));
+    for (int w = 0; w < world; w++)
+        s->port[w].local = -1;
+    for (int l = 0; l < nlocal; l++) {
+        tdm_shm_port_t *pt = &s->port[locals[l]];
+        size_t tx = (size_t)rank * (size_t)nranks + (size_t)l;
+        size_t rx = (size_t)l * (size_t)nranks + (size_t)rank;
+        pt->local = l;
+        pt->tx_ring = s->rings + tx * s->ring_bytes;
+        pt->rx_ring = s->rings + rx * s->ring_bytes;
+        pt->proc = &s->procs[l];
+        pt->rx_pair = &s->pairs[rx];
     }
     if (rank == 0) {
         s->hdr->nranks = (uint32_t)nranks;
@@ -126,8 +159,8 @@ int tdm_shm_init(int fd, size_t offset, int rank, int nranks) {
     if (s->hdr->ncells != s->ncells || s->hdr->cell_size != s->cell_size ||
         s->hdr->nranks != (uint32_t)nranks) {
         tdm_error(SHM,
-                  "ranks disagree on the segment layout (rank 0: %u cells of %u bytes for %u "
-                  "ranks; here: %u of %u for %d): set TANDEM_SHM_* alike on every rank",
+                  "ranks disagree on the segment layout (local rank 0: %u cells of %u bytes for "
+                  "%u ranks; here: %u of %u for %d): set TANDEM_SHM_* alike on every rank",
                   s->hdr->ncells, s->hdr->cell_size, s->hdr->nranks, s->ncells, s->cell_size,
                   nranks);
         goto err_unmap;
@@ -135,8 +168,8 @@ int tdm_shm_init(int fd, size_t offset, int rank, int nranks) {
     return 0;
 
 err_unmap:
-    free(s->tx_head);
-    free(s->rx_tail);
+    free(s->port);
+    s->port = NULL;
     munmap(s->base, s->bytes);
     s->base = NULL;
     return -EINVAL;
@@ -147,8 +180,8 @@ void tdm_shm_fini(void) {
     if (!s->base)
         return;
     munmap(s->base, s->bytes);
-    free(s->tx_head);
-    free(s->rx_tail);
+    free(s->port);
+    s->port = NULL;
     s->base = NULL;
 }
 

@@ -2,7 +2,9 @@
 /*
  * The node's shared segment: per-process blocks (doorbell, copy-load
  * counters), and one single-producer/single-consumer ring of fixed-size cells
- * for every ordered pair of local ranks.
+ * for every ordered pair of local ranks. The segment is sized by the node's
+ * ranks and indexed by local index (a rank's place among them); every call
+ * below names a peer by its world rank, which `tdm_shm.port` maps.
  *
  * A cell's first word `seq` is its hand-off: for lap L of the ring (L = position
  * / ncells) the value 2L means "free for the producer", 2L+1 "full for the
@@ -94,31 +96,49 @@ typedef struct tdm_shm_hdr {
     _Atomic uint32_t cma_warned; /* the job's one CMA warning has been printed (cma.c) */
 } tdm_shm_hdr_t;
 
+/* This process's view of one peer of its node, by world rank: where its rings and slots
+ * are, and the positions of this process's ends. tx_head and rx_tail are written only
+ * under the pair's lock of the engine above (p2p_impl.h: one producing and one consuming
+ * thread at a time); rx_tail is read without it (tdm_shm_recv_peek, to see whether a
+ * ring is worth locking), so it is loaded and stored as a relaxed atomic (plain moves).
+ * A peer on another node has local -1 and NULL pointers: no call here may name it. */
+typedef struct tdm_shm_port {
+    uint64_t tx_head;        /* next position we produce */
+    uint64_t rx_tail;        /* next position we consume */
+    unsigned char *tx_ring;  /* our ring toward the peer */
+    unsigned char *rx_ring;  /* the peer's ring toward us */
+    tdm_shm_proc_t *proc;    /* the peer's block */
+    tdm_shm_pair_t *rx_pair; /* slot (peer, us) */
+    int32_t local;           /* the peer's local index, -1 when it is on another node */
+    uint32_t rsvd[3];
+} tdm_shm_port_t;
+_Static_assert(sizeof(tdm_shm_port_t) == 64, "a port is one cache line");
+
 typedef struct tdm_shm {
     void *base;
     size_t bytes;
-    int rank, nranks;
+    int rank, nranks; /* this process's local index, and the node's ranks */
+    int world_size;
     uint32_t ncells, cell_mask, cell_size;
     uint32_t lap_shift; /* log2(ncells) */
     tdm_shm_hdr_t *hdr;
-    tdm_shm_proc_t *procs;
-    tdm_shm_pair_t *pairs;
+    tdm_shm_proc_t *procs; /* by local index */
+    tdm_shm_pair_t *pairs; /* by local index: (src, dst) at src * nranks + dst */
     unsigned char *rings;
     size_t ring_bytes;
-    /* Per peer, the positions of this process's ends: written only under the pair's lock
-     * of the engine above (p2p_impl.h: one producing and one consuming thread at a time);
-     * rx_tail is read without it (tdm_shm_recv_peek, to see whether a ring is worth
-     * locking), so it is loaded and stored as a relaxed atomic (plain moves). */
-    uint64_t *tx_head; /* per peer: next position we produce */
-    uint64_t *rx_tail; /* per peer: next position we consume */
-    int membarrier;    /* registered for membarrier(GLOBAL_EXPEDITED): light publishes */
+    tdm_shm_port_t *port; /* by world rank */
+    int membarrier;       /* registered for membarrier(GLOBAL_EXPEDITED): light publishes */
 } tdm_shm_t;
 
 extern tdm_shm_t tdm_shm;
 
-/* Map the segment from fd at `offset` (grown to the size the tunables give, never
- * shrunk), publish our pid, and wait for every local rank to arrive. 0 or -errno (logged). */
-int tdm_shm_init(int fd, size_t offset, int rank, int nranks);
+/* Bytes of the segment of a node of `nlocal` ranks with the tunables' ring sizes. */
+size_t tdm_shm_bytes(int nlocal);
+/* Map the segment from fd at `offset` (grown to tdm_shm_bytes(nlocal), never shrunk),
+ * publish our pid, and wait for every local rank to arrive. `locals` lists the world
+ * ranks of the node in local-index order, `me` is this process's local index, `world`
+ * the job's size. 0 or -errno (logged). */
+int tdm_shm_init(int fd, size_t offset, const int *locals, int nlocal, int me, int world);
 void tdm_shm_fini(void);
 
 /* Barrier over the local ranks; `progress` (may be NULL) runs while waiting. */
@@ -145,22 +165,36 @@ static inline size_t tdm_shm_body_size(void) {
     return tdm_shm.cell_size - TDM_SHM_CELL_PREFIX;
 }
 
-/* The shared slot of the ordered pair (src, dst). */
-static inline tdm_shm_pair_t *tdm_shm_pair(int src, int dst) {
-    return &tdm_shm.pairs[(size_t)src * (size_t)tdm_shm.nranks + (size_t)dst];
+/* Does `peer` (world rank) share this node's segment? */
+static inline int tdm_shm_is_local(int peer) {
+    return tdm_shm.port[peer].local >= 0;
 }
 
-static inline tdm_shm_cell_t *tdm_shm_cell(int src, int dst, uint64_t pos) {
-    return (tdm_shm_cell_t *)(tdm_shm.rings +
-                              ((size_t)src * (size_t)tdm_shm.nranks + (size_t)dst) *
-                                  tdm_shm.ring_bytes +
-                              (size_t)(pos & tdm_shm.cell_mask) * tdm_shm.cell_size);
+/* The block of `peer` (world rank, on this node). */
+static inline tdm_shm_proc_t *tdm_shm_proc(int peer) {
+    return tdm_shm.port[peer].proc;
+}
+
+/* This process's own block. */
+static inline tdm_shm_proc_t *tdm_shm_self(void) {
+    return &tdm_shm.procs[tdm_shm.rank];
+}
+
+/* The shared slot of the ordered pair (src, dst), world ranks of this node. */
+static inline tdm_shm_pair_t *tdm_shm_pair(int src, int dst) {
+    return &tdm_shm.pairs[(size_t)tdm_shm.port[src].local * (size_t)tdm_shm.nranks +
+                          (size_t)tdm_shm.port[dst].local];
+}
+
+static inline tdm_shm_cell_t *tdm_shm_ring_cell(unsigned char *ring, uint64_t pos) {
+    return (tdm_shm_cell_t *)(ring + (size_t)(pos & tdm_shm.cell_mask) * tdm_shm.cell_size);
 }
 
 /* Next free cell body toward `peer`, or NULL when the ring is full. */
 static inline void *tdm_shm_send_reserve(int peer) {
-    uint64_t pos = tdm_shm.tx_head[peer];
-    tdm_shm_cell_t *c = tdm_shm_cell(tdm_shm.rank, peer, pos);
+    tdm_shm_port_t *pt = &tdm_shm.port[peer];
+    uint64_t pos = pt->tx_head;
+    tdm_shm_cell_t *c = tdm_shm_ring_cell(pt->tx_ring, pos);
     uint32_t want = (uint32_t)(pos >> tdm_shm.lap_shift) << 1;
     if (atomic_load_explicit(&c->seq, memory_order_acquire) != want)
         return NULL;
@@ -181,27 +215,29 @@ static inline uint32_t tdm_shm_cell_stamp(const void *body) {
 
 /* Publish the cell returned by the last reserve toward `peer`. */
 static inline void tdm_shm_send_commit(int peer) {
-    uint64_t pos = tdm_shm.tx_head[peer]++;
-    tdm_shm_cell_t *c = tdm_shm_cell(tdm_shm.rank, peer, pos);
+    tdm_shm_port_t *pt = &tdm_shm.port[peer];
+    uint64_t pos = pt->tx_head++;
+    tdm_shm_cell_t *c = tdm_shm_ring_cell(pt->tx_ring, pos);
     uint32_t full = ((uint32_t)(pos >> tdm_shm.lap_shift) << 1) | 1;
     if (TDM_LIKELY(tdm_shm.membarrier)) {
         /* a plain store: the core goes on while the line travels to the consumer
          * (the seq_cst xchg stalled here for 88% of a 2-rank Sendrecv's send path) */
         atomic_store_explicit(&c->seq, full, memory_order_release);
         atomic_signal_fence(memory_order_seq_cst);
-        if (atomic_load_explicit(&tdm_shm.procs[peer].sleeping, memory_order_relaxed))
+        if (atomic_load_explicit(&pt->proc->sleeping, memory_order_relaxed))
             tdm_shm_wake(peer);
         return;
     }
     atomic_store_explicit(&c->seq, full, memory_order_seq_cst);
-    if (atomic_load_explicit(&tdm_shm.procs[peer].sleeping, memory_order_seq_cst))
+    if (atomic_load_explicit(&pt->proc->sleeping, memory_order_seq_cst))
         tdm_shm_wake(peer);
 }
 
 /* Next full cell body from `peer`, or NULL. */
 static inline void *tdm_shm_recv_peek(int peer) {
-    uint64_t pos = __atomic_load_n(&tdm_shm.rx_tail[peer], __ATOMIC_RELAXED);
-    tdm_shm_cell_t *c = tdm_shm_cell(peer, tdm_shm.rank, pos);
+    tdm_shm_port_t *pt = &tdm_shm.port[peer];
+    uint64_t pos = __atomic_load_n(&pt->rx_tail, __ATOMIC_RELAXED);
+    tdm_shm_cell_t *c = tdm_shm_ring_cell(pt->rx_ring, pos);
     uint32_t want = ((uint32_t)(pos >> tdm_shm.lap_shift) << 1) | 1;
     if (atomic_load_explicit(&c->seq, memory_order_acquire) != want)
         return NULL;
@@ -210,19 +246,20 @@ static inline void *tdm_shm_recv_peek(int peer) {
 
 /* Hand the cell returned by the last peek from `peer` back to its producer. */
 static inline void tdm_shm_recv_release(int peer) {
-    uint64_t pos = tdm_shm.rx_tail[peer];
-    __atomic_store_n(&tdm_shm.rx_tail[peer], pos + 1, __ATOMIC_RELAXED);
-    tdm_shm_cell_t *c = tdm_shm_cell(peer, tdm_shm.rank, pos);
+    tdm_shm_port_t *pt = &tdm_shm.port[peer];
+    uint64_t pos = pt->rx_tail;
+    __atomic_store_n(&pt->rx_tail, pos + 1, __ATOMIC_RELAXED);
+    tdm_shm_cell_t *c = tdm_shm_ring_cell(pt->rx_ring, pos);
     atomic_store_explicit(&c->seq, (uint32_t)((pos >> tdm_shm.lap_shift) + 1) << 1,
                           memory_order_release);
-    tdm_shm_pair_t *p = tdm_shm_pair(peer, tdm_shm.rank);
+    tdm_shm_pair_t *p = pt->rx_pair;
     /* The producer found the ring full. Wake it only if it really sleeps: while it
      * still polls, a futex call per released cell cost a back-to-back 4-byte
      * MPI_Bcast 0.4 us. The fence orders our release of the cell before the
      * read of `sleeping` (the producer sets `sleeping`, then looks at the ring). */
     if (TDM_UNLIKELY(atomic_load_explicit(&p->producer_waiting, memory_order_relaxed))) {
         atomic_thread_fence(memory_order_seq_cst);
-        if (atomic_load_explicit(&tdm_shm.procs[peer].sleeping, memory_order_relaxed))
+        if (atomic_load_explicit(&pt->proc->sleeping, memory_order_relaxed))
             tdm_shm_wake(peer);
     }
 }

@@ -3,7 +3,7 @@
  * pair's published words (adapt.h). */
 #include "p2p_impl.h"
 #include "../base/params.h"
-#include "../net/cma.h"
+#include "../net/net.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -96,6 +96,8 @@ uint32_t tdm_p2p_adapt_start(uint32_t stamp, uint32_t prev_done) {
 
 bool tdm_p2p_range_cma(int peer) {
     int me = tdm_p2p.rank;
+    if (!tdm_net_local(peer))
+        return false; /* no pair words (nor CMA) with a peer of another node */
     if (eager_range_rndv)
         return true;
     return (atomic_load_explicit(tdm_p2p_pair_word(peer, me, TDM_PAIR_EAGER_RNDV),
@@ -108,7 +110,7 @@ uint32_t tdm_p2p_adapt_eager_send(int peer, size_t bytes, const tdm_dtype_t *dt,
     *rndv = false;
     /* one that comes unexpected is read at once by the receiver: only a buffer
      * it can read takes the range */
-    if (!tdm_layout_describable(dt) || !tdm_cma_usable(peer))
+    if (!tdm_layout_describable(dt) || !tdm_net_cma(peer))
         return 0;
     uint32_t stamp = tdm_p2p_stamp();
     /* the way the receiver timed as faster, or, from the lower rank of a pair
@@ -128,6 +130,8 @@ void tdm_p2p_eager_adapt_done(tdm_req_t *r, bool rndv) {
     uint64_t bytes = r->msg_size;
     uint32_t now = (uint32_t)now_ns(), start = r->t_sent;
     r->t_sent = 0;
+    if (!tdm_net_local(r->peer_world))
+        return; /* the eager range has no rendezvous way to time with another node */
     /* timed from the send, or from the previous completion from that sender: a
      * stream by its gap between completions, its throughput; a ping-pong by its
      * latency */
@@ -146,7 +150,7 @@ void tdm_p2p_eager_adapt_done(tdm_req_t *r, bool rndv) {
     c->by_min = 1;
     /* after a change to eager, two ring cycles of its messages go untimed: the
      * first ones write cells whose lines are no longer the sender's */
-    size_t body = tdm_shm_body_size();
+    size_t body = tdm_net_body_size(r->peer_world);
     size_t cells = (bytes + sizeof(tdm_pkt_eager_t) + body - 1) / body;
     unsigned warm_eager = (unsigned)TDM_MIN(2u * tdm_shm.ncells / cells, 65535u);
     /* this message's cost, then the way for the sender's next ones */

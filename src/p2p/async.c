@@ -68,7 +68,7 @@ bool tdm_p2p_async_self(void) {
 }
 
 static tdm_shm_proc_t *me(void) {
-    return &tdm_shm.procs[tdm_p2p.rank];
+    return tdm_shm_self();
 }
 
 /* Under `lock`: count the sleeping thread in `sleeping`; the caller fences after. */
@@ -93,8 +93,8 @@ static bool local_work(bool rings) {
     if (TDM_LOAD_RELAXED(&tdm_p2p.copy_len) || TDM_COUNTER_READ(&tdm_p2p.tx_busy))
         return true;
     if (rings)
-        for (int p = 0; p < tdm_p2p.size; p++)
-            if (p != tdm_p2p.rank && tdm_shm_recv_peek(p))
+        for (int i = 0; i < tdm_net.nlocal - 1; i++)
+            if (tdm_net_recv_peek(tdm_net.shm_peers[i]))
                 return true;
     return false;
 }
@@ -104,8 +104,8 @@ static bool local_work(bool rings) {
 static bool held_work(void) {
     if (TDM_LOAD_RELAXED(&tdm_p2p.copy_len))
         return true;
-    for (int p = 0; p < tdm_p2p.size; p++)
-        if (p != tdm_p2p.rank && tdm_shm_recv_peek(p))
+    for (int i = 0; i < tdm_net.nlocal - 1; i++)
+        if (tdm_net_recv_peek(tdm_net.shm_peers[i]))
             return true;
     return false;
 }

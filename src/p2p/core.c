@@ -21,7 +21,7 @@ _Static_assert(sizeof(tdm_pkt_pull_t) <= TDM_CTRL_MAX, "pull fits a queued contr
  * for before the read of `sleeping`, which they raise before their last look (engine.c). */
 void tdm_p2p_wake_threads(void) {
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&tdm_shm.procs[tdm_p2p.rank].sleeping, memory_order_relaxed))
+    if (atomic_load_explicit(&tdm_shm_self()->sleeping, memory_order_relaxed))
         tdm_shm_wake(tdm_p2p.rank);
 }
 
@@ -71,7 +71,7 @@ static void complete_threaded(tdm_req_t *req) {
             tdm_p2p_release(req);
         return;
     }
-    if (atomic_load_explicit(&tdm_shm.procs[tdm_p2p.rank].sleeping, memory_order_seq_cst))
+    if (atomic_load_explicit(&tdm_shm_self()->sleeping, memory_order_seq_cst))
         tdm_shm_wake(tdm_p2p.rank);
 }
 
@@ -189,18 +189,13 @@ void tdm_p2p_txq_push(int peer, tdm_txitem_t *item) {
         TDM_COUNTER_ADD(&tdm_p2p.tx_busy, 1);
     tdm_list_push_back(&tdm_p2p.txq[peer], &item->link);
     /* ask the consumer to ring our doorbell when it frees a cell */
-    atomic_store_explicit(&tdm_shm_pair(tdm_p2p.rank, peer)->producer_waiting, 1,
-                          memory_order_relaxed);
+    tdm_net_send_blocked(peer, true);
 }
 
 void tdm_p2p_send_ctrl(int peer, const void *pkt, size_t len) {
     if (tdm_list_empty(&tdm_p2p.txq[peer])) {
-        void *cell = tdm_shm_send_reserve(peer);
-        if (cell) {
-            memcpy(cell, pkt, len);
-            tdm_shm_send_commit(peer);
+        if (tdm_net_send_copy(peer, pkt, len, NULL, 0) == 0)
             return;
-        }
     }
     tdm_ctrl_t *c = malloc(sizeof(*c));
     if (!c) {

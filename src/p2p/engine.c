@@ -3,7 +3,7 @@
 #include "proto/eager.h"
 #include "../base/params.h"
 #include "../base/copy.h"
-#include "../net/cma.h"
+#include "../net/net.h"
 
 #include <stdio.h>
 
@@ -15,10 +15,15 @@ tdm_p2p_state_t tdm_p2p;
 
 int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p) {
     tdm_p2p_state_t *p = &tdm_p2p;
-    if (tdm_shm_init(cfg->shm_fd, cfg->shm_offset, cfg->rank, cfg->size) != 0) {
-        *what_p = "cannot set up the shared-memory segment";
+    tdm_net_config_t net = {.rank = cfg->rank,
+                            .size = cfg->size,
+                            .node_of = cfg->node_of,
+                            .nodes = cfg->nodes,
+                            .shm_fd = cfg->shm_fd,
+                            .shm_offset = cfg->shm_offset,
+                            .shm_shared = cfg->shm_shared};
+    if (tdm_net_init(&net, what_p) != 0)
         return -1;
-    }
     p->rank = cfg->rank;
     p->size = cfg->size;
     p->oversubscribed = cfg->oversubscribed;
@@ -68,12 +73,6 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p) {
         *what_p = "the rendezvous protocol settings are invalid";
         return -1;
     }
-    if (tdm_cma_init(p->rank, p->size) != 0) {
-        *what_p = !strcmp(TDM_PARAM_S(CMA), "on")
-                      ? "TANDEM_CMA=on, but single-copy transfers (CMA) are not available"
-                      : "out of memory for the CMA state";
-        return -1;
-    }
     if (TDM_PARAM_I(PROTO_INFO) && p->rank == 0)
         tdm_p2p_select_print(stderr);
     return 0;
@@ -94,13 +93,9 @@ static int tx_progress(int peer) {
         bool done;
         if (it->is_ctrl) {
             tdm_ctrl_t *c = (tdm_ctrl_t *)it;
-            void *cell = tdm_shm_send_reserve(peer);
-            done = cell != NULL;
-            if (done) {
-                memcpy(cell, c->pkt, c->len);
-                tdm_shm_send_commit(peer);
+            done = tdm_net_send_copy(peer, c->pkt, c->len, NULL, 0) == 0;
+            if (done)
                 free(c);
-            }
         } else {
             done = tdm_p2p_send_push(TDM_CONTAINER_OF(it, tdm_req_t, tx));
         }
@@ -116,8 +111,7 @@ static int tx_progress(int peer) {
         }
         events++;
     }
-    atomic_store_explicit(&tdm_shm_pair(tdm_p2p.rank, peer)->producer_waiting, 0,
-                          memory_order_relaxed);
+    tdm_net_send_blocked(peer, false);
     return events;
 }
 
@@ -155,13 +149,21 @@ void tdm_p2p_handle_packet(int peer, const void *body) {
 static inline int drain_peer(int peer) {
     int events = 0;
     for (; events < 32; events++) {
-        void *body = tdm_shm_recv_peek(peer);
+        void *body = tdm_net_recv_peek(peer);
         if (!body)
             break;
         tdm_p2p_handle_packet(peer, body);
-        tdm_shm_recv_release(peer);
+        tdm_net_recv_release(peer);
     }
     return events;
+}
+
+/* A packet of a transport polled as a whole (net.h tdm_net_poll), under its pair's lock. */
+static void remote_packet(int peer, const void *body) {
+    tdm_lock_t *l = &tdm_p2p.peers[peer].lock;
+    tdm_lock_acquire(l);
+    tdm_p2p_handle_packet(peer, body);
+    tdm_lock_release(l);
 }
 
 /* Progress when several threads may call in: a pair another thread holds is skipped (it
@@ -169,9 +171,10 @@ static inline int drain_peer(int peer) {
  * poll takes no lock), and the hooks of what completed run at the end with no lock held. */
 static int progress_threaded(void) {
     int events = 0;
-    int n = tdm_p2p.size, me = tdm_p2p.rank;
-    for (int peer = 0; peer < n; peer++) {
-        if (peer == me || !tdm_shm_recv_peek(peer))
+    int n = tdm_p2p.size, nshm = tdm_net.nlocal - 1;
+    for (int i = 0; i < nshm; i++) {
+        int peer = tdm_net.shm_peers[i];
+        if (!tdm_net_recv_peek(peer))
             continue;
         tdm_lock_t *l = &tdm_p2p.peers[peer].lock;
         if (!tdm_lock_try(l))
@@ -179,6 +182,7 @@ static int progress_threaded(void) {
         events += drain_peer(peer);
         tdm_lock_release(l);
     }
+    events += tdm_net_poll(remote_packet, 32);
     if (TDM_COUNTER_READ(&tdm_p2p.tx_busy)) {
         for (int peer = 0; peer < n; peer++) {
             tdm_lock_t *l = &tdm_p2p.peers[peer].lock;
@@ -203,12 +207,10 @@ int tdm_p2p_progress(void) {
     if (TDM_UNLIKELY(tdm_threaded))
         return progress_threaded();
     int events = 0;
-    int n = tdm_p2p.size, me = tdm_p2p.rank;
-    for (int peer = 0; peer < n; peer++) {
-        if (peer == me)
-            continue;
-        events += drain_peer(peer);
-    }
+    int n = tdm_p2p.size, nshm = tdm_net.nlocal - 1;
+    for (int i = 0; i < nshm; i++)
+        events += drain_peer(tdm_net.shm_peers[i]);
+    events += tdm_net_poll(remote_packet, 32);
     if (tdm_p2p.tx_busy) {
         for (int peer = 0; peer < n; peer++) {
             if (!tdm_list_empty(&tdm_p2p.txq[peer]))
@@ -234,19 +236,12 @@ static inline void cpu_relax(void) {
  * that published before seeing `sleeping` has its packet found here. Threaded, `sleeping`
  * counts the threads blocked, and a thread that completes a request or runs a hook rings
  * the doorbell when it is non-zero (tdm_p2p_wake_threads): the futex wakes them all. */
-static void wait_block(tdm_shm_proc_t *me, bool (*done)(void *arg), void *arg) {
-    if (TDM_UNLIKELY(tdm_threaded))
-        atomic_fetch_add_explicit(&me->sleeping, 1, memory_order_seq_cst);
-    else
-        atomic_store_explicit(&me->sleeping, 1, memory_order_seq_cst);
-    tdm_shm_block_fence(); /* producers publish without a fence (shm.h) */
-    uint32_t seen = atomic_load_explicit(&me->doorbell, memory_order_seq_cst);
+static void wait_block(bool (*done)(void *arg), void *arg) {
+    bool counted = TDM_UNLIKELY(tdm_threaded);
+    uint32_t seen = tdm_net_block_prepare(counted);
     if (!tdm_p2p_progress() && !done(arg))
-        tdm_shm_sleep(seen, tdm_p2p.block_us);
-    if (TDM_UNLIKELY(tdm_threaded))
-        atomic_fetch_sub_explicit(&me->sleeping, 1, memory_order_relaxed);
-    else
-        atomic_store_explicit(&me->sleeping, 0, memory_order_relaxed);
+        tdm_net_block(seen, tdm_p2p.block_us);
+    tdm_net_block_done(counted);
 }
 
 /* Ranks outnumber cores: yield after `spins` empty polls, block after `yields`. */
@@ -267,7 +262,7 @@ static void wait_shared(bool (*done)(void *arg), void *arg) {
             TDM_COUNTER_ADD(&tdm_p2p_stats.wait_yields, 1);
             continue;
         }
-        wait_block(&tdm_shm.procs[tdm_p2p.rank], done, arg);
+        wait_block(done, arg);
         TDM_COUNTER_ADD(&tdm_p2p_stats.wait_blocks, 1);
         idle = tdm_p2p.spins; /* after a wake-up, yield before blocking again */
     }
@@ -299,8 +294,7 @@ static bool cpu_shared(int cpu) {
 /* `waiting` counts the threads inside a wait (the dump says whether the rank waits). */
 static inline int waiting_add(int d) {
     if (TDM_UNLIKELY(tdm_p2p_async_on) && !tdm_p2p_async_self())
-        atomic_fetch_add_explicit(&tdm_shm.procs[tdm_p2p.rank].app_waiting, (uint32_t)d,
-                                  memory_order_relaxed);
+        atomic_fetch_add_explicit(&tdm_shm_self()->app_waiting, (uint32_t)d, memory_order_relaxed);
     if (TDM_UNLIKELY(tdm_threaded)) {
         int n = __atomic_add_fetch(&tdm_p2p.waiting, d, __ATOMIC_RELAXED);
         if (n == 1 && d > 0 && TDM_UNLIKELY(tdm_p2p_async_on))
@@ -349,7 +343,7 @@ void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
     /* The core is ours: poll, and after WAIT_SPIN_US with nothing to do block until
      * a producer rings. The clock is read every 64 polls only (it also dates our
      * `beat`). After a wake-up that brought nothing, block again at the next look. */
-    tdm_shm_proc_t *me = &tdm_shm.procs[tdm_p2p.rank];
+    tdm_shm_proc_t *me = tdm_shm_self();
     unsigned polls = 0;
     bool busy = false, timing = false, woke = false;
     uint32_t idle_from = 0;
@@ -384,7 +378,7 @@ void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
         }
         if (busy || done(arg))
             continue;
-        wait_block(me, done, arg);
+        wait_block(done, arg);
         TDM_COUNTER_ADD(&tdm_p2p_stats.wait_blocks, 1);
         woke = true;
     }

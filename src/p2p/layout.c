@@ -2,7 +2,7 @@
 #include "layout.h"
 #include "../base/log.h"
 #include "../base/util.h"
-#include "../net/cma.h"
+#include "../net/net.h"
 
 #include <errno.h>
 #include <limits.h>

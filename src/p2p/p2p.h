@@ -36,8 +36,11 @@ typedef struct tdm_unexp tdm_unexp_t;
 typedef struct tdm_p2p_config {
     int rank, size;
     int oversubscribed;
-    int shm_fd;        /* the node segment's memfd (src/boot) */
-    size_t shm_offset; /* where the segment starts in it */
+    int shm_fd;         /* the node segment's memfd (src/boot) */
+    size_t shm_offset;  /* where the segment starts in it */
+    const int *node_of; /* node of each rank (src/boot), NULL: all on this one */
+    int nodes;
+    int shm_shared; /* the nodes' segments follow one another in shm_fd (boot.h) */
 } tdm_p2p_config_t;
 
 /* Set up the transports (the node's shared segment, CMA) and the engine over them.

@@ -13,7 +13,7 @@
 #include "../base/lock.h"
 #include "../base/log.h"
 #include "../base/pvar.h"
-#include "../net/shm.h"
+#include "../net/net.h"
 
 #include <signal.h>
 
@@ -60,8 +60,8 @@ typedef struct tdm_txlog_ent {
 
 /*
  * Locking (MPI_THREAD_MULTIPLE; every lock is a no-op otherwise, base/lock.h).
- * - peers[p].lock, the pair's lock: both ends of the rings with p (tdm_shm.tx_head[p],
- *   rx_tail[p]), txq[p], rx[p], tx_count[p], txlog[p], rx_count[p], rndv_out[p], rtrq[p],
+ * - peers[p].lock, the pair's lock: both ends of the rings with p (tdm_shm.port[p]: tx_head,
+ *   rx_tail), txq[p], rx[p], tx_count[p], txlog[p], rx_count[p], rndv_out[p], rtrq[p],
  *   the adaptive cells of p (adapt.c), and every request with p: a send from its start,
  *   a receive from its match (its protocol state, stage, offsets). Every packet handler
  *   of p runs under it. Progress takes it with a try and skips a pair another thread

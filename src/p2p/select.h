@@ -12,7 +12,7 @@
 #define TDM_P2P_SELECT_H
 
 #include "proto.h"
-#include "../net/shm.h"
+#include "../net/net.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -29,19 +29,19 @@ send_start(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world, int se
     /* Fast path: a blocking, non-synchronous message that fits one cell goes
      * straight into the ring with no request at all. */
     if (tdm_p2p_select_at_once(want_req, sync, dst_world == tdm_p2p.rank, bytes,
-                               tdm_shm_body_size() - sizeof(tdm_pkt_eager_t),
+                               tdm_net_body_size(dst_world) - sizeof(tdm_pkt_eager_t),
                                &tdm_p2p.txq[dst_world])) {
-        tdm_pkt_eager_t *h = tdm_shm_send_reserve(dst_world);
+        tdm_pkt_eager_t *h = tdm_net_send_reserve(dst_world);
         const char *data = (const char *)buf + dt->true_lb;
         if (TDM_LIKELY(h != NULL)) {
             unsigned char *payload;
             if (bytes <= TDM_PKT_SHORT_MAX) {
                 payload = tdm_eager_fill_short(h, mode, ctx, self_rank, tag, bytes);
             } else {
-                uint8_t pad =
-                    tdm_eager_pad(dt, data, bytes, h + 1, tdm_shm_body_size() - sizeof(*h));
+                uint8_t pad = tdm_eager_pad(dt, data, bytes, h + 1,
+                                            tdm_net_body_size(dst_world) - sizeof(*h));
                 payload = (unsigned char *)(h + 1) + pad;
-                tdm_shm_cell_set_stamp(h, 0);
+                tdm_net_set_stamp(dst_world, h, 0);
                 h->type = TDM_PKT_EAGER;
                 h->flags = 0;
                 h->mode = mode;
@@ -57,7 +57,7 @@ send_start(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world, int se
                 tdm_copy(payload, data, bytes);
             else
                 tdm_dtype_pack(buf, count, dt, 0, payload, bytes);
-            tdm_shm_send_commit(dst_world);
+            tdm_net_send_commit(dst_world);
             tdm_p2p_tx_envelope(dst_world, ctx, tag);
             tdm_p2p_peer_unlock(dst_world);
             TDM_P2P_STAT_ADD(&tdm_p2p_stats.eager_msgs, 1);

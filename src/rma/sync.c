@@ -30,7 +30,7 @@
 #include <string.h>
 
 bool tdm_rma_poke(int world) {
-    if (!atomic_load_explicit(&tdm_shm.procs[world].sleeping, memory_order_seq_cst))
+    if (!atomic_load_explicit(&tdm_shm_proc(world)->sleeping, memory_order_seq_cst))
         return false;
     tdm_shm_wake(world);
     return true;

@@ -25,13 +25,13 @@
 /* EAGER_SHORT's CELLS: header and payload in one cache line. */
 static bool push_short(tdm_req_t *s) {
     int peer = s->peer_world;
-    tdm_pkt_eager_t *h = tdm_shm_send_reserve(peer);
+    tdm_pkt_eager_t *h = tdm_net_send_reserve(peer);
     if (!h)
         return false;
     unsigned char *payload =
         tdm_eager_fill_short(h, s->mode, s->ctx, s->self_rank, s->tag, s->bytes);
     tdm_dtype_pack(s->buf, s->count, s->dt, 0, payload, s->bytes);
-    tdm_shm_send_commit(peer);
+    tdm_net_send_commit(peer);
     tdm_p2p_tx_envelope(peer, s->ctx, s->tag);
     s->hdr_done = 1;
     s->offset = s->bytes;
@@ -42,26 +42,26 @@ static bool push_short(tdm_req_t *s) {
 /* Write cells while the ring has room; true when all are in. */
 static bool push_cells(tdm_req_t *s) {
     int peer = s->peer_world;
-    size_t body = tdm_shm_body_size();
+    size_t body = tdm_net_body_size(peer);
     if (!s->hdr_done) {
-        tdm_pkt_eager_t *h = tdm_shm_send_reserve(peer);
+        tdm_pkt_eager_t *h = tdm_net_send_reserve(peer);
         if (!h)
             return false;
         uint8_t pad = tdm_eager_pad(s->dt, (const char *)s->buf + s->dt->true_lb, s->bytes, h + 1,
                                     body - sizeof(*h));
         size_t frag = TDM_MIN(s->bytes, body - sizeof(*h) - pad);
         tdm_p2p_fill_envelope(h, TDM_PKT_EAGER, s, s->bytes);
-        tdm_shm_cell_set_stamp(h, s->t_sent);
+        tdm_net_set_stamp(peer, h, s->t_sent);
         h->pad = pad;
         h->frag = (uint32_t)frag;
         tdm_dtype_pack(s->buf, s->count, s->dt, 0, (unsigned char *)(h + 1) + pad, frag);
-        tdm_shm_send_commit(peer);
+        tdm_net_send_commit(peer);
         tdm_p2p_tx_envelope(peer, s->ctx, s->tag);
         s->hdr_done = 1;
         s->offset = frag;
     }
     while (s->offset < s->bytes) {
-        tdm_pkt_cont_t *c = tdm_shm_send_reserve(peer);
+        tdm_pkt_cont_t *c = tdm_net_send_reserve(peer);
         if (!c)
             return false;
         size_t frag = TDM_MIN(s->bytes - s->offset, body - sizeof(*c));
@@ -69,7 +69,7 @@ static bool push_cells(tdm_req_t *s) {
         c->pad = 0;
         c->frag = (uint32_t)frag;
         tdm_dtype_pack(s->buf, s->count, s->dt, s->offset, c + 1, frag);
-        tdm_shm_send_commit(peer);
+        tdm_net_send_commit(peer);
         s->offset += frag;
     }
     return true;

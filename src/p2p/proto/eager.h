@@ -69,7 +69,7 @@ tdm_eager_rx_msg(int peer, const void *h, bool stamped, uint32_t ctx, int src, i
         tdm_lock_release(&b->lock);
         tdm_p2p_recv_set_envelope(r, src, tag, peer, size);
         /* posted before it came: its time counts */
-        r->t_sent = stamped ? tdm_shm_cell_stamp(h) : 0;
+        r->t_sent = stamped ? tdm_net_stamp(peer, h) : 0;
         if (flags & TDM_PKTF_SYNC) {
             tdm_pkt_ack_t ack = {.type = TDM_PKT_ACK, .req = sreq};
             tdm_p2p_send_ctrl(peer, &ack, sizeof(ack));

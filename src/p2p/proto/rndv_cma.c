@@ -23,7 +23,7 @@
  */
 #include "../p2p_impl.h"
 #include "../../base/sigfmt.h"
-#include "../../net/cma.h"
+#include "../../net/net.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -35,7 +35,7 @@ enum { SPLIT_COPY = 0, SPLIT_WAIT_FIN };
 enum { RNDV_S_RTS = 0, RNDV_S_WAIT_CTS };
 
 void tdm_rndv_load_add(int world_rank, int64_t delta) {
-    atomic_fetch_add_explicit(&tdm_shm.procs[world_rank].copies_pending, delta,
+    atomic_fetch_add_explicit(&tdm_shm_proc(world_rank)->copies_pending, delta,
                               memory_order_relaxed);
 }
 
@@ -258,7 +258,7 @@ void tdm_rndv_split_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts) {
     if (sender_copies) {
         tdm_pkt_cts_cma_t cts = {
             .cts = {.type = TDM_PKT_CTS, .proto = r->proto, .sreq = rts->sreq, .rreq = r->id},
-            .pid = (int32_t)tdm_shm.procs[tdm_p2p.rank].pid,
+            .pid = (int32_t)tdm_shm_self()->pid,
             .split = split,
             .total = total};
         tdm_layout_t mine;
@@ -390,7 +390,7 @@ void tdm_rndv_pull_unexp(int peer, int pid, const tdm_rlayout_t *buf, uint32_t s
 static bool peer_stalled(int peer) {
     if (!tdm_p2p.stall_units || peer == tdm_p2p.rank)
         return false;
-    const tdm_shm_proc_t *o = &tdm_shm.procs[peer];
+    const tdm_shm_proc_t *o = tdm_shm_proc(peer);
     if (atomic_load_explicit(&o->sleeping, memory_order_relaxed))
         return false;
     uint32_t beat = atomic_load_explicit(&o->beat, memory_order_relaxed);
@@ -405,12 +405,13 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
         .recv_blocking = (r->mode & TDM_MODE_BLOCKING) != 0,
         .consume_far = (r->mode & TDM_MODE_CONSUMES) && range_cma,
         .size = r->msg_size,
-        .cma = peer != tdm_p2p.rank && tdm_cma_usable(peer) &&
+        .cma = peer != tdm_p2p.rank && tdm_net_cma(peer) &&
                (rts->buf.contig || rts->buf.nsegs > 0) && tdm_layout_describable(r->dt),
-        .load_send =
-            atomic_load_explicit(&tdm_shm.procs[peer].copies_pending, memory_order_relaxed),
-        .load_recv =
-            atomic_load_explicit(&tdm_shm.procs[tdm_p2p.rank].copies_pending, memory_order_relaxed),
+        /* (a peer of another node publishes no load: only this node's share a segment) */
+        .load_send = tdm_net_local(peer) ? atomic_load_explicit(&tdm_shm_proc(peer)->copies_pending,
+                                                                memory_order_relaxed)
+                                         : 0,
+        .load_recv = atomic_load_explicit(&tdm_shm_self()->copies_pending, memory_order_relaxed),
         .exchange = tdm_p2p.rndv_out[peer] > 0,
         .one_out = tdm_p2p.rndv_out[peer] == 1,
         .range_cma = range_cma,
@@ -421,7 +422,7 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
         in.recv_idle = in.recv_blocking || TDM_LOAD_RELAXED(&tdm_p2p.waiting) > 0;
         in.send_idle =
             (rts->mode & TDM_MODE_BLOCKING) ||
-            atomic_load_explicit(&tdm_shm.procs[peer].app_waiting, memory_order_relaxed) > 0;
+            atomic_load_explicit(&tdm_shm_proc(peer)->app_waiting, memory_order_relaxed) > 0;
     }
     /* (a computing sender's progress thread is counted in its `sleeping`: `async` decides) */
     in.sender_stalled =
@@ -448,13 +449,13 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
 /* ---- the rendezvous start (sender) ---- */
 
 static bool push_rts(tdm_req_t *s) {
-    tdm_pkt_rts_cma_t *h = tdm_shm_send_reserve(s->peer_world);
+    tdm_pkt_rts_cma_t *h = tdm_net_send_reserve(s->peer_world);
     if (!h)
         return false;
     tdm_p2p_fill_envelope(&h->env, TDM_PKT_RTS, s, s->bytes);
-    tdm_shm_cell_set_stamp(h, s->t_sent);
+    tdm_net_set_stamp(s->peer_world, h, s->t_sent);
     h->env.frag = 0;
-    h->pid = tdm_shm.procs[tdm_p2p.rank].pid;
+    h->pid = tdm_shm_self()->pid;
     h->rsvd = 0;
     if (tdm_layout_describable(s->dt)) {
         tdm_layout_t mine;
@@ -466,8 +467,8 @@ static bool push_rts(tdm_req_t *s) {
         memset(&h->buf, 0, sizeof(h->buf)); /* not addressable: the receiver picks pipeline */
     }
     /* the receiver may match at once: it must see this process as running (select.c) */
-    atomic_store_explicit(&tdm_shm.procs[tdm_p2p.rank].beat, tdm_shm_clock(), memory_order_relaxed);
-    tdm_shm_send_commit(s->peer_world);
+    atomic_store_explicit(&tdm_shm_self()->beat, tdm_shm_clock(), memory_order_relaxed);
+    tdm_net_send_commit(s->peer_world);
     tdm_p2p_tx_envelope(s->peer_world, s->ctx, s->tag);
     tdm_p2p.rndv_out[s->peer_world]++;
     s->out_counted = 1;
@@ -535,11 +536,11 @@ void tdm_rndv_on_rts(int peer, const void *body) {
         tdm_rts_info_t rts = {
             .sreq = h->env.sreq, .mode = h->env.mode, .pid = h->pid, .buf = h->buf};
         tdm_p2p_recv_set_envelope(r, h->env.src, h->env.tag, peer, h->env.size);
-        r->t_sent = tdm_p2p_rndv_stamp(tdm_shm_cell_stamp(h)); /* posted: its time counts */
+        r->t_sent = tdm_p2p_rndv_stamp(tdm_net_stamp(peer, h)); /* posted: its time counts */
         tdm_p2p_rndv_matched(r, &rts);
         return;
     }
-    bool pull = (h->env.flags & TDM_PKTF_PULL) && tdm_cma_usable(peer);
+    bool pull = (h->env.flags & TDM_PKTF_PULL) && tdm_net_cma(peer);
     tdm_unexp_t *ue = tdm_p2p_unexp_new(h->env.ctx, h->env.src, h->env.tag, h->env.size, pull);
     if (!ue) {
         tdm_error(P2P, "out of memory keeping an unexpected rts from rank %d", peer);

@@ -55,10 +55,10 @@ static void pipe_send_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts) {
 /* STREAM: DATA cells of the current range, then of the waiting one. */
 static bool pipe_push_stream(tdm_req_t *s) {
     tdm_rndv_t *st = tdm_rndv(s);
-    size_t body = tdm_shm_body_size();
+    size_t body = tdm_net_body_size(s->peer_world);
     for (;;) {
         while (st->cur < st->hi) {
-            tdm_pkt_data_t *d = tdm_shm_send_reserve(s->peer_world);
+            tdm_pkt_data_t *d = tdm_net_send_reserve(s->peer_world);
             if (!d)
                 return false;
             size_t frag = TDM_MIN(st->hi - st->cur, body - sizeof(*d));
@@ -68,7 +68,7 @@ static bool pipe_push_stream(tdm_req_t *s) {
             d->frag = (uint32_t)frag;
             d->offset = st->cur;
             tdm_dtype_pack(s->buf, s->count, s->dt, (size_t)st->cur, d + 1, frag);
-            tdm_shm_send_commit(s->peer_world);
+            tdm_net_send_commit(s->peer_world);
             st->cur += frag;
         }
         if (st->stream_own) {

@@ -37,7 +37,7 @@
  */
 #include "../p2p_impl.h"
 #include "../../base/sigfmt.h"
-#include "../../net/cma.h"
+#include "../../net/net.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +69,7 @@ void tdm_rtr_maybe_announce(tdm_req_t *r) {
         return;
     int src = r->peer_world;
     if (r->peer == TDM_ANY_SOURCE || r->tag == TDM_ANY_TAG || src < 0 || src == tdm_p2p.rank ||
-        !tdm_cma_usable(src) || !tdm_layout_describable(r->dt) || could_match_earlier(r) ||
+        !tdm_net_cma(src) || !tdm_layout_describable(r->dt) || could_match_earlier(r) ||
         !tdm_p2p_select_announce(&tdm_p2p.rx[src].rtr))
         return;
     tdm_pkt_rtr_t a = {.type = TDM_PKT_RTR,
@@ -79,7 +79,7 @@ void tdm_rtr_maybe_announce(tdm_req_t *r) {
                        .rreq = r->id,
                        .rx_count = tdm_p2p.rx_count[src],
                        .bytes = r->bytes,
-                       .pid = tdm_shm.procs[tdm_p2p.rank].pid};
+                       .pid = tdm_shm_self()->pid};
     tdm_layout_t mine;
     tdm_layout_local(&mine, r->buf, r->count, r->dt);
     tdm_layout_to_wire(&mine, &a.buf);
@@ -130,14 +130,13 @@ bool tdm_rtr_try_send(tdm_req_t *s) {
         if (!use && e->a.ctx == s->ctx && e->a.src == s->self_rank && e->a.tag == s->tag)
             use = e;
     }
-    if (!use || s->bytes > use->a.bytes || !tdm_cma_usable(peer) || !tdm_layout_describable(s->dt))
+    if (!use || s->bytes > use->a.bytes || !tdm_net_cma(peer) || !tdm_layout_describable(s->dt))
         return false;
     tdm_select_in_t in = {
         .send_mode = s->mode,
-        .load_send =
-            atomic_load_explicit(&tdm_shm.procs[tdm_p2p.rank].copies_pending, memory_order_relaxed),
+        .load_send = atomic_load_explicit(&tdm_shm_self()->copies_pending, memory_order_relaxed),
         .load_recv =
-            atomic_load_explicit(&tdm_shm.procs[peer].copies_pending, memory_order_relaxed),
+            atomic_load_explicit(&tdm_shm_proc(peer)->copies_pending, memory_order_relaxed),
     };
     if (!tdm_p2p_select_rtr(&in))
         return false; /* the RTS path; the announcement goes stale with it */
@@ -201,7 +200,7 @@ static bool rtr_push_write(tdm_req_t *s) {
 
 static bool rtr_push_fin(tdm_req_t *s) {
     tdm_rndv_t *st = tdm_rndv(s);
-    tdm_pkt_rtr_fin_t *f = tdm_shm_send_reserve(s->peer_world);
+    tdm_pkt_rtr_fin_t *f = tdm_net_send_reserve(s->peer_world);
     if (!f)
         return false;
     f->env.type = TDM_PKT_RTR_FIN;
@@ -217,7 +216,7 @@ static bool rtr_push_fin(tdm_req_t *s) {
     f->rreq = s->remote_id;
     f->rsvd = 0;
     f->written = st->cur;
-    tdm_shm_send_commit(s->peer_world);
+    tdm_net_send_commit(s->peer_world);
     tdm_p2p_tx_envelope(s->peer_world, s->ctx, s->tag);
     tdm_layout_clear(&st->remote);
     if (st->cur < st->hi) {

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The node map and the transports over it: TANDEM_NODE_SPLIT's ways of making nodes of
+ * one host (tdm_boot_node_split, on a one-node map and on a map of two real nodes, and
+ * the values it refuses); a node's segment sized and indexed by its own ranks (two
+ * processes that are world ranks 1 and 3 of a job of 4 exchange packets through a
+ * segment of 2, and neither sees ranks 0 and 2 as local); and tdm_net_init, which serves
+ * the ranks of one node by shm + CMA and, with no transport built for other nodes,
+ * refuses a map that spans two with the ranks named.
+ */
+#include "base/params.h"
+#include "boot/boot.h"
+#include "net/net.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(_cond)                                                                               \
+    do {                                                                                           \
+        if (!(_cond)) {                                                                            \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #_cond);              \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* Split `map` (n ranks) by `how`; compare with `want` and its node count. */
+static void split_case(const char *how, const int *map, int n, const int *want, int nodes) {
+    int got[16];
+    char why[256] = "";
+    memcpy(got, map, (size_t)n * sizeof(int));
+    int k = tdm_boot_node_split(how, got, n, why, sizeof(why));
+    if (k != nodes) {
+        fprintf(stderr, "TANDEM_NODE_SPLIT=%s: %d nodes, expected %d (%s)\n", how, k, nodes, why);
+        failures++;
+        return;
+    }
+    for (int r = 0; r < n; r++)
+        if (got[r] != want[r]) {
+            fprintf(stderr, "TANDEM_NODE_SPLIT=%s: rank %d on node %d, expected %d\n", how, r,
+                    got[r], want[r]);
+            failures++;
+        }
+}
+
+static void check_split(void) {
+    const int one[6] = {0, 0, 0, 0, 0, 0};
+    split_case("off", one, 4, (const int[]){0, 0, 0, 0}, 1);
+    split_case("", one, 3, (const int[]){0, 0, 0}, 1);
+    split_case("nolocal", one, 4, (const int[]){0, 1, 2, 3}, 4);
+    split_case("odd-even", one, 5, (const int[]){0, 1, 0, 1, 0}, 2);
+    split_case("2", one, 5, (const int[]){0, 0, 1, 1, 2}, 3);
+    split_case("6", one, 5, (const int[]){0, 0, 0, 0, 0}, 1);
+    /* two real nodes, their ranks alternating: each node is split on its own, and the
+     * nodes are numbered by their lowest ranks */
+    const int two[6] = {0, 1, 0, 1, 0, 1};
+    split_case("off", two, 6, (const int[]){0, 1, 0, 1, 0, 1}, 2);
+    split_case("2", two, 6, (const int[]){0, 1, 0, 1, 2, 3}, 4);
+    split_case("odd-even", (const int[]){0, 0, 1, 1}, 4, (const int[]){0, 1, 2, 3}, 4);
+    split_case("nolocal", two, 2, (const int[]){0, 1}, 2);
+    /* ids from a launcher need not be dense: the result is */
+    split_case("off", (const int[]){7, 7, 3, 3}, 4, (const int[]){0, 0, 1, 1}, 2);
+    const char *bad[] = {"x", "0", "-2", "2x", "odd"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int map[2] = {0, 0};
+        char why[256] = "";
+        CHECK(tdm_boot_node_split(bad[i], map, 2, why, sizeof(why)) == -1);
+        CHECK(strstr(why, "TANDEM_NODE_SPLIT=") && strstr(why, bad[i]));
+    }
+}
+
+/* World ranks 1 and 3 of a job of 4 on one node: the child is 1 (local 0), the parent 3. */
+static void check_segment(void) {
+    int fd = memfd_create("net_nodemap", 0);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    const int locals[2] = {1, 3};
+    CHECK(tdm_shm_bytes(2) < tdm_shm_bytes(4));
+    pid_t pid = fork();
+    if (pid == 0) {
+        int bad = 0;
+        if (tdm_shm_init(fd, 0, locals, 2, 0, 4) != 0)
+            _exit(2);
+        bad |= tdm_shm.bytes != tdm_shm_bytes(2);
+        bad |= tdm_shm_is_local(0) || !tdm_shm_is_local(1) || tdm_shm_is_local(2);
+        bad |= tdm_shm_proc(1) != &tdm_shm.procs[0] || tdm_shm_self() != &tdm_shm.procs[0];
+        char *b;
+        while (!(b = tdm_shm_send_reserve(3)))
+            ;
+        memcpy(b, "ping", 5);
+        tdm_shm_send_commit(3);
+        while (!(b = tdm_shm_recv_peek(3)))
+            usleep(100);
+        bad |= strcmp(b, "pong") != 0;
+        tdm_shm_recv_release(3);
+        tdm_shm_fini();
+        _exit(bad ? 1 : 0);
+    }
+    CHECK(tdm_shm_init(fd, 0, locals, 2, 1, 4) == 0);
+    CHECK(tdm_shm.nranks == 2 && tdm_shm.rank == 1 && tdm_shm.bytes == tdm_shm_bytes(2));
+    CHECK(tdm_shm_proc(3) == &tdm_shm.procs[1] && tdm_shm_proc(1)->pid == (int32_t)pid);
+    CHECK(tdm_shm_pair(1, 3) == &tdm_shm.pairs[1] && tdm_shm_pair(3, 1) == &tdm_shm.pairs[2]);
+    char *b;
+    while (!(b = tdm_shm_recv_peek(1)))
+        usleep(100);
+    CHECK(strcmp(b, "ping") == 0);
+    tdm_shm_recv_release(1);
+    while (!(b = tdm_shm_send_reserve(1)))
+        ;
+    memcpy(b, "pong", 5);
+    tdm_shm_send_commit(1);
+    int st = -1;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    tdm_shm_fini();
+    close(fd);
+}
+
+/* tdm_net_init over a one-node map of 2 (this process and a child), then over a map of
+ * two nodes, which this build refuses (no transport reaches another node). */
+static void check_net_init(void) {
+    int fd = memfd_create("net_nodemap", 0);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    const int node_of[2] = {0, 0};
+    tdm_net_config_t cfg = {.size = 2, .node_of = node_of, .nodes = 1, .shm_fd = fd};
+    const char *what = NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        cfg.rank = 1;
+        _exit(tdm_net_init(&cfg, &what) == 0 && tdm_net.nlocal == 2 ? 0 : 1);
+    }
+    cfg.rank = 0;
+    CHECK(tdm_net_init(&cfg, &what) == 0);
+    CHECK(tdm_net.nlocal == 2 && tdm_net.shm_peers[0] == 1 && tdm_net.nodes == 1);
+    CHECK(tdm_net_local(1) && tdm_net.peer[1].tp == TDM_NET_SHM);
+    CHECK(tdm_net_caps(1) == (TDM_NET_CAP_CELLS | TDM_NET_CAP_CMA));
+    CHECK(tdm_net_body_size(1) == tdm_shm_body_size());
+    int st = -1;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    tdm_net_fini();
+
+    /* rank 0 of a job whose rank 1 is on another node: refused, and said so */
+    int err[2];
+    CHECK(pipe(err) == 0);
+    pid = fork();
+    if (pid == 0) {
+        dup2(err[1], 2);
+        const int two[2] = {0, 1};
+        tdm_net_config_t c2 = {.rank = 0, .size = 2, .node_of = two, .nodes = 2, .shm_fd = fd};
+        const char *w = NULL;
+        int rc = tdm_net_init(&c2, &w);
+        _exit(rc == -1 && w && strstr(w, "other nodes") ? 0 : 1);
+    }
+    close(err[1]);
+    char out[1024] = "";
+    size_t got = 0;
+    ssize_t n;
+    while (got < sizeof(out) - 1 && (n = read(err[0], out + got, sizeof(out) - 1 - got)) > 0)
+        got += (size_t)n;
+    close(err[0]);
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK(strstr(out, "rank 1 is on node 1, this rank on node 0: this build has no inter-node "
+                      "transport") != NULL);
+    close(fd);
+}
+
+int main(void) {
+    tdm_params_init();
+    check_split();
+    check_segment();
+    check_net_init();
+    if (failures)
+        return 1;
+    printf("net_nodemap: ok\n");
+    return 0;
+}
