@@ -21,6 +21,7 @@
 #include "layout.h"
 #include "req.h"
 #include "wire.h"
+#include "../net/net.h"
 
 #include <stdint.h>
 
@@ -42,7 +43,7 @@ typedef enum {
     TDM_PROTO_ALL /* size of tdm_protos */
 } tdm_proto_id_t;
 
-#define TDM_CAP_CMA 0x1 /* needs single-copy access to the peer's memory */
+#define TDM_CAP_CMA TDM_NET_CAP_CMA /* needs single-copy access to the peer's memory */
 
 /* What the receiver knows of a matched RTS. */
 typedef struct tdm_rts_info {
