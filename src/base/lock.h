@@ -25,6 +25,19 @@
  *   readable at every instruction, by design (src/p2p/README.md).
  * - A lock taken while `tdm_threaded` is false is not held; the flag only rises
  *   while no other thread is inside the library, so no critical section spans it.
+ *
+ * The bias. Most programs that ask for MULTIPLE call MPI from one thread, and an atomic
+ * read-modify-write costs about 20 cycles whether or not another thread is there. So the
+ * thread that raised `tdm_threaded` (the owner) takes every lock without touching it
+ * while no other thread has taken one: it counts its open sections in a word only it
+ * writes and checks, with no fence, that the bias still holds. The first other thread
+ * that takes a lock revokes the bias for good (tdm_lock_revoke_): it marks it revoking,
+ * makes every running thread of the process execute a full fence (membarrier(2),
+ * PRIVATE_EXPEDITED) so that the owner either has published its count or will see the
+ * mark, then waits for the owner to close its open sections. From then on every thread
+ * locks as above. The owner never waits inside a section (waiting holds no lock) but for
+ * the MPI_T lock, which other threads take only after tdm_lock_bias_revoke, so the revoker
+ * waits a bounded time. Without membarrier (or TANDEM_LOCK_BIAS=0) there is no bias.
  */
 #ifndef TDM_BASE_LOCK_H
 #define TDM_BASE_LOCK_H
@@ -55,6 +68,69 @@ typedef struct tdm_lock {
 void tdm_lock_wait_(tdm_lock_t *l);
 void tdm_lock_wake_(tdm_lock_t *l);
 
+/* Raise `tdm_threaded` (MPI initialisation, the progress thread's start), with the calling
+ * thread as the owner of the bias if membarrier is available. No other thread may be inside
+ * the library. */
+void tdm_lock_threaded_on(void);
+
+/* The bias (above): its state, the owner (its thread pointer: unique among live threads; a
+ * thread that reuses an exited owner's is the owner then, and the old one holds nothing),
+ * and the owner's open biased sections (written by the owner only). */
+enum { TDM_BIAS_OFF = 0, TDM_BIAS_ON = 1, TDM_BIAS_REVOKING = 2 };
+extern unsigned tdm_lock_bias;
+extern uintptr_t tdm_lock_owner;
+extern unsigned tdm_lock_owner_depth;
+/* A thread other than the owner found the bias not yet off: revoke it, or wait until the
+ * thread revoking it is done. */
+void tdm_lock_revoke_(void);
+
+static inline uintptr_t tdm_lock_self_(void) {
+    return (uintptr_t)__builtin_thread_pointer();
+}
+
+/* A thread about to take a lock of its own that the owner may wait for inside a section
+ * (the MPI_T lock: events are delivered under engine locks) calls this first: not the
+ * owner, it revokes the bias now, so it never waits for the owner while holding that lock. */
+static inline void tdm_lock_bias_revoke(void) {
+    if (TDM_UNLIKELY(tdm_threaded) && tdm_lock_self_() != tdm_lock_owner &&
+        TDM_UNLIKELY(__atomic_load_n(&tdm_lock_bias, __ATOMIC_ACQUIRE) != TDM_BIAS_OFF))
+        tdm_lock_revoke_();
+}
+
+/* Threaded: open a section. True when the owner holds the bias (nothing to take); false when
+ * the caller must synchronise for real (and, not the owner, the bias is off by now). */
+static inline bool tdm_bias_enter_(void) {
+    if (TDM_UNLIKELY(tdm_lock_self_() != tdm_lock_owner)) {
+        if (TDM_UNLIKELY(__atomic_load_n(&tdm_lock_bias, __ATOMIC_ACQUIRE) != TDM_BIAS_OFF))
+            tdm_lock_revoke_();
+        return false;
+    }
+    unsigned d = __atomic_load_n(&tdm_lock_owner_depth, __ATOMIC_RELAXED);
+    if (d) { /* inside a biased section: so is this one */
+        __atomic_store_n(&tdm_lock_owner_depth, d + 1, __ATOMIC_RELAXED);
+        return true;
+    }
+    __atomic_store_n(&tdm_lock_owner_depth, 1, __ATOMIC_RELAXED);
+    /* the store before the load: the compiler keeps the order, a revoker's membarrier
+     * makes the CPU keep it (lock.c) */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (TDM_LIKELY(__atomic_load_n(&tdm_lock_bias, __ATOMIC_ACQUIRE) == TDM_BIAS_ON))
+        return true;
+    __atomic_store_n(&tdm_lock_owner_depth, 0, __ATOMIC_RELEASE);
+    return false;
+}
+/* Threaded: close a section; true when it was a biased one. */
+static inline bool tdm_bias_exit_(void) {
+    if (TDM_LIKELY(tdm_lock_self_() == tdm_lock_owner)) {
+        unsigned d = __atomic_load_n(&tdm_lock_owner_depth, __ATOMIC_RELAXED);
+        if (TDM_LIKELY(d)) { /* release: a revoker that reads 0 sees the section's writes */
+            __atomic_store_n(&tdm_lock_owner_depth, d - 1, __ATOMIC_RELEASE);
+            return true;
+        }
+    }
+    return false;
+}
+
 static inline void tdm_lock_init(tdm_lock_t *l) {
     l->v = 0;
 }
@@ -62,16 +138,17 @@ static inline void tdm_lock_fini(tdm_lock_t *l) {
     (void)l;
 }
 static inline void tdm_lock_acquire(tdm_lock_t *l) {
-    if (TDM_UNLIKELY(tdm_threaded)) {
+    if (TDM_UNLIKELY(tdm_threaded) && !tdm_bias_enter_()) {
         uint32_t free_ = 0;
         if (TDM_UNLIKELY(!__atomic_compare_exchange_n(&l->v, &free_, 1, false, __ATOMIC_ACQUIRE,
                                                       __ATOMIC_RELAXED)))
             tdm_lock_wait_(l);
     }
 }
-/* True when the lock is now held (always, unthreaded); false when another thread holds it. */
+/* True when the lock is now held (always, unthreaded or biased); false when another thread
+ * holds it. */
 static inline bool tdm_lock_try(tdm_lock_t *l) {
-    if (TDM_UNLIKELY(tdm_threaded)) {
+    if (TDM_UNLIKELY(tdm_threaded) && !tdm_bias_enter_()) {
         uint32_t free_ = 0;
         return __atomic_compare_exchange_n(&l->v, &free_, 1, false, __ATOMIC_ACQUIRE,
                                            __ATOMIC_RELAXED);
@@ -79,29 +156,45 @@ static inline bool tdm_lock_try(tdm_lock_t *l) {
     return true;
 }
 static inline void tdm_lock_release(tdm_lock_t *l) {
-    if (TDM_UNLIKELY(tdm_threaded) &&
+    if (TDM_UNLIKELY(tdm_threaded) && !tdm_bias_exit_() &&
         TDM_UNLIKELY(__atomic_exchange_n(&l->v, 0, __ATOMIC_RELEASE) == 2))
         tdm_lock_wake_(l);
 }
 
 /*
- * Counters (statistics, pvars) written by several threads: an atomic relaxed add when
- * threaded, a plain add otherwise; read with TDM_COUNTER_READ (a relaxed load, never
- * torn). They order nothing: use them for counts only. Integer types of any width.
+ * Counters (statistics, pvars) written by several threads: threaded, an atomic relaxed add,
+ * or a relaxed load and store by the owner holding the bias (exact all the same: no other
+ * thread adds while it holds it); unthreaded, a plain add. Read with TDM_COUNTER_READ (a
+ * relaxed load, never torn). They order nothing: use them for counts only. Integer types of
+ * any width.
  */
 #define TDM_COUNTER_ADD(_p, _v)                                                                    \
     do {                                                                                           \
-        if (TDM_UNLIKELY(tdm_threaded))                                                            \
-            __atomic_fetch_add((_p), (_v), __ATOMIC_RELAXED);                                      \
-        else                                                                                       \
+        if (TDM_UNLIKELY(tdm_threaded)) {                                                          \
+            if (tdm_bias_enter_()) {                                                               \
+                __atomic_store_n((_p), __atomic_load_n((_p), __ATOMIC_RELAXED) + (_v),             \
+                                 __ATOMIC_RELAXED);                                                \
+                tdm_bias_exit_();                                                                  \
+            } else {                                                                               \
+                __atomic_fetch_add((_p), (_v), __ATOMIC_RELAXED);                                  \
+            }                                                                                      \
+        } else {                                                                                   \
             *(_p) += (_v);                                                                         \
+        }                                                                                          \
     } while (0)
 #define TDM_COUNTER_SUB(_p, _v)                                                                    \
     do {                                                                                           \
-        if (TDM_UNLIKELY(tdm_threaded))                                                            \
-            __atomic_fetch_sub((_p), (_v), __ATOMIC_RELAXED);                                      \
-        else                                                                                       \
+        if (TDM_UNLIKELY(tdm_threaded)) {                                                          \
+            if (tdm_bias_enter_()) {                                                               \
+                __atomic_store_n((_p), __atomic_load_n((_p), __ATOMIC_RELAXED) - (_v),             \
+                                 __ATOMIC_RELAXED);                                                \
+                tdm_bias_exit_();                                                                  \
+            } else {                                                                               \
+                __atomic_fetch_sub((_p), (_v), __ATOMIC_RELAXED);                                  \
+            }                                                                                      \
+        } else {                                                                                   \
             *(_p) -= (_v);                                                                         \
+        }                                                                                          \
     } while (0)
 #define TDM_COUNTER_READ(_p) __atomic_load_n((_p), __ATOMIC_RELAXED)
 /* A counter bumped on every message or collective call: threaded, a relaxed load and

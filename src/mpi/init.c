@@ -163,8 +163,8 @@ int tdm_mpi_thread_grant(int required) {
         level = MPI_THREAD_SINGLE;
     /* Raised before the grant returns, so before a second thread may call in; never
      * lowered (a session may still run threads after the World Model ends). */
-    if (level == MPI_THREAD_MULTIPLE && !tdm_threaded) /* the progress thread may read it */
-        tdm_threaded = true;
+    if (level == MPI_THREAD_MULTIPLE) /* the progress thread may read it */
+        tdm_lock_threaded_on();
     return level;
 }
 

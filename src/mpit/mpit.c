@@ -14,6 +14,8 @@ static int refs; /* MPI_T_init_thread calls not yet finalized; under mpit_lock *
 static pthread_mutex_t mpit_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
 void tdm_mpit_lock(void) {
+    /* event delivery takes this lock inside engine sections (base/lock.h, the bias) */
+    tdm_lock_bias_revoke();
     pthread_mutex_lock(&mpit_lock);
 }
 void tdm_mpit_unlock(void) {

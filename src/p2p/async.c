@@ -235,7 +235,7 @@ void tdm_p2p_async_start(void) {
     /* The engine must lock as under MPI_THREAD_MULTIPLE once two threads drive it. Raising
      * the flag here is safe: MPI initialisation has not returned, so no other thread of the
      * application is inside the library and no lock is held across the rise (lock.h). */
-    tdm_threaded = true;
+    tdm_lock_threaded_on();
     tdm_p2p_async_on = true;
     __atomic_store_n(&as.stop, 0u, __ATOMIC_RELAXED);
     /* every signal blocked in it: the hang dump's SIGUSR1 goes to the application's thread */

@@ -153,10 +153,19 @@ static inline tdm_p2p_bucket_t *tdm_p2p_bucket(uint32_t ctx) {
     return &tdm_p2p.match[(ctx >> 1) & (TDM_MATCH_BUCKETS - 1)];
 }
 
-/* A queue length and its watermark, from several threads at once when threaded. */
+/* A queue length and its watermark, from several threads at once when threaded (the owner
+ * of the lock bias alone: relaxed loads and stores, as no other thread writes them). */
 static inline void tdm_p2p_level_up(uint64_t *level, uint64_t *high, uint64_t by) {
     if (TDM_LIKELY(!tdm_threaded)) {
         tdm_pvar_level_up(level, high, by);
+        return;
+    }
+    if (tdm_bias_enter_()) {
+        uint64_t v = __atomic_load_n(level, __ATOMIC_RELAXED) + by;
+        __atomic_store_n(level, v, __ATOMIC_RELAXED);
+        if (v > __atomic_load_n(high, __ATOMIC_RELAXED))
+            __atomic_store_n(high, v, __ATOMIC_RELAXED);
+        tdm_bias_exit_();
         return;
     }
     uint64_t v = __atomic_add_fetch(level, by, __ATOMIC_RELAXED);
@@ -168,6 +177,14 @@ static inline void tdm_p2p_level_up(uint64_t *level, uint64_t *high, uint64_t by
 static inline void tdm_p2p_level_down(uint64_t *level, uint64_t *low, uint64_t by) {
     if (TDM_LIKELY(!tdm_threaded)) {
         tdm_pvar_level_down(level, low, by);
+        return;
+    }
+    if (tdm_bias_enter_()) {
+        uint64_t v = __atomic_load_n(level, __ATOMIC_RELAXED) - by;
+        __atomic_store_n(level, v, __ATOMIC_RELAXED);
+        if (v < __atomic_load_n(low, __ATOMIC_RELAXED))
+            __atomic_store_n(low, v, __ATOMIC_RELAXED);
+        tdm_bias_exit_();
         return;
     }
     uint64_t v = __atomic_sub_fetch(level, by, __ATOMIC_RELAXED);
