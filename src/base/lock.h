@@ -82,7 +82,7 @@ extern uintptr_t tdm_lock_owner;
 extern unsigned tdm_lock_owner_depth;
 /* A thread other than the owner found the bias not yet off: revoke it, or wait until the
  * thread revoking it is done. */
-void tdm_lock_revoke_(void);
+__attribute__((cold)) void tdm_lock_revoke_(void);
 
 static inline uintptr_t tdm_lock_self_(void) {
     return (uintptr_t)__builtin_thread_pointer();

@@ -2,7 +2,9 @@
 /*
  * Reference counts of objects several threads may hold (communicators, groups,
  * rank arrays, datatypes, error handlers, ops): atomic when the process is
- * threaded, a plain increment otherwise (one predictable branch, lock.h). The
+ * threaded, a plain increment otherwise (one predictable branch, lock.h), and a
+ * relaxed load and store by the owner of the lock bias (lock.h: no other thread
+ * touches a count until the bias is revoked). The
  * decrement that reaches zero is acquire-release, so the thread that destroys the
  * object sees every write the other holders made before they let go.
  */
@@ -12,16 +14,29 @@
 #include "lock.h"
 
 static inline void tdm_ref_inc(int *r) {
-    if (TDM_UNLIKELY(tdm_threaded))
-        __atomic_fetch_add(r, 1, __ATOMIC_RELAXED);
-    else
+    if (TDM_UNLIKELY(tdm_threaded)) {
+        if (tdm_bias_enter_()) {
+            __atomic_store_n(r, __atomic_load_n(r, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+            tdm_bias_exit_();
+        } else {
+            __atomic_fetch_add(r, 1, __ATOMIC_RELAXED);
+        }
+    } else {
         ++*r;
+    }
 }
 
 /* Drop one; true when it was the last. */
 static inline bool tdm_ref_dec(int *r) {
-    if (TDM_UNLIKELY(tdm_threaded))
+    if (TDM_UNLIKELY(tdm_threaded)) {
+        if (tdm_bias_enter_()) {
+            int v = __atomic_load_n(r, __ATOMIC_RELAXED) - 1;
+            __atomic_store_n(r, v, __ATOMIC_RELAXED);
+            tdm_bias_exit_();
+            return v == 0;
+        }
         return __atomic_sub_fetch(r, 1, __ATOMIC_ACQ_REL) == 0;
+    }
     return --*r == 0;
 }
 

@@ -6,10 +6,13 @@
  * while the owner holds the lock); after it every thread locks for real (the owner's
  * lock word is written) and no update is lost while the bias is revoked in the middle of
  * the owner's stream of sections; a thread holding the MPI_T lock never waits for the
- * owner, which may take that lock inside a section (no deadlock: an alarm fails the test).
+ * owner, which may take that lock inside a section (no deadlock: an alarm fails the test);
+ * a second thread's counter add or reference count change revokes the bias too, and
+ * neither loses an update when that happens in the middle of the owner's own adds.
  */
 #include "base/lock.h"
 #include "base/params.h"
+#include "base/ref.h"
 #include "mpit/mpit.h"
 
 #include <pthread.h>
@@ -58,6 +61,26 @@ static void *second_adder(void *arg) {
         tdm_lock_acquire(&lock_a);
         plain_sum++;
         tdm_lock_release(&lock_a);
+    }
+    return NULL;
+}
+
+static uint64_t count_u64;
+static int refs;
+
+/* Adds to a counter (arg NULL) or changes a reference count, from the middle of the
+ * owner's loop on. */
+static void *second_counter(void *arg) {
+    while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
+        ;
+    for (int i = 0; i < ITERS; i++) {
+        if (!arg) {
+            TDM_COUNTER_ADD(&count_u64, 2);
+        } else {
+            tdm_ref_inc(&refs);
+            tdm_ref_inc(&refs);
+            tdm_ref_dec(&refs);
+        }
     }
     return NULL;
 }
@@ -148,6 +171,30 @@ int main(void) {
     }
     pthread_join(t, NULL);
     CHECK(plain_sum == 2L * ITERS, "sum %ld, want %ld", plain_sum, 2L * ITERS);
+
+    /* counters, then reference counts: the second thread's first change revokes */
+    for (int kind = 0; kind < 2; kind++) {
+        tdm_lock_bias = TDM_BIAS_ON;
+        __atomic_store_n(&go, 0, __ATOMIC_RELAXED);
+        pthread_create(&t, NULL, second_counter, kind ? &refs : NULL);
+        for (int i = 0; i < ITERS; i++) {
+            if (i == ITERS / 10)
+                __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+            if (!kind) {
+                TDM_COUNTER_ADD(&count_u64, 2);
+            } else {
+                tdm_ref_inc(&refs);
+                tdm_ref_inc(&refs);
+                tdm_ref_dec(&refs);
+            }
+        }
+        pthread_join(t, NULL);
+        CHECK(tdm_lock_bias == TDM_BIAS_OFF, "bias %u after another thread's %s", tdm_lock_bias,
+              kind ? "reference counts" : "counter adds");
+    }
+    CHECK(count_u64 == 4ul * ITERS, "counter %llu, want %llu", (unsigned long long)count_u64,
+          4ull * ITERS);
+    CHECK(refs == 2 * ITERS, "reference count %d, want %d", refs, 2 * ITERS);
 
     if (errs)
         return 1;
