@@ -28,9 +28,9 @@
  *
  * The bias. Most programs that ask for MULTIPLE call MPI from one thread, and an atomic
  * read-modify-write costs about 20 cycles whether or not another thread is there. So the
- * thread that raised `tdm_threaded` (the owner) takes every lock without touching it
- * while no other thread has taken one: it counts its open sections in a word only it
- * writes and checks, with no fence, that the bias still holds. The first other thread
+ * thread that raised `tdm_threaded` (the owner) takes every lock with plain loads and
+ * stores while no other thread has taken one: it counts its open sections in a word only
+ * it writes and checks, with no fence, that the bias still holds. The first other thread
  * that takes a lock revokes the bias for good (tdm_lock_revoke_): it marks it revoking,
  * makes every running thread of the process execute a full fence (membarrier(2),
  * PRIVATE_EXPEDITED) so that the owner either has published its count or will see the
@@ -137,18 +137,32 @@ static inline void tdm_lock_init(tdm_lock_t *l) {
 static inline void tdm_lock_fini(tdm_lock_t *l) {
     (void)l;
 }
+/* Under the bias the owner still marks the lock word held (a plain store: no other thread
+ * reads it until the bias is revoked), so a try on a lock it holds fails as it would
+ * unbiased: code that runs hooks with a lock held relies on that (comm/ctxid.c). */
 static inline void tdm_lock_acquire(tdm_lock_t *l) {
-    if (TDM_UNLIKELY(tdm_threaded) && !tdm_bias_enter_()) {
+    if (TDM_UNLIKELY(tdm_threaded)) {
+        if (tdm_bias_enter_()) {
+            __atomic_store_n(&l->v, 1, __ATOMIC_RELAXED);
+            return;
+        }
         uint32_t free_ = 0;
         if (TDM_UNLIKELY(!__atomic_compare_exchange_n(&l->v, &free_, 1, false, __ATOMIC_ACQUIRE,
                                                       __ATOMIC_RELAXED)))
             tdm_lock_wait_(l);
     }
 }
-/* True when the lock is now held (always, unthreaded or biased); false when another thread
- * holds it. */
+/* True when the lock is now held (always, unthreaded); false when a thread holds it. */
 static inline bool tdm_lock_try(tdm_lock_t *l) {
-    if (TDM_UNLIKELY(tdm_threaded) && !tdm_bias_enter_()) {
+    if (TDM_UNLIKELY(tdm_threaded)) {
+        if (tdm_bias_enter_()) {
+            if (__atomic_load_n(&l->v, __ATOMIC_RELAXED)) {
+                tdm_bias_exit_();
+                return false;
+            }
+            __atomic_store_n(&l->v, 1, __ATOMIC_RELAXED);
+            return true;
+        }
         uint32_t free_ = 0;
         return __atomic_compare_exchange_n(&l->v, &free_, 1, false, __ATOMIC_ACQUIRE,
                                            __ATOMIC_RELAXED);
@@ -156,9 +170,18 @@ static inline bool tdm_lock_try(tdm_lock_t *l) {
     return true;
 }
 static inline void tdm_lock_release(tdm_lock_t *l) {
-    if (TDM_UNLIKELY(tdm_threaded) && !tdm_bias_exit_() &&
-        TDM_UNLIKELY(__atomic_exchange_n(&l->v, 0, __ATOMIC_RELEASE) == 2))
-        tdm_lock_wake_(l);
+    if (TDM_UNLIKELY(tdm_threaded)) {
+        if (TDM_LIKELY(tdm_lock_self_() == tdm_lock_owner)) {
+            unsigned d = __atomic_load_n(&tdm_lock_owner_depth, __ATOMIC_RELAXED);
+            if (TDM_LIKELY(d)) { /* a biased hold: the word freed, then the section closed */
+                __atomic_store_n(&l->v, 0, __ATOMIC_RELAXED);
+                __atomic_store_n(&tdm_lock_owner_depth, d - 1, __ATOMIC_RELEASE);
+                return;
+            }
+        }
+        if (TDM_UNLIKELY(__atomic_exchange_n(&l->v, 0, __ATOMIC_RELEASE) == 2))
+            tdm_lock_wake_(l);
+    }
 }
 
 /*
@@ -180,6 +203,25 @@ static inline void tdm_lock_release(tdm_lock_t *l) {
             }                                                                                      \
         } else {                                                                                   \
             *(_p) += (_v);                                                                         \
+        }                                                                                          \
+    } while (0)
+/* Two counters bumped together: one section for both under the bias. */
+#define TDM_COUNTER_ADD2(_p1, _v1, _p2, _v2)                                                       \
+    do {                                                                                           \
+        if (TDM_UNLIKELY(tdm_threaded)) {                                                          \
+            if (tdm_bias_enter_()) {                                                               \
+                __atomic_store_n((_p1), __atomic_load_n((_p1), __ATOMIC_RELAXED) + (_v1),          \
+                                 __ATOMIC_RELAXED);                                                \
+                __atomic_store_n((_p2), __atomic_load_n((_p2), __ATOMIC_RELAXED) + (_v2),          \
+                                 __ATOMIC_RELAXED);                                                \
+                tdm_bias_exit_();                                                                  \
+            } else {                                                                               \
+                __atomic_fetch_add((_p1), (_v1), __ATOMIC_RELAXED);                                \
+                __atomic_fetch_add((_p2), (_v2), __ATOMIC_RELAXED);                                \
+            }                                                                                      \
+        } else {                                                                                   \
+            *(_p1) += (_v1);                                                                       \
+            *(_p2) += (_v2);                                                                       \
         }                                                                                          \
     } while (0)
 #define TDM_COUNTER_SUB(_p, _v)                                                                    \

@@ -61,8 +61,7 @@ static int send_common(const char *fn, const void *buf, MPI_Count count, MPI_Dat
             return tdm_mpi_err(c, tdm_mpi_class_of(rc), fn, "cannot send %lld items to rank %d",
                                (long long)count, dest);
     }
-    TDM_COUNTER_ADD(&c->pv.sent_msgs, 1);
-    TDM_COUNTER_ADD(&c->pv.sent_bytes, (uint64_t)count * dt->size);
+    TDM_COUNTER_ADD2(&c->pv.sent_msgs, 1, &c->pv.sent_bytes, (uint64_t)count * dt->size);
     if (!blocking) {
         *request = tdm_req_handle(r);
         return MPI_SUCCESS;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * base/lock.h, the bias: the thread that raised tdm_threaded takes locks without writing
- * them (a held lock's word stays 0) and adds to counters exactly; a second thread taking
+ * base/lock.h, the bias: the thread that raised tdm_threaded takes locks with plain stores
+ * (a try on a lock it holds still fails) and adds to counters exactly; a second thread taking
  * a lock revokes the bias and waits while the owner is inside a section (it never enters
  * while the owner holds the lock); after it every thread locks for real (the owner's
  * lock word is written) and no update is lost while the bias is revoked in the middle of
@@ -104,13 +104,21 @@ int main(void) {
         return 77;
     }
 
-    /* the owner, biased: a held lock is not written, sections nest, a try succeeds */
+    /* the owner, biased: sections nest, a try on a free lock succeeds and one on a lock
+     * it holds fails (as unbiased: code that runs hooks under a lock relies on it), and
+     * the bias holds throughout */
     tdm_lock_acquire(&lock_a);
-    CHECK(__atomic_load_n(&lock_a.v, __ATOMIC_RELAXED) == 0,
-          "the owner wrote the lock word while it held the bias (%u)", lock_a.v);
-    CHECK(tdm_lock_try(&lock_b), "the owner's try failed under the bias");
+    CHECK(tdm_lock_try(&lock_b), "the owner's try on a free lock failed under the bias");
+    CHECK(!tdm_lock_try(&lock_a), "the owner's try on a lock it holds succeeded");
+    CHECK(!tdm_lock_try(&lock_b), "the owner's try on a lock it holds succeeded (nested)");
+    tdm_lock_release(&lock_b);
+    CHECK(tdm_lock_try(&lock_b), "the owner's try on a released lock failed");
     tdm_lock_release(&lock_b);
     tdm_lock_release(&lock_a);
+    CHECK(lock_a.v == 0 && lock_b.v == 0, "lock words %u %u after the releases", lock_a.v,
+          lock_b.v);
+    CHECK(tdm_lock_bias == TDM_BIAS_ON, "the owner's own sections changed the bias to %u",
+          tdm_lock_bias);
     CHECK(tdm_lock_owner_depth == 0, "open sections after the releases: %u", tdm_lock_owner_depth);
     unsigned long counter = 0;
     for (int i = 0; i < 1000; i++)
