@@ -4,11 +4,21 @@
 
 usage: run_test.py --mpirun PATH -n N [--timeout S] [--env K=V]... [--expect fail|exit=N]
                    [--ld-library-path DIR] [--check-lib NAME]
-                   [--launcher mpirun|hydra|hydra-port|hydra2 [--hosts H]] -- PROGRAM [ARGS...]
+                   [--launcher mpirun|hydra|hydra-port|hydra2 [--hosts H]]
+                   [--nodes N [--cluster PATH]] [--node-split MODE] -- PROGRAM [ARGS...]
 
 --launcher hydra* starts the job with MPICH's mpiexec.hydra instead (PMI-1 on PMI_FD,
 PMI-1 with -pmi-port, PMI-2), skipped (77) where mpiexec.hydra is not installed; --hosts
 adds "-launcher fork -hosts H": Hydra's nodes, all on this machine.
+
+--nodes N runs the job on N nodes of the namespace cluster (../shared/tools/netns-cluster,
+tests/mpi/netns_cluster.py), -n/N ranks on each: mpiexec.hydra -launcher rsh -launcher-exec
+<the cluster's launcher> -hosts node0:M,node1:M,..., every --env as -genv. The cluster is
+brought up when missing and taken down by its last user; the test is skipped (77) with
+the reason where namespaces cannot be made (not root, no ip netns). Afterwards /dev/shm
+as each node sees it and each node's processes are checked too.
+--node-split MODE makes the ranks of this one host believe they are on several nodes
+(TANDEM_NODE_SPLIT, the library's tunable): every inter-node path without namespaces.
 
 A test passes when the job exits 0 and its output has a line "No Errors" (MPICH's
 convention, leading spaces allowed). With --expect fail it passes when the job exits
@@ -34,7 +44,12 @@ import threading
 import time
 import uuid
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import netns_cluster  # noqa: E402
+
 SKIP = 77
+# the one place that names the library's fake-node tunable (src/base/params.def)
+NODE_SPLIT_VAR = "TANDEM_NODE_SPLIT"
 MARKER_VAR = "TDM_RUNTEST_ID"  # not TANDEM_*: the library reports unknown TANDEM_ names
 NO_ERRORS = re.compile(r"^\s*No Errors\s*$", re.M)
 
@@ -146,6 +161,37 @@ def check_shm(before):
         except OSError:
             pass
     return new
+
+
+def tandem_names(names):
+    return {n for n in names or () if n.lower().startswith("tandem")}
+
+
+def node_problems(cluster, job, shm_before):
+    """What the job left on the nodes of the cluster: its processes (by marker) and the
+    tandem* objects each node's /dev/shm gained that no living process holds."""
+    problems = []
+    deadline = time.monotonic() + 1.0
+    while True:
+        left = {n: [p for p in cluster.node_pids(n) if _has_marker(p, job.marker)]
+                for n in cluster.names}
+        if not any(left.values()) or time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
+    for n, pids in left.items():
+        if pids:
+            problems.append(f"processes of the test remained on {n}: "
+                            + "; ".join(f"pid {p}: {_cmdline(p)}" for p in pids))
+    seen = {}  # name -> the nodes whose /dev/shm has it (they may share this host's)
+    for n in cluster.names:
+        new = tandem_names(cluster.shm(n)) - shm_before.get(n, set())
+        for name in new - _shm_in_use(new):
+            seen.setdefault(name, []).append(n)
+    for name in sorted(seen):
+        problems.append(f"left in /dev/shm on {', '.join(seen[name])} (removed now): {name}")
+        for n in seen[name]:
+            cluster.exec(n, ["rm", "-f", "/dev/shm/" + name])
+    return problems
 
 
 def describe_status(rc):
@@ -270,6 +316,10 @@ def main():
     ap.add_argument("--launcher", default="mpirun",
                     choices=["mpirun", "hydra", "hydra-port", "hydra2"])
     ap.add_argument("--hosts", help="with a hydra launcher: -launcher fork -hosts H")
+    ap.add_argument("--nodes", type=int, help="run on N nodes of the namespace cluster")
+    ap.add_argument("--cluster", help="path of netns-cluster (default: ../shared/tools)")
+    ap.add_argument("--node-split", metavar="MODE",
+                    help=f"split this host's ranks into fake nodes ({NODE_SPLIT_VAR}=MODE)")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.command[1:] if a.command and a.command[0] == "--" else a.command
@@ -284,10 +334,29 @@ def main():
         k, v = kv.split("=", 1)
         env[k] = v
         shown_env.append(kv)
+    if a.node_split:
+        env[NODE_SPLIT_VAR] = a.node_split
+        shown_env.append(f"{NODE_SPLIT_VAR}={a.node_split}")
     if a.ld_library_path:
         old = env.get("LD_LIBRARY_PATH")
         env["LD_LIBRARY_PATH"] = a.ld_library_path + (":" + old if old else "")
         shown_env.append("LD_LIBRARY_PATH=" + env["LD_LIBRARY_PATH"])
+
+    cluster = None
+    if a.nodes:
+        if a.np % a.nodes:
+            ap.error(f"-n {a.np} is not a multiple of --nodes {a.nodes}")
+        if a.hosts:
+            ap.error("--nodes and --hosts exclude each other")
+        if a.launcher == "mpirun":
+            a.launcher = "hydra"  # only Hydra reaches other nodes (its rsh launcher)
+        script = a.cluster or netns_cluster.find_script(
+            os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+        cluster = netns_cluster.Cluster(script, a.nodes)
+        why = cluster.check()
+        if why:
+            print(f"SKIP: {why}")
+            return SKIP
 
     if a.launcher == "mpirun":
         full = [a.mpirun, "-n", str(a.np), "--timeout", f"{a.timeout:g}"] + a.mpirun_arg + cmd
@@ -307,6 +376,13 @@ def main():
         if a.launcher == "hydra2":
             env["TANDEM_PMI_VERSION"] = "2"
             shown_env.append("TANDEM_PMI_VERSION=2")
+        if cluster:
+            ppn = a.np // a.nodes
+            full += ["-launcher", "rsh", "-launcher-exec", cluster.script,
+                     "-hosts", ",".join(f"{n}:{ppn}" for n in cluster.names)]
+            # the launcher passes the environment on too; -genv says it on the line
+            for kv in shown_env:
+                full += ["-genv"] + kv.split("=", 1)
         full += cmd
     shown = " ".join(shlex.quote(x) for x in shown_env + full)
 
@@ -316,10 +392,22 @@ def main():
             print(f"FAIL: {why}\ncommand: {shown}")
             return 1
 
-    job = Job(full, env=env)
-    # mpirun's own --timeout ends the job; this guard is for an mpirun that hangs itself
-    rc, out, _ = job.wait(timeout=a.timeout + 15)
-    problems = job.cleanup_problems()
+    if cluster:
+        try:
+            cluster.enter()
+        except netns_cluster.Unavailable as e:
+            print(f"SKIP: {e}")
+            return SKIP
+    try:
+        node_shm = {n: tandem_names(cluster.shm(n)) for n in cluster.names} if cluster else {}
+        job = Job(full, env=env)
+        # mpirun's own --timeout ends the job; this guard is for an mpirun that hangs itself
+        rc, out, _ = job.wait(timeout=a.timeout + 15)
+        problems = node_problems(cluster, job, node_shm) if cluster else []
+        problems += job.cleanup_problems()
+    finally:
+        if cluster:
+            cluster.leave()
 
     if rc == SKIP and a.expect == "pass":
         print(out, end="")

@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The namespace cluster (../shared/tools/netns-cluster) shared by concurrent users.
+
+Tests of several worktrees, and bench/compare, may use the nodes at the same time, so:
+- bringing nodes up and taking them down happens under an exclusive lock (LOCK);
+- every user holds a shared lock (USERS) for as long as its job runs;
+- the last user leaves takes the cluster down, but only when a user of this module
+  brought it up (the marker file MADE): a cluster someone made by hand stays up.
+`up` of the script is idempotent, but it also drops nodes beyond N, so it is called only
+when fewer than N nodes exist. Where namespaces cannot be made (not root, no `ip netns`,
+no script, `up` failing) `Cluster.enter` raises Unavailable with the reason: the caller
+skips, it never passes.
+"""
+
+import fcntl
+import os
+import shutil
+import subprocess
+
+LOCK = "/tmp/tandem-netns-cluster.lock"
+USERS = "/tmp/tandem-netns-cluster.users"
+MADE = "/tmp/tandem-netns-cluster.made"
+
+
+class Unavailable(Exception):
+    """The cluster cannot be made here; the message says why."""
+
+
+def find_script(root):
+    """The netns-cluster script beside the project's checkout (../shared/tools)."""
+    for up in ("..", os.path.join("..", "..")):
+        p = os.path.normpath(os.path.join(root, up, "shared", "tools", "netns-cluster"))
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def _run(cmd, timeout=60):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+class Cluster:
+    def __init__(self, script, nodes):
+        self.script = script
+        self.nodes = nodes
+        self.names = [f"node{i}" for i in range(nodes)]
+        self._users = None
+
+    def check(self):
+        """None when the cluster can be made here, else the reason."""
+        if not self.script or not os.path.exists(self.script):
+            return f"no netns-cluster script (looked for {self.script or '../shared/tools'})"
+        if os.geteuid() != 0:
+            return "netns-cluster needs root to make network namespaces"
+        if not shutil.which("ip"):
+            return "no `ip` command (iproute2) to make network namespaces"
+        return None
+
+    def hosts(self):
+        r = _run([self.script, "hosts"])
+        return r.stdout.split() if r.returncode == 0 else []
+
+    def launcher(self):
+        return _run([self.script, "launcher"]).stdout.strip()
+
+    def enter(self):
+        why = self.check()
+        if why:
+            raise Unavailable(why)
+        with open(LOCK, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not set(self.names) <= set(self.hosts()):
+                was_up = bool(self.hosts())
+                r = _run([self.script, "up", str(self.nodes)])
+                if r.returncode != 0:
+                    if not was_up:
+                        _run([self.script, "down"])
+                    raise Unavailable(f"netns-cluster up {self.nodes} failed (namespaces "
+                                      f"cannot be made here): {r.stderr.strip()}")
+                if not was_up:
+                    open(MADE, "w").close()
+            self._users = open(USERS, "a")
+            fcntl.flock(self._users, fcntl.LOCK_SH)
+        return self
+
+    def leave(self):
+        """Stop being a user; the last one takes down a cluster this module made."""
+        if self._users is None:
+            return
+        with open(LOCK, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            fcntl.flock(self._users, fcntl.LOCK_UN)
+            self._users.close()
+            self._users = None
+            with open(USERS, "a") as users:
+                try:
+                    fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    return  # someone else's job still runs on the nodes
+                if os.path.exists(MADE):
+                    _run([self.script, "down"])
+                    os.unlink(MADE)
+
+    def __enter__(self):
+        return self.enter()
+
+    def __exit__(self, *exc):
+        self.leave()
+
+    def exec(self, node, cmd, timeout=30):
+        return _run([self.script, "exec", node] + cmd, timeout=timeout)
+
+    def shm(self, node):
+        """Names in /dev/shm as NODE sees it (None when it cannot be listed)."""
+        r = self.exec(node, ["ls", "-1", "/dev/shm"])
+        return set(r.stdout.split()) if r.returncode == 0 else None
+
+    def node_pids(self, node):
+        r = _run(["ip", "netns", "pids", node])
+        return [int(p) for p in r.stdout.split()] if r.returncode == 0 else []
