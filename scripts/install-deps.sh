@@ -3,7 +3,8 @@
 # Install what building and testing Tandem MPI needs (Debian/Ubuntu, apt-get).
 # Idempotent and quick when everything is there: apt-get update runs only when a package
 # is missing. MPICH (mpicc.mpich, libmpich.so.12) is for the ABI tests; Open MPI is an
-# anchor of the benchmarks.
+# anchor of the benchmarks. iproute2 makes the namespace cluster of the multi-node tests
+# (../shared/tools/netns-cluster); ucx-utils' ucx_perftest measures its path's limit.
 set -euo pipefail
 
 packages=(
@@ -11,6 +12,7 @@ packages=(
     python3 python3-venv
     mpich libmpich-dev
     openmpi-bin libopenmpi-dev
+    iproute2 ucx-utils
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
