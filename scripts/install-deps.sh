@@ -5,6 +5,7 @@
 # is missing. MPICH (mpicc.mpich, libmpich.so.12) is for the ABI tests; Open MPI is an
 # anchor of the benchmarks. iproute2 makes the namespace cluster of the multi-node tests
 # (../shared/tools/netns-cluster); ucx-utils' ucx_perftest measures its path's limit.
+# libucx-dev (UCX 1.13) is the transport between nodes (src/net/ucx.c).
 set -euo pipefail
 
 packages=(
@@ -12,7 +13,7 @@ packages=(
     python3 python3-venv
     mpich libmpich-dev
     openmpi-bin libopenmpi-dev
-    iproute2 ucx-utils
+    iproute2 ucx-utils libucx-dev
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then

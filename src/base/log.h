@@ -22,6 +22,7 @@ typedef enum {
     _X(SHM, "shm")             \
     _X(CMA, "cma")             \
     _X(NET, "net")             \
+    _X(UCX, "ucx")             \
     _X(P2P, "p2p")             \
     _X(DTYPE, "dtype")         \
     _X(COMM, "comm")           \

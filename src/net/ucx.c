@@ -1,0 +1,1324 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The UCX transport (ucx.h): packets as UCX active messages, get/put with a
+ * token bucket on reads, a registration cache, and a shutdown that never waits
+ * on a dead peer for longer than its timeout.
+ */
+#include "ucx.h"
+
+#include "base/log.h"
+#include "base/params.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#if TDM_HAVE_UCX
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <time.h>
+#include <ucp/api/ucp.h>
+#include <unistd.h>
+
+/* The one active-message id Tandem uses: every packet goes to one handler, which
+ * delivers it by its source rank (carried in the prefix). */
+#define TDM_UCX_AM_ID 7
+
+/* In front of the engine's header on the wire: who sent it, and how long the
+ * engine's header is. */
+typedef struct tdm_ucx_prefix {
+    uint32_t src;
+    uint32_t hdr_len;
+} tdm_ucx_prefix_t;
+
+/* The blob another process hands to tdm_ucx_peer_set. */
+#define TDM_UCX_BLOB_MAGIC 0x5544d54u /* "TDMU" */
+typedef struct tdm_ucx_blob {
+    uint32_t magic;
+    int32_t rank;
+    uint32_t addr_len;
+    uint32_t pad;
+    char host[64];
+    /* UCX worker address follows */
+} tdm_ucx_blob_t;
+
+typedef enum { RX_READY, RX_FETCH, RX_FETCHING, RX_FAILED } tdm_ucx_rx_state_t;
+
+/* A packet that could not be delivered inside UCX's callback: an earlier one from
+ * the same peer is still being fetched (rendezvous), so this one waits behind it. */
+typedef struct tdm_ucx_rx {
+    struct tdm_ucx_rx *next;
+    struct tdm_ucx_rx *next_fetch;
+    struct tdm_ucx *ux;
+    int peer;
+    tdm_ucx_rx_state_t state;
+    void *desc;       /* UCX's descriptor: rendezvous (to fetch) or held data */
+    bool held;        /* desc is data UCX keeps for us: ucp_am_data_release */
+    void *buf;        /* malloc'd payload (a copy, or the fetch's target) */
+    const void *data; /* what is delivered */
+    size_t len;
+    size_t hdr_len;
+    unsigned char hdr[TDM_UCX_HDR_MAX];
+} tdm_ucx_rx_t;
+
+typedef struct tdm_ucx_peer {
+    struct tdm_ucx *ux;
+    int rank;
+    char host[64];
+    void *addr;
+    size_t addr_len;
+    ucp_ep_h ep;
+    int failed; /* 0, or the status operations toward it fail with */
+    tdm_ucx_rx_t *rx_head, *rx_tail;
+    bool rx_active; /* on ux->rx_active */
+    struct tdm_ucx_peer *next_active;
+} tdm_ucx_peer_t;
+
+typedef enum { OP_SEND, OP_GET, OP_PUT, OP_FLUSH } tdm_ucx_op_kind_t;
+
+/* One operation in flight (or, a get, waiting for a token). */
+typedef struct tdm_ucx_op {
+    struct tdm_ucx_op *next;
+    struct tdm_ucx *ux;
+    tdm_ucx_op_kind_t kind;
+    int peer;
+    tdm_ucx_done_fn_t done;
+    void *arg;
+    void *local;
+    size_t len;
+    uint64_t remote;
+    tdm_ucx_rkey_t *rkey;
+    /* a send's wire header: UCX 1.13 reads it until the send completes */
+    unsigned char hdr[sizeof(tdm_ucx_prefix_t) + TDM_UCX_HDR_MAX];
+} tdm_ucx_op_t;
+
+struct tdm_ucx_mem {
+    struct tdm_ucx_mem *prev, *next; /* most recently used first */
+    void *base;
+    size_t len;
+    ucp_mem_h memh;
+    void *rkey_buf;
+    size_t rkey_len;
+    int refs;
+};
+
+struct tdm_ucx_rkey {
+    ucp_rkey_h rkey;
+    int peer;
+};
+
+struct tdm_ucx {
+    int rank, nranks;
+    bool mt;
+    tdm_ucx_recv_fn_t recv;
+    void *recv_arg;
+    tdm_ucx_peer_error_fn_t peer_error;
+    void *peer_error_arg;
+    ucp_context_h ctx;
+    ucp_worker_h worker;
+    int efd;
+    void *blob;
+    size_t blob_len;
+    char host[64];
+    size_t am_max;
+    tdm_ucx_peer_t *peers;
+
+    /* `lock` (under mt) guards the op free list, the read bucket and FIFO, and the
+     * registration cache; it is never held across a UCX call that can run a callback,
+     * nor while a callback of the caller runs. `progress_lock` makes one thread at a
+     * time the progress thread: the receive queues and the fetch list are its alone. */
+    pthread_mutex_t lock;
+    pthread_mutex_t progress_lock;
+    tdm_ucx_op_t *op_free;
+    int read_tokens;
+    int read_limit;
+    tdm_ucx_op_t *read_head, *read_tail;
+    tdm_ucx_rx_t *fetch_head, *fetch_tail;
+    tdm_ucx_peer_t *rx_active;
+    unsigned events;
+    long pending; /* ops UCX still holds */
+
+    tdm_ucx_mem_t *reg_head, *reg_tail;
+    int reg_idle, reg_cap;
+
+    tdm_ucx_stats_t st;
+    char err[512];
+};
+
+#define UX_LOCK(_ux)                                                                               \
+    do {                                                                                           \
+        if ((_ux)->mt)                                                                             \
+            pthread_mutex_lock(&(_ux)->lock);                                                      \
+    } while (0)
+#define UX_UNLOCK(_ux)                                                                             \
+    do {                                                                                           \
+        if ((_ux)->mt)                                                                             \
+            pthread_mutex_unlock(&(_ux)->lock);                                                    \
+    } while (0)
+#define UX_COUNT(_ux, _field, _n) __atomic_fetch_add(&(_ux)->st._field, (_n), __ATOMIC_RELAXED)
+
+bool tdm_ucx_built(void) {
+    return true;
+}
+
+static int map_status(ucs_status_t s) {
+    switch (s) {
+    case UCS_OK:
+        return 0;
+    case UCS_ERR_NO_MEMORY:
+        return TDM_UCX_ERR_NOMEM;
+    case UCS_ERR_NO_DEVICE:
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_UNSUPPORTED:
+        return TDM_UCX_ERR_NO_TRANSPORT;
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_CANCELED:
+    case UCS_ERR_REJECTED:
+        return TDM_UCX_ERR_PEER;
+    case UCS_ERR_TIMED_OUT:
+        return TDM_UCX_ERR_TIMEOUT;
+    default:
+        return TDM_UCX_ERR_IO;
+    }
+}
+
+/* Record and log a failure; returns `status` so callers `return fail(...)`. */
+__attribute__((format(printf, 3, 4))) static int fail(tdm_ucx_t *ux, int status, const char *fmt,
+                                                      ...) {
+    char msg[sizeof(ux->err)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (ux) {
+        UX_LOCK(ux);
+        memcpy(ux->err, msg, sizeof(msg));
+        UX_UNLOCK(ux);
+    }
+    tdm_error(UCX, "%s", msg);
+    return status;
+}
+
+const char *tdm_ucx_errmsg(tdm_ucx_t *ux) {
+    return ux->err;
+}
+
+void tdm_ucx_stats(tdm_ucx_t *ux, tdm_ucx_stats_t *st_p) {
+    UX_LOCK(ux);
+    *st_p = ux->st;
+    UX_UNLOCK(ux);
+}
+
+static tdm_ucx_op_t *op_get(tdm_ucx_t *ux) {
+    UX_LOCK(ux);
+    tdm_ucx_op_t *op = ux->op_free;
+    if (op)
+        ux->op_free = op->next;
+    UX_UNLOCK(ux);
+    if (!op)
+        op = malloc(sizeof(*op));
+    if (op)
+        op->ux = ux;
+    return op;
+}
+
+static void op_put(tdm_ucx_t *ux, tdm_ucx_op_t *op) {
+    UX_LOCK(ux);
+    op->next = ux->op_free;
+    ux->op_free = op;
+    UX_UNLOCK(ux);
+}
+
+static int check_peer(tdm_ucx_t *ux, int peer, const char *call) {
+    if (peer < 0 || peer >= ux->nranks)
+        return fail(ux, TDM_UCX_ERR_INVALID, "%s: peer %d out of range 0..%d (rank %d)", call, peer,
+                    ux->nranks - 1, ux->rank);
+    tdm_ucx_peer_t *p = &ux->peers[peer];
+    int failed = __atomic_load_n(&p->failed, __ATOMIC_ACQUIRE);
+    if (failed)
+        return fail(ux, failed, "%s: peer rank %d (host %s) has failed (rank %d)", call, peer,
+                    p->host, ux->rank);
+    return 0;
+}
+
+/* ---- peers and endpoints ---------------------------------------------------------------- */
+
+static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status) {
+    tdm_ucx_peer_t *p = arg;
+    tdm_ucx_t *ux = p->ux;
+    if (__atomic_exchange_n(&p->failed, TDM_UCX_ERR_PEER, __ATOMIC_ACQ_REL))
+        return;
+    char msg[256];
+    snprintf(msg, sizeof(msg), "peer rank %d (host %s) failed, seen by rank %d (host %s): %s",
+             p->rank, p->host, ux->rank, ux->host, ucs_status_string(status));
+    fail(ux, TDM_UCX_ERR_PEER, "%s", msg);
+    /* reads queued toward it will never get a token's worth of progress: fail them */
+    tdm_ucx_op_t *dead = NULL, **pp;
+    UX_LOCK(ux);
+    for (pp = &ux->read_head; *pp;) {
+        tdm_ucx_op_t *op = *pp;
+        if (op->peer == p->rank) {
+            *pp = op->next;
+            op->next = dead;
+            dead = op;
+        } else {
+            pp = &op->next;
+        }
+    }
+    ux->read_tail = NULL;
+    for (tdm_ucx_op_t *op = ux->read_head; op; op = op->next)
+        ux->read_tail = op;
+    UX_UNLOCK(ux);
+    while (dead) {
+        tdm_ucx_op_t *op = dead;
+        dead = op->next;
+        op->done(op->arg, TDM_UCX_ERR_PEER);
+        op_put(ux, op);
+    }
+    if (ux->peer_error)
+        ux->peer_error(ux->peer_error_arg, p->rank, msg);
+}
+
+static int ep_get(tdm_ucx_t *ux, int peer, ucp_ep_h *ep_p) {
+    tdm_ucx_peer_t *p = &ux->peers[peer];
+    ucp_ep_h ep = __atomic_load_n(&p->ep, __ATOMIC_ACQUIRE);
+    if (ep) {
+        *ep_p = ep;
+        return 0;
+    }
+    UX_LOCK(ux);
+    ep = p->ep;
+    int rc = 0;
+    if (!ep && !p->addr) {
+        rc = TDM_UCX_ERR_INVALID;
+    } else if (!ep) {
+        ucp_ep_params_t prm = {
+            .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                          UCP_EP_PARAM_FIELD_ERR_HANDLER,
+            .address = p->addr,
+            .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+            .err_handler = {.cb = ep_error_cb, .arg = p},
+        };
+        ucs_status_t s = ucp_ep_create(ux->worker, &prm, &ep);
+        if (s == UCS_OK) {
+            __atomic_store_n(&p->ep, ep, __ATOMIC_RELEASE);
+        } else {
+            UX_UNLOCK(ux);
+            return fail(ux,
+                        s == UCS_ERR_UNREACHABLE ? TDM_UCX_ERR_NO_TRANSPORT : TDM_UCX_ERR_CONNECT,
+                        "ucp_ep_create from rank %d (host %s) to rank %d (host %s) failed: %s",
+                        ux->rank, ux->host, peer, p->host, ucs_status_string(s));
+        }
+    }
+    UX_UNLOCK(ux);
+    if (rc)
+        return fail(ux, rc, "rank %d: no address for peer rank %d (tdm_ucx_peer_set first)",
+                    ux->rank, peer);
+    *ep_p = ep;
+    return 0;
+}
+
+int tdm_ucx_address(tdm_ucx_t *ux, const void **blob_p, size_t *len_p) {
+    *blob_p = ux->blob;
+    *len_p = ux->blob_len;
+    return 0;
+}
+
+int tdm_ucx_peer_set(tdm_ucx_t *ux, int peer, const void *blob, size_t len) {
+    if (peer < 0 || peer >= ux->nranks)
+        return fail(ux, TDM_UCX_ERR_INVALID,
+                    "tdm_ucx_peer_set: peer %d out of range 0..%d (rank %d)", peer, ux->nranks - 1,
+                    ux->rank);
+    tdm_ucx_blob_t b;
+    if (!blob || len < sizeof(b))
+        return fail(ux, TDM_UCX_ERR_INVALID,
+                    "tdm_ucx_peer_set: address of peer %d is %zu bytes, shorter than its %zu-byte "
+                    "header (rank %d)",
+                    peer, len, sizeof(b), ux->rank);
+    memcpy(&b, blob, sizeof(b));
+    if (b.magic != TDM_UCX_BLOB_MAGIC || b.rank != peer || b.addr_len != len - sizeof(b) ||
+        b.addr_len == 0)
+        return fail(ux, TDM_UCX_ERR_INVALID,
+                    "tdm_ucx_peer_set: the address given for peer %d is not a Tandem UCX address "
+                    "of that rank (magic %#x, rank %d, %u+%zu bytes; rank %d)",
+                    peer, b.magic, b.rank, b.addr_len, sizeof(b), ux->rank);
+    tdm_ucx_peer_t *p = &ux->peers[peer];
+    if (p->addr)
+        return fail(ux, TDM_UCX_ERR_INVALID,
+                    "tdm_ucx_peer_set: peer %d already has an address "
+                    "(rank %d)",
+                    peer, ux->rank);
+    void *a = malloc(b.addr_len);
+    if (!a)
+        return fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_peer_set: out of memory (rank %d)", ux->rank);
+    memcpy(a, (const char *)blob + sizeof(b), b.addr_len);
+    memcpy(p->host, b.host, sizeof(p->host));
+    p->host[sizeof(p->host) - 1] = '\0';
+    p->addr_len = b.addr_len;
+    p->addr = a;
+    return 0;
+}
+
+int tdm_ucx_connect(tdm_ucx_t *ux, int peer) {
+    int rc = check_peer(ux, peer, "tdm_ucx_connect");
+    ucp_ep_h ep;
+    return rc ? rc : ep_get(ux, peer, &ep);
+}
+
+const char *tdm_ucx_peer_host(tdm_ucx_t *ux, int peer) {
+    if (peer < 0 || peer >= ux->nranks || !ux->peers[peer].addr)
+        return "?";
+    return ux->peers[peer].host;
+}
+
+/* ---- active messages -------------------------------------------------------------------- */
+
+static void send_done_cb(void *req, ucs_status_t status, void *user_data) {
+    tdm_ucx_op_t *op = user_data;
+    tdm_ucx_t *ux = op->ux;
+    ucp_request_free(req);
+    __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+    int rc = map_status(status);
+    if (rc && op->kind != OP_GET)
+        tdm_debug(UCX, "operation toward rank %d ended with %s", op->peer,
+                  ucs_status_string(status));
+    if (op->kind == OP_GET) {
+        UX_LOCK(ux);
+        ux->read_tokens++;
+        UX_UNLOCK(ux);
+    }
+    if (op->done)
+        op->done(op->arg, rc);
+    op_put(ux, op);
+    ux->events++;
+}
+
+int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
+                 size_t len, tdm_ucx_done_fn_t done, void *arg) {
+    int rc = check_peer(ux, peer, "tdm_ucx_send");
+    if (rc)
+        return rc;
+    if (hdr_len > TDM_UCX_HDR_MAX)
+        return fail(ux, TDM_UCX_ERR_INVALID,
+                    "tdm_ucx_send: header of %zu bytes to rank %d is longer than %d (rank %d)",
+                    hdr_len, peer, TDM_UCX_HDR_MAX, ux->rank);
+    if (len > ux->am_max)
+        return fail(ux, TDM_UCX_ERR_TOO_BIG,
+                    "tdm_ucx_send: packet of %zu bytes to rank %d is larger than "
+                    "TANDEM_UCX_AM_MAX=%zu (rank %d)",
+                    len, peer, ux->am_max, ux->rank);
+    ucp_ep_h ep;
+    if ((rc = ep_get(ux, peer, &ep)))
+        return rc;
+    tdm_ucx_op_t *op = op_get(ux);
+    if (!op)
+        return fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_send: out of memory (rank %d)", ux->rank);
+    tdm_ucx_prefix_t pre = {.src = (uint32_t)ux->rank, .hdr_len = (uint32_t)hdr_len};
+    memcpy(op->hdr, &pre, sizeof(pre));
+    if (hdr_len)
+        memcpy(op->hdr + sizeof(pre), hdr, hdr_len);
+    /* set before the call: under MULTI another thread's progress may complete it */
+    op->kind = OP_SEND;
+    op->peer = peer;
+    op->done = done;
+    op->arg = arg;
+    ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.send = send_done_cb,
+        .user_data = op,
+    };
+    __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
+    ucs_status_ptr_t sp =
+        ucp_am_send_nbx(ep, TDM_UCX_AM_ID, op->hdr, sizeof(pre) + hdr_len, data, len, &prm);
+    UX_COUNT(ux, am_sent, 1);
+    if (sp == NULL) {
+        __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+        op_put(ux, op);
+        return TDM_UCX_DONE;
+    }
+    if (UCS_PTR_IS_ERR(sp)) {
+        __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+        op_put(ux, op);
+        ucs_status_t s = UCS_PTR_STATUS(sp);
+        return fail(ux, map_status(s),
+                    "ucp_am_send_nbx of %zu bytes from rank %d to rank %d (host %s) failed: %s",
+                    len, ux->rank, peer, ux->peers[peer].host, ucs_status_string(s));
+    }
+    UX_COUNT(ux, am_sent_pending, 1);
+    return TDM_UCX_PENDING;
+}
+
+static void rx_enqueue(tdm_ucx_t *ux, tdm_ucx_peer_t *p, tdm_ucx_rx_t *rx) {
+    rx->next = NULL;
+    if (p->rx_tail)
+        p->rx_tail->next = rx;
+    else
+        p->rx_head = rx;
+    p->rx_tail = rx;
+    if (!p->rx_active) {
+        p->rx_active = true;
+        p->next_active = ux->rx_active;
+        ux->rx_active = p;
+    }
+}
+
+static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_length, void *data,
+                               size_t length, const ucp_am_recv_param_t *param) {
+    tdm_ucx_t *ux = arg;
+    tdm_ucx_prefix_t pre;
+    if (header_length < sizeof(pre)) {
+        tdm_error(UCX, "rank %d: dropped an active message with a %zu-byte header (not Tandem's)",
+                  ux->rank, header_length);
+        return UCS_OK;
+    }
+    memcpy(&pre, header, sizeof(pre));
+    if (pre.src >= (uint32_t)ux->nranks || pre.hdr_len != header_length - sizeof(pre)) {
+        tdm_error(UCX, "rank %d: dropped an active message from rank %u with header %u+%zu bytes",
+                  ux->rank, pre.src, pre.hdr_len, header_length);
+        return UCS_OK;
+    }
+    tdm_ucx_peer_t *p = &ux->peers[pre.src];
+    const unsigned char *hdr = (const unsigned char *)header + sizeof(pre);
+    bool rndv = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV;
+    ux->events++;
+    if (!rndv && !p->rx_head) {
+        ux->st.am_recv++;
+        ux->recv(ux->recv_arg, (int)pre.src, hdr, pre.hdr_len, data, length);
+        return UCS_OK;
+    }
+    /* an earlier packet of this peer is still being fetched, or this one must be:
+     * it waits in the peer's queue so the peer's order holds */
+    tdm_ucx_rx_t *rx = calloc(1, sizeof(*rx));
+    if (!rx) {
+        fail(ux, TDM_UCX_ERR_NOMEM, "rank %d: out of memory queueing a packet from rank %u",
+             ux->rank, pre.src);
+        return rndv ? UCS_ERR_NO_MEMORY : UCS_OK;
+    }
+    rx->ux = ux;
+    rx->peer = (int)pre.src;
+    rx->hdr_len = pre.hdr_len;
+    memcpy(rx->hdr, hdr, pre.hdr_len);
+    rx->len = length;
+    ucs_status_t ret = UCS_OK;
+    if (rndv) {
+        rx->state = RX_FETCH;
+        rx->desc = data;
+        rx->next_fetch = NULL;
+        if (ux->fetch_tail)
+            ux->fetch_tail->next_fetch = rx;
+        else
+            ux->fetch_head = rx;
+        ux->fetch_tail = rx;
+        ret = UCS_INPROGRESS;
+    } else if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
+        rx->state = RX_READY;
+        rx->desc = data;
+        rx->held = true;
+        rx->data = data;
+        ret = UCS_INPROGRESS;
+    } else {
+        rx->state = RX_READY;
+        rx->buf = malloc(length ? length : 1);
+        if (!rx->buf) {
+            free(rx);
+            fail(ux, TDM_UCX_ERR_NOMEM, "rank %d: out of memory copying %zu bytes from rank %u",
+                 ux->rank, length, pre.src);
+            return UCS_OK;
+        }
+        memcpy(rx->buf, data, length);
+        rx->data = rx->buf;
+    }
+    rx_enqueue(ux, p, rx);
+    return ret;
+}
+
+static void fetch_done_cb(void *req, ucs_status_t status, size_t length, void *user_data) {
+    tdm_ucx_rx_t *rx = user_data;
+    tdm_ucx_t *ux = rx->ux;
+    ucp_request_free(req);
+    __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+    if (status != UCS_OK) {
+        rx->state = RX_FAILED;
+        fail(ux, map_status(status),
+             "rank %d: fetching a %zu-byte packet from rank %d (host %s) failed: %s", ux->rank,
+             rx->len, rx->peer, ux->peers[rx->peer].host, ucs_status_string(status));
+    } else {
+        rx->state = RX_READY;
+    }
+    ux->events++;
+}
+
+/* Start the rendezvous fetches the AM callback queued (outside UCX's callback). */
+static void fetch_start(tdm_ucx_t *ux) {
+    while (ux->fetch_head) {
+        tdm_ucx_rx_t *rx = ux->fetch_head;
+        ux->fetch_head = rx->next_fetch;
+        if (!ux->fetch_head)
+            ux->fetch_tail = NULL;
+        rx->buf = malloc(rx->len ? rx->len : 1);
+        if (!rx->buf) {
+            fail(ux, TDM_UCX_ERR_NOMEM, "rank %d: out of memory for a %zu-byte packet from rank %d",
+                 ux->rank, rx->len, rx->peer);
+            ucp_am_data_release(ux->worker, rx->desc);
+            rx->state = RX_FAILED;
+            continue;
+        }
+        rx->data = rx->buf;
+        rx->state = RX_FETCHING;
+        ucp_request_param_t prm = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+            .cb.recv_am = fetch_done_cb,
+            .user_data = rx,
+        };
+        __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
+        ucs_status_ptr_t sp = ucp_am_recv_data_nbx(ux->worker, rx->desc, rx->buf, rx->len, &prm);
+        rx->desc = NULL; /* UCX owns it now, whatever the outcome */
+        ux->st.am_recv_rndv++;
+        if (sp == NULL) {
+            __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+            rx->state = RX_READY;
+        } else if (UCS_PTR_IS_ERR(sp)) {
+            __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+            rx->state = RX_FAILED;
+            fail(ux, map_status(UCS_PTR_STATUS(sp)),
+                 "rank %d: ucp_am_recv_data_nbx of %zu bytes from rank %d (host %s) failed: %s",
+                 ux->rank, rx->len, rx->peer, ux->peers[rx->peer].host,
+                 ucs_status_string(UCS_PTR_STATUS(sp)));
+        }
+    }
+}
+
+static void rx_free(tdm_ucx_t *ux, tdm_ucx_rx_t *rx) {
+    if (rx->desc)
+        ucp_am_data_release(ux->worker, rx->desc);
+    free(rx->buf);
+    free(rx);
+}
+
+/* Deliver, per peer, the queued packets that are ready, in order. A failed fetch
+ * ends delivery from that peer: what follows it would be out of order. */
+static void rx_drain(tdm_ucx_t *ux) {
+    tdm_ucx_peer_t **pp = &ux->rx_active;
+    while (*pp) {
+        tdm_ucx_peer_t *p = *pp;
+        tdm_ucx_rx_t *rx;
+        while ((rx = p->rx_head) && (rx->state == RX_READY || rx->state == RX_FAILED)) {
+            if (rx->state == RX_FAILED) {
+                if (!__atomic_exchange_n(&p->failed, TDM_UCX_ERR_PEER, __ATOMIC_ACQ_REL) &&
+                    ux->peer_error)
+                    ux->peer_error(ux->peer_error_arg, p->rank, ux->err);
+                /* drop it and everything behind it that no fetch still writes into */
+                while ((rx = p->rx_head) && rx->state != RX_FETCHING) {
+                    p->rx_head = rx->next;
+                    rx_free(ux, rx);
+                }
+                break;
+            }
+            p->rx_head = rx->next;
+            ux->st.am_recv++;
+            ux->recv(ux->recv_arg, rx->peer, rx->hdr, rx->hdr_len, rx->data, rx->len);
+            rx_free(ux, rx);
+        }
+        if (!p->rx_head) {
+            p->rx_tail = NULL;
+            p->rx_active = false;
+            *pp = p->next_active;
+        } else {
+            pp = &p->next_active;
+        }
+    }
+}
+
+/* ---- progress and waiting --------------------------------------------------------------- */
+
+static void reads_issue(tdm_ucx_t *ux);
+
+int tdm_ucx_progress(tdm_ucx_t *ux) {
+    if (ux->mt && pthread_mutex_trylock(&ux->progress_lock) != 0)
+        return 0;
+    ux->events = 0;
+    /* queued reads first (seed 001 §4.2): they were asked for before any new one */
+    reads_issue(ux);
+    ux->events += ucp_worker_progress(ux->worker);
+    fetch_start(ux);
+    reads_issue(ux);
+    rx_drain(ux);
+    int n = (int)ux->events;
+    if (ux->mt)
+        pthread_mutex_unlock(&ux->progress_lock);
+    return n;
+}
+
+int tdm_ucx_efd(tdm_ucx_t *ux) {
+    return ux->efd;
+}
+
+int tdm_ucx_arm(tdm_ucx_t *ux) {
+    /* work of our own that no UCX event will announce */
+    if (ux->fetch_head || ux->rx_active)
+        return 1;
+    UX_LOCK(ux);
+    bool reads = ux->read_head && ux->read_tokens > 0;
+    UX_UNLOCK(ux);
+    if (reads)
+        return 1;
+    ucs_status_t s = ucp_worker_arm(ux->worker);
+    if (s == UCS_OK)
+        return 0;
+    if (s == UCS_ERR_BUSY)
+        return 1;
+    return fail(ux, map_status(s), "ucp_worker_arm failed on rank %d (host %s): %s", ux->rank,
+                ux->host, ucs_status_string(s));
+}
+
+/* ---- registration and remote keys ------------------------------------------------------- */
+
+static void reg_unlink(tdm_ucx_t *ux, tdm_ucx_mem_t *m) {
+    if (m->prev)
+        m->prev->next = m->next;
+    else
+        ux->reg_head = m->next;
+    if (m->next)
+        m->next->prev = m->prev;
+    else
+        ux->reg_tail = m->prev;
+}
+
+static void reg_push_front(tdm_ucx_t *ux, tdm_ucx_mem_t *m) {
+    m->prev = NULL;
+    m->next = ux->reg_head;
+    if (ux->reg_head)
+        ux->reg_head->prev = m;
+    else
+        ux->reg_tail = m;
+    ux->reg_head = m;
+}
+
+static void reg_destroy(tdm_ucx_t *ux, tdm_ucx_mem_t *m) {
+    ucp_rkey_buffer_release(m->rkey_buf);
+    ucp_mem_unmap(ux->ctx, m->memh);
+    free(m);
+}
+
+int tdm_ucx_mem_reg(tdm_ucx_t *ux, void *base, size_t len, tdm_ucx_mem_t **mem_p) {
+    if (!base || !len)
+        return fail(ux, TDM_UCX_ERR_INVALID, "tdm_ucx_mem_reg: empty range %p+%zu (rank %d)", base,
+                    len, ux->rank);
+    UX_LOCK(ux);
+    for (tdm_ucx_mem_t *m = ux->reg_head; m; m = m->next) {
+        if (m->base == base && m->len == len) {
+            if (m->refs++ == 0)
+                ux->reg_idle--;
+            reg_unlink(ux, m);
+            reg_push_front(ux, m);
+            ux->st.reg_hits++;
+            UX_UNLOCK(ux);
+            *mem_p = m;
+            return 0;
+        }
+    }
+    ux->st.reg_misses++;
+    UX_UNLOCK(ux);
+    tdm_ucx_mem_t *m = calloc(1, sizeof(*m));
+    if (!m)
+        return fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_mem_reg: out of memory (rank %d)", ux->rank);
+    ucp_mem_map_params_t prm = {
+        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+        .address = base,
+        .length = len,
+    };
+    ucs_status_t s = ucp_mem_map(ux->ctx, &prm, &m->memh);
+    if (s != UCS_OK) {
+        free(m);
+        return fail(ux, map_status(s), "ucp_mem_map of %p+%zu failed on rank %d (host %s): %s",
+                    base, len, ux->rank, ux->host, ucs_status_string(s));
+    }
+    s = ucp_rkey_pack(ux->ctx, m->memh, &m->rkey_buf, &m->rkey_len);
+    if (s != UCS_OK) {
+        ucp_mem_unmap(ux->ctx, m->memh);
+        free(m);
+        return fail(ux, map_status(s), "ucp_rkey_pack of %p+%zu failed on rank %d (host %s): %s",
+                    base, len, ux->rank, ux->host, ucs_status_string(s));
+    }
+    m->base = base;
+    m->len = len;
+    m->refs = 1;
+    UX_LOCK(ux);
+    reg_push_front(ux, m);
+    UX_UNLOCK(ux);
+    *mem_p = m;
+    return 0;
+}
+
+void tdm_ucx_mem_dereg(tdm_ucx_t *ux, tdm_ucx_mem_t *mem) {
+    tdm_ucx_mem_t *evict = NULL;
+    UX_LOCK(ux);
+    if (--mem->refs == 0) {
+        ux->reg_idle++;
+        /* evict the least recently used idle registrations beyond the cap */
+        for (tdm_ucx_mem_t *m = ux->reg_tail; m && ux->reg_idle > ux->reg_cap;) {
+            tdm_ucx_mem_t *prev = m->prev;
+            if (m->refs == 0) {
+                reg_unlink(ux, m);
+                ux->reg_idle--;
+                m->next = evict;
+                evict = m;
+            }
+            m = prev;
+        }
+    }
+    UX_UNLOCK(ux);
+    while (evict) {
+        tdm_ucx_mem_t *m = evict;
+        evict = m->next;
+        reg_destroy(ux, m);
+    }
+}
+
+void tdm_ucx_mem_rkey(const tdm_ucx_mem_t *mem, const void **rkey_p, size_t *len_p) {
+    *rkey_p = mem->rkey_buf;
+    *len_p = mem->rkey_len;
+}
+
+int tdm_ucx_rkey_unpack(tdm_ucx_t *ux, int peer, const void *packed, size_t len,
+                        tdm_ucx_rkey_t **rkey_p) {
+    int rc = check_peer(ux, peer, "tdm_ucx_rkey_unpack");
+    if (rc)
+        return rc;
+    if (!packed || !len)
+        return fail(ux, TDM_UCX_ERR_INVALID,
+                    "tdm_ucx_rkey_unpack: empty key from rank %d (rank %d)", peer, ux->rank);
+    ucp_ep_h ep;
+    if ((rc = ep_get(ux, peer, &ep)))
+        return rc;
+    tdm_ucx_rkey_t *k = malloc(sizeof(*k));
+    if (!k)
+        return fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_rkey_unpack: out of memory (rank %d)",
+                    ux->rank);
+    ucs_status_t s = ucp_ep_rkey_unpack(ep, packed, &k->rkey);
+    if (s != UCS_OK) {
+        free(k);
+        return fail(ux, map_status(s),
+                    "ucp_ep_rkey_unpack of a %zu-byte key from rank %d (host %s) failed on rank "
+                    "%d: %s",
+                    len, peer, ux->peers[peer].host, ux->rank, ucs_status_string(s));
+    }
+    k->peer = peer;
+    *rkey_p = k;
+    return 0;
+}
+
+void tdm_ucx_rkey_release(tdm_ucx_t *ux, tdm_ucx_rkey_t *rkey) {
+    ucp_rkey_destroy(rkey->rkey);
+    free(rkey);
+}
+
+/* ---- get, put, flush -------------------------------------------------------------------- */
+
+/* Hand one read (holding a token) to UCX. `deferred`: it waited in the FIFO, so
+ * its caller was told PENDING and its completion must be reported here. */
+static int read_start(tdm_ucx_t *ux, tdm_ucx_op_t *op, bool deferred) {
+    ucp_ep_h ep = ux->peers[op->peer].ep;
+    ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.send = send_done_cb,
+        .user_data = op,
+    };
+    __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
+    ucs_status_ptr_t sp = ucp_get_nbx(ep, op->local, op->len, op->remote, op->rkey->rkey, &prm);
+    if (sp != NULL && !UCS_PTR_IS_ERR(sp))
+        return TDM_UCX_PENDING;
+    __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+    UX_LOCK(ux);
+    ux->read_tokens++;
+    UX_UNLOCK(ux);
+    int rc = TDM_UCX_DONE;
+    if (UCS_PTR_IS_ERR(sp))
+        rc = fail(ux, map_status(UCS_PTR_STATUS(sp)),
+                  "ucp_get_nbx of %zu bytes from rank %d (host %s) failed on rank %d: %s", op->len,
+                  op->peer, ux->peers[op->peer].host, ux->rank,
+                  ucs_status_string(UCS_PTR_STATUS(sp)));
+    if (deferred) {
+        op->done(op->arg, rc);
+        ux->events++;
+    }
+    op_put(ux, op);
+    return rc;
+}
+
+/* Take a token; under lock. */
+static void read_take_token(tdm_ucx_t *ux) {
+    ux->read_tokens--;
+    uint64_t out = (uint64_t)(ux->read_limit - ux->read_tokens);
+    if (out > ux->st.reads_max_outstanding)
+        ux->st.reads_max_outstanding = out;
+    ux->st.reads++;
+}
+
+static void reads_issue(tdm_ucx_t *ux) {
+    for (;;) {
+        UX_LOCK(ux);
+        tdm_ucx_op_t *op = ux->read_head;
+        if (!op || ux->read_tokens == 0) {
+            UX_UNLOCK(ux);
+            return;
+        }
+        ux->read_head = op->next;
+        if (!ux->read_head)
+            ux->read_tail = NULL;
+        read_take_token(ux);
+        UX_UNLOCK(ux);
+        read_start(ux, op, true);
+    }
+}
+
+static int rma_prepare(tdm_ucx_t *ux, const char *call, int peer, const void *local, size_t len,
+                       tdm_ucx_rkey_t *rkey, tdm_ucx_done_fn_t done) {
+    int rc = check_peer(ux, peer, call);
+    if (rc)
+        return rc;
+    if (!rkey || rkey->peer != peer || !done || (!local && len))
+        return fail(ux, TDM_UCX_ERR_INVALID, "%s: %s toward rank %d (rank %d)", call,
+                    !rkey                ? "no remote key"
+                    : !done              ? "no completion callback"
+                    : rkey->peer != peer ? "a remote key of another peer"
+                                         : "no local buffer",
+                    peer, ux->rank);
+    return 0;
+}
+
+int tdm_ucx_get(tdm_ucx_t *ux, int peer, void *local, size_t len, uint64_t remote,
+                tdm_ucx_rkey_t *rkey, tdm_ucx_done_fn_t done, void *arg) {
+    int rc = rma_prepare(ux, "tdm_ucx_get", peer, local, len, rkey, done);
+    if (rc)
+        return rc;
+    tdm_ucx_op_t *op = op_get(ux);
+    if (!op)
+        return fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_get: out of memory (rank %d)", ux->rank);
+    *op = (tdm_ucx_op_t){.ux = ux,
+                         .kind = OP_GET,
+                         .peer = peer,
+                         .done = done,
+                         .arg = arg,
+                         .local = local,
+                         .len = len,
+                         .remote = remote,
+                         .rkey = rkey};
+    UX_LOCK(ux);
+    if (ux->read_tokens > 0 && !ux->read_head) {
+        read_take_token(ux);
+        UX_UNLOCK(ux);
+        return read_start(ux, op, false);
+    }
+    /* no token, or older reads wait: behind them (seed 001 §4.2) */
+    op->next = NULL;
+    if (ux->read_tail)
+        ux->read_tail->next = op;
+    else
+        ux->read_head = op;
+    ux->read_tail = op;
+    ux->st.reads_queued++;
+    UX_UNLOCK(ux);
+    return TDM_UCX_PENDING;
+}
+
+int tdm_ucx_put(tdm_ucx_t *ux, int peer, const void *local, size_t len, uint64_t remote,
+                tdm_ucx_rkey_t *rkey, tdm_ucx_done_fn_t done, void *arg) {
+    int rc = rma_prepare(ux, "tdm_ucx_put", peer, local, len, rkey, done);
+    if (rc)
+        return rc;
+    tdm_ucx_op_t *op = op_get(ux);
+    if (!op)
+        return fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_put: out of memory (rank %d)", ux->rank);
+    *op = (tdm_ucx_op_t){.ux = ux, .kind = OP_PUT, .peer = peer, .done = done, .arg = arg};
+    ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.send = send_done_cb,
+        .user_data = op,
+    };
+    UX_COUNT(ux, writes, 1);
+    __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
+    ucs_status_ptr_t sp = ucp_put_nbx(ux->peers[peer].ep, local, len, remote, rkey->rkey, &prm);
+    if (sp != NULL && !UCS_PTR_IS_ERR(sp))
+        return TDM_UCX_PENDING;
+    __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+    op_put(ux, op);
+    if (sp == NULL)
+        return TDM_UCX_DONE;
+    return fail(ux, map_status(UCS_PTR_STATUS(sp)),
+                "ucp_put_nbx of %zu bytes to rank %d (host %s) failed on rank %d: %s", len, peer,
+                ux->peers[peer].host, ux->rank, ucs_status_string(UCS_PTR_STATUS(sp)));
+}
+
+int tdm_ucx_flush(tdm_ucx_t *ux, int peer, tdm_ucx_done_fn_t done, void *arg) {
+    int rc = check_peer(ux, peer, "tdm_ucx_flush");
+    if (rc)
+        return rc;
+    ucp_ep_h ep = ux->peers[peer].ep;
+    if (!ep)
+        return TDM_UCX_DONE; /* nothing was ever sent to it */
+    tdm_ucx_op_t *op = op_get(ux);
+    if (!op)
+        return fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_flush: out of memory (rank %d)", ux->rank);
+    *op = (tdm_ucx_op_t){.ux = ux, .kind = OP_FLUSH, .peer = peer, .done = done, .arg = arg};
+    ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.send = send_done_cb,
+        .user_data = op,
+    };
+    __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
+    ucs_status_ptr_t sp = ucp_ep_flush_nbx(ep, &prm);
+    if (sp != NULL && !UCS_PTR_IS_ERR(sp))
+        return TDM_UCX_PENDING;
+    __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+    op_put(ux, op);
+    if (sp == NULL)
+        return TDM_UCX_DONE;
+    return fail(ux, map_status(UCS_PTR_STATUS(sp)),
+                "ucp_ep_flush_nbx toward rank %d (host %s) failed on rank %d: %s", peer,
+                ux->peers[peer].host, ux->rank, ucs_status_string(UCS_PTR_STATUS(sp)));
+}
+
+/* ---- start-up and shutdown -------------------------------------------------------------- */
+
+int tdm_ucx_init(const tdm_ucx_config_t *cfg, tdm_ucx_t **ux_p) {
+    tdm_params_init();
+    if (!cfg || cfg->nranks < 1 || cfg->rank < 0 || cfg->rank >= cfg->nranks || !cfg->recv)
+        return fail(NULL, TDM_UCX_ERR_INVALID,
+                    "tdm_ucx_init: bad configuration (rank %d of %d, receive callback %s)",
+                    cfg ? cfg->rank : -1, cfg ? cfg->nranks : 0,
+                    cfg && cfg->recv ? "set" : "missing");
+    tdm_ucx_t *ux = calloc(1, sizeof(*ux));
+    tdm_ucx_peer_t *peers = ux ? calloc((size_t)cfg->nranks, sizeof(*peers)) : NULL;
+    if (!peers) {
+        free(ux);
+        return fail(NULL, TDM_UCX_ERR_NOMEM, "tdm_ucx_init: out of memory for %d peers (rank %d)",
+                    cfg->nranks, cfg->rank);
+    }
+    ux->rank = cfg->rank;
+    ux->nranks = cfg->nranks;
+    ux->mt = cfg->multi_thread;
+    ux->recv = cfg->recv;
+    ux->recv_arg = cfg->recv_arg;
+    ux->peer_error = cfg->peer_error;
+    ux->peer_error_arg = cfg->peer_error_arg;
+    ux->peers = peers;
+    for (int i = 0; i < cfg->nranks; i++) {
+        peers[i].ux = ux;
+        peers[i].rank = i;
+        strcpy(peers[i].host, "?");
+    }
+    pthread_mutex_init(&ux->lock, NULL);
+    pthread_mutex_init(&ux->progress_lock, NULL);
+    ux->read_limit = ux->read_tokens = (int)TDM_PARAM_I(UCX_MAX_READS);
+    ux->reg_cap = (int)TDM_PARAM_I(UCX_REG_CACHE);
+    ux->am_max = (size_t)TDM_PARAM_I(UCX_AM_MAX);
+    if (gethostname(ux->host, sizeof(ux->host)) != 0)
+        strcpy(ux->host, "?");
+    ux->host[sizeof(ux->host) - 1] = '\0';
+
+    const char *tls = getenv("UCX_TLS");
+    ucp_config_t *config;
+    ucs_status_t s = ucp_config_read(NULL, NULL, &config);
+    if (s != UCS_OK) {
+        fail(ux, TDM_UCX_ERR_IO, "ucp_config_read failed on rank %d (host %s): %s", ux->rank,
+             ux->host, ucs_status_string(s));
+        goto err_free;
+    }
+    ucp_params_t prm = {
+        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+        .features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP,
+        .mt_workers_shared = 0,
+    };
+    s = ucp_init(&prm, config, &ux->ctx);
+    ucp_config_release(config);
+    if (s != UCS_OK) {
+        fail(ux, TDM_UCX_ERR_NO_TRANSPORT,
+             "ucp_init failed on rank %d (host %s): %s (UCX_TLS=%s): no usable UCX transport",
+             ux->rank, ux->host, ucs_status_string(s), tls ? tls : "unset");
+        goto err_free;
+    }
+    ucp_worker_params_t wp = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = ux->mt ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE,
+    };
+    s = ucp_worker_create(ux->ctx, &wp, &ux->worker);
+    if (s != UCS_OK) {
+        fail(ux, map_status(s) == TDM_UCX_ERR_IO ? TDM_UCX_ERR_NO_TRANSPORT : map_status(s),
+             "ucp_worker_create failed on rank %d (host %s): %s (UCX_TLS=%s)", ux->rank, ux->host,
+             ucs_status_string(s), tls ? tls : "unset");
+        goto err_cleanup;
+    }
+    ucp_worker_attr_t wa = {.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE};
+    s = ucp_worker_query(ux->worker, &wa);
+    if (s == UCS_OK && ux->mt && wa.thread_mode != UCS_THREAD_MODE_MULTI) {
+        fail(ux, TDM_UCX_ERR_UNSUPPORTED,
+             "rank %d (host %s): this UCX gives no thread-safe worker (UCS_THREAD_MODE_MULTI) "
+             "for MPI_THREAD_MULTIPLE",
+             ux->rank, ux->host);
+        goto err_worker;
+    }
+    ucp_address_t *addr;
+    size_t addr_len;
+    s = ucp_worker_get_address(ux->worker, &addr, &addr_len);
+    if (s != UCS_OK) {
+        fail(ux, TDM_UCX_ERR_NO_TRANSPORT,
+             "ucp_worker_get_address failed on rank %d (host %s): %s (UCX_TLS=%s)", ux->rank,
+             ux->host, ucs_status_string(s), tls ? tls : "unset");
+        goto err_worker;
+    }
+    ux->blob_len = sizeof(tdm_ucx_blob_t) + addr_len;
+    ux->blob = malloc(ux->blob_len);
+    if (!ux->blob) {
+        ucp_worker_release_address(ux->worker, addr);
+        fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_init: out of memory (rank %d)", ux->rank);
+        goto err_worker;
+    }
+    tdm_ucx_blob_t b = {
+        .magic = TDM_UCX_BLOB_MAGIC, .rank = ux->rank, .addr_len = (uint32_t)addr_len};
+    memcpy(b.host, ux->host, sizeof(b.host));
+    memcpy(ux->blob, &b, sizeof(b));
+    memcpy((char *)ux->blob + sizeof(b), addr, addr_len);
+    ucp_worker_release_address(ux->worker, addr);
+
+    ucp_am_handler_param_t hp = {
+        .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+                      UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG,
+        .id = TDM_UCX_AM_ID,
+        .flags = UCP_AM_FLAG_WHOLE_MSG,
+        .cb = am_recv_cb,
+        .arg = ux,
+    };
+    s = ucp_worker_set_am_recv_handler(ux->worker, &hp);
+    if (s == UCS_OK)
+        s = ucp_worker_get_efd(ux->worker, &ux->efd);
+    if (s != UCS_OK) {
+        fail(ux, map_status(s), "setting up the UCX worker failed on rank %d (host %s): %s",
+             ux->rank, ux->host, ucs_status_string(s));
+        goto err_blob;
+    }
+    tdm_debug(UCX, "rank %d: UCX %s worker on %s, %zu-byte address", ux->rank,
+              ucp_get_version_string(), ux->host, addr_len);
+    *ux_p = ux;
+    return 0;
+
+err_blob:
+    free(ux->blob);
+err_worker:
+    ucp_worker_destroy(ux->worker);
+err_cleanup:
+    ucp_cleanup(ux->ctx);
+err_free:;
+    /* the message lives in ux; keep it in the log (already emitted) */
+    int rc = TDM_UCX_ERR_NO_TRANSPORT;
+    if (strstr(ux->err, "thread-safe"))
+        rc = TDM_UCX_ERR_UNSUPPORTED;
+    else if (strstr(ux->err, "out of memory"))
+        rc = TDM_UCX_ERR_NOMEM;
+    pthread_mutex_destroy(&ux->lock);
+    pthread_mutex_destroy(&ux->progress_lock);
+    free(ux->peers);
+    free(ux);
+    return rc;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int tdm_ucx_fini(tdm_ucx_t *ux) {
+    int rc = 0;
+    int n = 0;
+    void **reqs = calloc((size_t)ux->nranks, sizeof(*reqs));
+    int *who = calloc((size_t)ux->nranks, sizeof(*who));
+    /* reads still waiting for a token will not be issued */
+    UX_LOCK(ux);
+    tdm_ucx_op_t *queued = ux->read_head;
+    ux->read_head = ux->read_tail = NULL;
+    UX_UNLOCK(ux);
+    while (queued) {
+        tdm_ucx_op_t *op = queued;
+        queued = op->next;
+        op->done(op->arg, TDM_UCX_ERR_TIMEOUT);
+        free(op);
+    }
+    for (int i = 0; i < ux->nranks; i++) {
+        tdm_ucx_peer_t *p = &ux->peers[i];
+        if (!p->ep)
+            continue;
+        /* a failed peer's endpoint can only be closed by force; a live one is flushed
+         * first, so what was sent reaches it */
+        ucp_request_param_t prm = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+            .flags = p->failed ? UCP_EP_CLOSE_FLAG_FORCE : 0,
+        };
+        ucs_status_ptr_t sp = ucp_ep_close_nbx(p->ep, &prm);
+        p->ep = NULL;
+        if (UCS_PTR_IS_PTR(sp) && sp && reqs && who) {
+            reqs[n] = sp;
+            who[n++] = i;
+        } else if (UCS_PTR_IS_ERR(sp)) {
+            tdm_debug(UCX, "rank %d: closing the endpoint to rank %d: %s", ux->rank, i,
+                      ucs_status_string(UCS_PTR_STATUS(sp)));
+        }
+    }
+    double deadline = now_ms() + (double)TDM_PARAM_I(UCX_CLOSE_TIMEOUT_MS);
+    for (;;) {
+        int open = 0;
+        for (int k = 0; k < n; k++) {
+            if (!reqs[k])
+                continue;
+            ucs_status_t s = ucp_request_check_status(reqs[k]);
+            if (s == UCS_INPROGRESS) {
+                open++;
+                continue;
+            }
+            ucp_request_free(reqs[k]);
+            reqs[k] = NULL;
+        }
+        /* a failed peer's operations end with errors from progress: run it until they have */
+        long ops = __atomic_load_n(&ux->pending, __ATOMIC_RELAXED);
+        if (!open && ops == 0)
+            break;
+        if (now_ms() > deadline) {
+            if (ops)
+                rc = fail(ux, TDM_UCX_ERR_TIMEOUT,
+                          "rank %d (host %s): %ld UCX operations did not complete within "
+                          "TANDEM_UCX_CLOSE_TIMEOUT_MS=%lld ms of shutdown",
+                          ux->rank, ux->host, ops, (long long)TDM_PARAM_I(UCX_CLOSE_TIMEOUT_MS));
+            for (int k = 0; k < n; k++) {
+                if (!reqs[k])
+                    continue;
+                rc = fail(ux, TDM_UCX_ERR_TIMEOUT,
+                          "rank %d (host %s): closing the connection to rank %d (host %s) did "
+                          "not finish within TANDEM_UCX_CLOSE_TIMEOUT_MS=%lld ms; giving up on it",
+                          ux->rank, ux->host, who[k], ux->peers[who[k]].host,
+                          (long long)TDM_PARAM_I(UCX_CLOSE_TIMEOUT_MS));
+                ucp_request_free(reqs[k]);
+                reqs[k] = NULL;
+            }
+            break;
+        }
+        tdm_ucx_progress(ux);
+        if (tdm_ucx_arm(ux) == 0) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL); /* the efd would do; a short nap keeps this simple and bounded */
+        }
+    }
+    free(reqs);
+    free(who);
+    for (int i = 0; i < ux->nranks; i++) {
+        tdm_ucx_peer_t *p = &ux->peers[i];
+        while (p->rx_head) {
+            tdm_ucx_rx_t *rx = p->rx_head;
+            p->rx_head = rx->next;
+            if (rx->state != RX_FETCHING)
+                rx_free(ux, rx);
+        }
+        free(p->addr);
+    }
+    while (ux->reg_head) {
+        tdm_ucx_mem_t *m = ux->reg_head;
+        if (m->refs)
+            tdm_warn(UCX, "rank %d: registration %p+%zu still in use at shutdown", ux->rank,
+                     m->base, m->len);
+        reg_unlink(ux, m);
+        reg_destroy(ux, m);
+    }
+    ucp_worker_destroy(ux->worker);
+    ucp_cleanup(ux->ctx);
+    while (ux->op_free) {
+        tdm_ucx_op_t *op = ux->op_free;
+        ux->op_free = op->next;
+        free(op);
+    }
+    free(ux->blob);
+    free(ux->peers);
+    pthread_mutex_destroy(&ux->lock);
+    pthread_mutex_destroy(&ux->progress_lock);
+    free(ux);
+    return rc;
+}
+
+#else /* !TDM_HAVE_UCX: every call says the library was built without it */
+
+struct tdm_ucx {
+    int unused;
+};
+
+bool tdm_ucx_built(void) {
+    return false;
+}
+
+static int unsupported(const char *call) {
+    tdm_error(UCX, "%s: this Tandem was built without UCX (libucx-dev, TANDEM_UCX=AUTO|ON)", call);
+    return TDM_UCX_ERR_UNSUPPORTED;
+}
+
+int tdm_ucx_init(const tdm_ucx_config_t *cfg, tdm_ucx_t **ux_p) {
+    return unsupported("tdm_ucx_init");
+}
+int tdm_ucx_fini(tdm_ucx_t *ux) {
+    return unsupported("tdm_ucx_fini");
+}
+int tdm_ucx_address(tdm_ucx_t *ux, const void **blob_p, size_t *len_p) {
+    return unsupported("tdm_ucx_address");
+}
+int tdm_ucx_peer_set(tdm_ucx_t *ux, int peer, const void *blob, size_t len) {
+    return unsupported("tdm_ucx_peer_set");
+}
+int tdm_ucx_connect(tdm_ucx_t *ux, int peer) {
+    return unsupported("tdm_ucx_connect");
+}
+const char *tdm_ucx_peer_host(tdm_ucx_t *ux, int peer) {
+    return "?";
+}
+int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
+                 size_t len, tdm_ucx_done_fn_t done, void *arg) {
+    return unsupported("tdm_ucx_send");
+}
+int tdm_ucx_progress(tdm_ucx_t *ux) {
+    return 0;
+}
+int tdm_ucx_efd(tdm_ucx_t *ux) {
+    return -1;
+}
+int tdm_ucx_arm(tdm_ucx_t *ux) {
+    return unsupported("tdm_ucx_arm");
+}
+int tdm_ucx_mem_reg(tdm_ucx_t *ux, void *base, size_t len, tdm_ucx_mem_t **mem_p) {
+    return unsupported("tdm_ucx_mem_reg");
+}
+void tdm_ucx_mem_dereg(tdm_ucx_t *ux, tdm_ucx_mem_t *mem) {}
+void tdm_ucx_mem_rkey(const tdm_ucx_mem_t *mem, const void **rkey_p, size_t *len_p) {
+    *rkey_p = NULL;
+    *len_p = 0;
+}
+int tdm_ucx_rkey_unpack(tdm_ucx_t *ux, int peer, const void *packed, size_t len,
+                        tdm_ucx_rkey_t **rkey_p) {
+    return unsupported("tdm_ucx_rkey_unpack");
+}
+void tdm_ucx_rkey_release(tdm_ucx_t *ux, tdm_ucx_rkey_t *rkey) {}
+int tdm_ucx_get(tdm_ucx_t *ux, int peer, void *local, size_t len, uint64_t remote,
+                tdm_ucx_rkey_t *rkey, tdm_ucx_done_fn_t done, void *arg) {
+    return unsupported("tdm_ucx_get");
+}
+int tdm_ucx_put(tdm_ucx_t *ux, int peer, const void *local, size_t len, uint64_t remote,
+                tdm_ucx_rkey_t *rkey, tdm_ucx_done_fn_t done, void *arg) {
+    return unsupported("tdm_ucx_put");
+}
+int tdm_ucx_flush(tdm_ucx_t *ux, int peer, tdm_ucx_done_fn_t done, void *arg) {
+    return unsupported("tdm_ucx_flush");
+}
+const char *tdm_ucx_errmsg(tdm_ucx_t *ux) {
+    return "this Tandem was built without UCX";
+}
+void tdm_ucx_stats(tdm_ucx_t *ux, tdm_ucx_stats_t *st_p) {
+    memset(st_p, 0, sizeof(*st_p));
+}
+
+#endif

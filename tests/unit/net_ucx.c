@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The UCX transport (src/net/ucx.h) between two processes that exchange their
+ * addresses through pipes: packets of 0 B, 8 B, 64 KiB and 4 MiB both ways with
+ * every byte and the order checked; get and put of 1 MiB registered buffers with
+ * packed keys, the outstanding-read limit counted; a peer killed mid-job seen as
+ * an error, not a hang, and a shutdown that returns. Over UCX's default choice
+ * (shared memory between these two) and over tcp on loopback.
+ *
+ *   net_ucx                      every case
+ *   net_ucx child RANK RFD WFD   one side (used by the netns test: argv[5] = "netns")
+ * Exits 77 when Tandem was built without UCX.
+ */
+#include "net/ucx.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+#define CHECK(_c)                                                                                  \
+    do {                                                                                           \
+        if (!(_c)) {                                                                               \
+            fprintf(stderr, "[rank %d] %s:%d: check failed: %s\n", me.rank, __FILE__, __LINE__,    \
+                    #_c);                                                                          \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+enum { T_DATA = 1, T_KEY_SRC, T_KEY_DST, T_FIN, T_BYE, T_READY };
+
+typedef struct msg_hdr {
+    uint32_t type;
+    uint32_t seq;
+    uint64_t len;
+    uint64_t addr;
+} msg_hdr_t;
+
+#define ROUNDS 3
+#define NSIZES 4
+static const size_t sizes[NSIZES] = {0, 8, 64 << 10, 4 << 20};
+#define NMSG (ROUNDS * NSIZES)
+#define RMA_LEN (1 << 20)
+#define GET_CHUNK (16 << 10)
+#define MAX_READS 4
+
+static struct {
+    int rank;
+    tdm_ucx_t *ux;
+    uint32_t expect_seq;
+    int received;
+    int sends_pending;
+    int ops_pending;
+    int op_errors;
+    unsigned char *key[2]; /* the peer's packed keys: its source and destination buffers */
+    size_t key_len[2];
+    uint64_t key_addr[2];
+    int fin, bye, ready;
+    int peer_failed;
+    char peer_msg[512];
+} me;
+
+static unsigned char pattern(uint32_t seq, size_t i) {
+    return (unsigned char)(seq * 131u + i * 7u + (i >> 9) + 1u);
+}
+
+static void recv_cb(void *arg, int peer, const void *hdr, size_t hdr_len, const void *data,
+                    size_t len) {
+    msg_hdr_t h;
+    CHECK(peer == 1 - me.rank);
+    CHECK(hdr_len == sizeof(h));
+    if (hdr_len != sizeof(h))
+        return;
+    memcpy(&h, hdr, sizeof(h));
+    switch (h.type) {
+    case T_DATA: {
+        CHECK(h.seq == me.expect_seq);
+        me.expect_seq = h.seq + 1;
+        CHECK(h.len == len);
+        const unsigned char *d = data;
+        size_t bad = 0;
+        for (size_t i = 0; i < len; i++)
+            bad += d[i] != pattern(h.seq + 1000u * (uint32_t)peer, i);
+        if (bad)
+            fprintf(stderr, "[rank %d] message %u of %zu bytes: %zu bytes wrong\n", me.rank, h.seq,
+                    len, bad);
+        CHECK(bad == 0);
+        me.received++;
+        break;
+    }
+    case T_KEY_SRC:
+    case T_KEY_DST: {
+        int k = h.type == T_KEY_DST;
+        me.key[k] = malloc(len);
+        memcpy(me.key[k], data, len);
+        me.key_len[k] = len;
+        me.key_addr[k] = h.addr;
+        break;
+    }
+    case T_FIN:
+        me.fin++;
+        break;
+    case T_BYE:
+        me.bye++;
+        break;
+    case T_READY:
+        me.ready++;
+        break;
+    default:
+        CHECK(!"unknown packet type");
+    }
+}
+
+static void send_done(void *arg, int status) {
+    CHECK(status == 0);
+    free(arg);
+    me.sends_pending--;
+}
+
+/* toward a peer that dies: an error is what is expected */
+static void kill_send_done(void *arg, int status) {
+    free(arg);
+    me.sends_pending--;
+}
+
+static void op_done(void *arg, int status) {
+    if (status != 0)
+        me.op_errors++;
+    me.ops_pending--;
+}
+
+static void peer_error(void *arg, int peer, const char *msg) {
+    me.peer_failed++;
+    snprintf(me.peer_msg, sizeof(me.peer_msg), "%s", msg);
+}
+
+/* Progress until *flag reaches want; a hang is caught by the alarm set in main. */
+static void wait_for(int *flag, int want) {
+    while (*flag < want)
+        tdm_ucx_progress(me.ux);
+}
+
+static void wait_ops(void) {
+    while (me.ops_pending > 0 || me.sends_pending > 0)
+        tdm_ucx_progress(me.ux);
+}
+
+static void send_msg(uint32_t type, uint32_t seq, uint64_t addr, void *data, size_t len,
+                     bool owned) {
+    msg_hdr_t h = {.type = type, .seq = seq, .len = len, .addr = addr};
+    me.sends_pending++;
+    int rc =
+        tdm_ucx_send(me.ux, 1 - me.rank, &h, sizeof(h), data, len, send_done, owned ? data : NULL);
+    CHECK(rc == TDM_UCX_DONE || rc == TDM_UCX_PENDING);
+    if (rc != TDM_UCX_PENDING) {
+        me.sends_pending--;
+        if (owned)
+            free(data);
+    }
+}
+
+static int write_all(int fd, const void *p, size_t n) {
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(fd, (const char *)p + off, n - off);
+        if (w <= 0)
+            return -1;
+        off += (size_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *p, size_t n) {
+    for (size_t off = 0; off < n;) {
+        ssize_t r = read(fd, (char *)p + off, n - off);
+        if (r <= 0)
+            return -1;
+        off += (size_t)r;
+    }
+    return 0;
+}
+
+/* Bring up the transport and learn the peer's address through the pipes. */
+static int start(int rank, int rfd, int wfd) {
+    me.rank = rank;
+    tdm_ucx_config_t cfg = {.rank = rank, .nranks = 2, .recv = recv_cb, .peer_error = peer_error};
+    int rc = tdm_ucx_init(&cfg, &me.ux);
+    if (rc) {
+        fprintf(stderr, "[rank %d] tdm_ucx_init failed: %d\n", rank, rc);
+        return -1;
+    }
+    const void *blob;
+    size_t len, plen;
+    tdm_ucx_address(me.ux, &blob, &len);
+    if (write_all(wfd, &len, sizeof(len)) || write_all(wfd, blob, len) ||
+        read_all(rfd, &plen, sizeof(plen))) {
+        fprintf(stderr, "[rank %d] address exchange failed\n", rank);
+        return -1;
+    }
+    void *peer = malloc(plen);
+    if (!peer || read_all(rfd, peer, plen)) {
+        fprintf(stderr, "[rank %d] address exchange failed\n", rank);
+        return -1;
+    }
+    /* a blob that is not the peer's is refused, and so is a truncated one */
+    CHECK(tdm_ucx_peer_set(me.ux, rank, peer, plen) == TDM_UCX_ERR_INVALID);
+    CHECK(tdm_ucx_peer_set(me.ux, 1 - rank, peer, plen / 2) == TDM_UCX_ERR_INVALID);
+    rc = tdm_ucx_peer_set(me.ux, 1 - rank, peer, plen);
+    free(peer);
+    CHECK(rc == 0);
+    return rc ? -1 : 0;
+}
+
+static void run_traffic(void) {
+    int peer = 1 - me.rank;
+    /* bad arguments are refused with an error */
+    unsigned char big[TDM_UCX_HDR_MAX + 1] = {0};
+    CHECK(tdm_ucx_send(me.ux, 2, NULL, 0, NULL, 0, NULL, NULL) == TDM_UCX_ERR_INVALID);
+    CHECK(strstr(tdm_ucx_errmsg(me.ux), "peer 2") != NULL);
+    CHECK(tdm_ucx_send(me.ux, peer, big, sizeof(big), NULL, 0, NULL, NULL) == TDM_UCX_ERR_INVALID);
+
+    /* packets of every size, interleaved, both ways at once */
+    for (uint32_t seq = 0; seq < NMSG; seq++) {
+        size_t len = sizes[seq % NSIZES];
+        unsigned char *buf = malloc(len ? len : 1);
+        for (size_t i = 0; i < len; i++)
+            buf[i] = pattern(seq + 1000u * (uint32_t)me.rank, i);
+        send_msg(T_DATA, seq, 0, buf, len, true);
+    }
+    wait_for(&me.received, NMSG);
+    wait_ops();
+    CHECK(me.expect_seq == NMSG);
+    tdm_ucx_stats_t st;
+    tdm_ucx_stats(me.ux, &st);
+    CHECK(st.am_recv >= NMSG);
+    CHECK(st.am_recv_rndv >= 1 || getenv("UCX_TLS") == NULL); /* 4 MiB over tcp: rendezvous */
+
+    /* registered buffers: src holds this rank's pattern, dst receives the peer's put */
+    unsigned char *src = malloc(RMA_LEN), *dst = calloc(1, RMA_LEN), *got = calloc(1, RMA_LEN);
+    for (size_t i = 0; i < RMA_LEN; i++)
+        src[i] = pattern(7u + (uint32_t)me.rank, i);
+    tdm_ucx_mem_t *msrc, *mdst, *again;
+    CHECK(tdm_ucx_mem_reg(me.ux, src, RMA_LEN, &msrc) == 0);
+    CHECK(tdm_ucx_mem_reg(me.ux, dst, RMA_LEN, &mdst) == 0);
+    CHECK(tdm_ucx_mem_reg(me.ux, src, RMA_LEN, &again) == 0);
+    CHECK(again == msrc); /* the cache */
+    tdm_ucx_mem_dereg(me.ux, again);
+    const void *k;
+    size_t klen;
+    tdm_ucx_mem_rkey(msrc, &k, &klen);
+    send_msg(T_KEY_SRC, 0, (uint64_t)(uintptr_t)src, (void *)k, klen, false);
+    tdm_ucx_mem_rkey(mdst, &k, &klen);
+    send_msg(T_KEY_DST, 0, (uint64_t)(uintptr_t)dst, (void *)k, klen, false);
+    wait_ops();
+    while (!me.key[0] || !me.key[1])
+        tdm_ucx_progress(me.ux);
+    tdm_ucx_rkey_t *rsrc, *rdst;
+    CHECK(tdm_ucx_rkey_unpack(me.ux, peer, me.key[0], me.key_len[0], &rsrc) == 0);
+    CHECK(tdm_ucx_rkey_unpack(me.ux, peer, me.key[1], me.key_len[1], &rdst) == 0);
+
+    /* gets: many more than the limit at once; the rest wait in the FIFO */
+    tdm_ucx_stats(me.ux, &st);
+    uint64_t reads0 = st.reads;
+    for (size_t off = 0; off < RMA_LEN; off += GET_CHUNK) {
+        me.ops_pending++;
+        int rc = tdm_ucx_get(me.ux, peer, got + off, GET_CHUNK, me.key_addr[0] + off, rsrc, op_done,
+                             NULL);
+        CHECK(rc == TDM_UCX_DONE || rc == TDM_UCX_PENDING);
+        if (rc != TDM_UCX_PENDING)
+            me.ops_pending--;
+    }
+    wait_ops();
+    CHECK(me.op_errors == 0);
+    size_t bad = 0;
+    for (size_t i = 0; i < RMA_LEN; i++)
+        bad += got[i] != pattern(7u + (uint32_t)peer, i);
+    CHECK(bad == 0);
+    tdm_ucx_stats(me.ux, &st);
+    CHECK(st.reads - reads0 == RMA_LEN / GET_CHUNK);
+    CHECK(st.reads_max_outstanding >= 1 && st.reads_max_outstanding <= MAX_READS);
+    CHECK(st.reads_queued >= RMA_LEN / GET_CHUNK - MAX_READS);
+
+    /* put the whole source into the peer's destination, flush, then tell it */
+    for (size_t off = 0; off < RMA_LEN; off += RMA_LEN / 4) {
+        me.ops_pending++;
+        int rc = tdm_ucx_put(me.ux, peer, src + off, RMA_LEN / 4, me.key_addr[1] + off, rdst,
+                             op_done, NULL);
+        CHECK(rc == TDM_UCX_DONE || rc == TDM_UCX_PENDING);
+        if (rc != TDM_UCX_PENDING)
+            me.ops_pending--;
+    }
+    me.ops_pending++;
+    int rc = tdm_ucx_flush(me.ux, peer, op_done, NULL);
+    if (rc != TDM_UCX_PENDING) {
+        CHECK(rc == TDM_UCX_DONE);
+        me.ops_pending--;
+    }
+    wait_ops();
+    CHECK(me.op_errors == 0);
+    send_msg(T_FIN, 0, 0, NULL, 0, false);
+    wait_for(&me.fin, 1);
+    bad = 0;
+    for (size_t i = 0; i < RMA_LEN; i++)
+        bad += dst[i] != pattern(7u + (uint32_t)peer, i);
+    CHECK(bad == 0);
+
+    /* the peer reads our source no more once both said goodbye */
+    send_msg(T_BYE, 0, 0, NULL, 0, false);
+    wait_for(&me.bye, 1);
+    wait_ops();
+    tdm_ucx_rkey_release(me.ux, rsrc);
+    tdm_ucx_rkey_release(me.ux, rdst);
+    tdm_ucx_mem_dereg(me.ux, msrc);
+    tdm_ucx_mem_dereg(me.ux, mdst);
+    CHECK(tdm_ucx_fini(me.ux) == 0);
+    free(src);
+    free(dst);
+    free(got);
+}
+
+/* Rank 1 dies with traffic in flight; rank 0 must see it as an error. */
+static void run_kill(void) {
+    if (me.rank == 1) {
+        send_msg(T_READY, 0, 0, NULL, 0, false);
+        wait_ops();
+        wait_for(&me.received, 1);
+        raise(SIGKILL);
+    }
+    wait_for(&me.ready, 1);
+    size_t len = 64 << 10;
+    int rc = 0;
+    uint32_t seq = 0;
+    while (!me.peer_failed && rc >= 0) {
+        /* a bounded number in flight: the peer stops reading */
+        if (me.sends_pending < 16) {
+            msg_hdr_t h = {.type = T_DATA, .seq = seq, .len = len};
+            unsigned char *buf = malloc(len);
+            for (size_t i = 0; i < len; i++)
+                buf[i] = pattern(seq, i);
+            me.sends_pending++;
+            rc = tdm_ucx_send(me.ux, 1, &h, sizeof(h), buf, len, kill_send_done, buf);
+            if (rc != TDM_UCX_PENDING) {
+                me.sends_pending--;
+                free(buf);
+            }
+            seq++;
+        }
+        tdm_ucx_progress(me.ux);
+    }
+    CHECK(me.peer_failed == 1 || rc == TDM_UCX_ERR_PEER);
+    const char *msg = me.peer_failed ? me.peer_msg : tdm_ucx_errmsg(me.ux);
+    CHECK(strstr(msg, "rank 1") != NULL);
+    /* later operations fail at once, naming the peer */
+    if (me.peer_failed) {
+        CHECK(tdm_ucx_send(me.ux, 1, NULL, 0, NULL, 0, NULL, NULL) == TDM_UCX_ERR_PEER);
+        CHECK(strstr(tdm_ucx_errmsg(me.ux), "rank 1 (host ") != NULL);
+    }
+    /* sends still pending complete (with an error) by the shutdown, which returns */
+    tdm_ucx_fini(me.ux);
+    CHECK(me.sends_pending == 0);
+}
+
+static int child(int rank, int rfd, int wfd, int kill_case) {
+    /* a hang is a failure, not a stuck test: far above the seconds this takes loaded */
+    alarm(100);
+    setenv("TANDEM_UCX_MAX_READS", "4", 1);
+    if (start(rank, rfd, wfd))
+        return 1;
+    if (kill_case) {
+        run_kill();
+    } else {
+        run_traffic();
+    }
+    return failures ? 1 : 0;
+}
+
+/* One pair of processes; returns 0 when both ended as the case expects. */
+static int run_pair(const char *what, const char *tls, int kill_case) {
+    int p01[2], p10[2];
+    if (pipe(p01) || pipe(p10)) {
+        perror("pipe");
+        return 1;
+    }
+    pid_t pid[2];
+    for (int r = 0; r < 2; r++) {
+        pid[r] = fork();
+        if (pid[r] == 0) {
+            if (tls) {
+                setenv("UCX_TLS", tls, 1);
+                setenv("UCX_NET_DEVICES", "lo", 1);
+            } else {
+                unsetenv("UCX_TLS");
+            }
+            /* a killed peer is noticed by UCX's keepalive on transports with no
+             * connection to break (shared memory) */
+            setenv("UCX_KEEPALIVE_INTERVAL", "1s", 1);
+            int rfd = r == 0 ? p10[0] : p01[0], wfd = r == 0 ? p01[1] : p10[1];
+            _exit(child(r, rfd, wfd, kill_case));
+        }
+    }
+    close(p01[0]);
+    close(p01[1]);
+    close(p10[0]);
+    close(p10[1]);
+    int bad = 0;
+    for (int r = 0; r < 2; r++) {
+        int status;
+        waitpid(pid[r], &status, 0);
+        bool killed_ok = kill_case && r == 1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+        if (killed_ok || (WIFEXITED(status) && WEXITSTATUS(status) == 0))
+            continue;
+        fprintf(stderr, "%s: rank %d %s %d\n", what, r,
+                WIFEXITED(status) ? "exited with" : "ended by signal",
+                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        bad = 1;
+    }
+    return bad;
+}
+
+int main(int argc, char **argv) {
+    if (!tdm_ucx_built()) {
+        printf("skipped: this Tandem was built without UCX\n");
+        return 77;
+    }
+    if (argc >= 5 && !strcmp(argv[1], "child")) {
+        int kill_case = argc >= 6 && !strcmp(argv[5], "kill");
+        return child(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), kill_case);
+    }
+    int bad = 0;
+    bad += run_pair("default transports", NULL, 0);
+    bad += run_pair("tcp on loopback", "tcp", 0);
+    bad += run_pair("tcp on loopback, peer killed", "tcp", 1);
+    bad += run_pair("default transports, peer killed", NULL, 1);
+    if (bad)
+        return 1;
+    printf("No Errors\n");
+    return 0;
+}
