@@ -14,12 +14,99 @@
 
 #if TDM_HAVE_UCX
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <time.h>
 #include <ucp/api/ucp.h>
 #include <unistd.h>
+
+/* UCX is loaded by tdm_ucx_init (dlopen), not linked: loading libucs runs its
+ * constructors, which install signal handlers and read UCX_* variables, and a job on
+ * one node should pay none of that, nor need UCX installed where it runs. */
+/* clang-format off */
+#define TDM_UCX_FUNCS(_X)                                                                          \
+    _X(ucp_init_version) _X(ucp_cleanup) _X(ucp_config_read) _X(ucp_config_release)              \
+    _X(ucp_get_version_string) _X(ucp_worker_create) _X(ucp_worker_destroy)                      \
+    _X(ucp_worker_query) _X(ucp_worker_get_address) _X(ucp_worker_release_address)               \
+    _X(ucp_worker_set_am_recv_handler) _X(ucp_worker_get_efd) _X(ucp_worker_arm)                 \
+    _X(ucp_worker_progress) _X(ucp_ep_create) _X(ucp_ep_close_nbx) _X(ucp_ep_flush_nbx)          \
+    _X(ucp_am_send_nbx) _X(ucp_am_recv_data_nbx) _X(ucp_am_data_release) _X(ucp_request_free)    \
+    _X(ucp_request_check_status) _X(ucp_mem_map) _X(ucp_mem_unmap) _X(ucp_rkey_pack)             \
+    _X(ucp_rkey_buffer_release) _X(ucp_ep_rkey_unpack) _X(ucp_rkey_destroy) _X(ucp_get_nbx)      \
+    _X(ucp_put_nbx) _X(ucs_status_string)
+/* clang-format on */
+
+static struct {
+#define TDM_UCX_FN_PTR(_f) __typeof__(_f) *p_##_f;
+    TDM_UCX_FUNCS(TDM_UCX_FN_PTR)
+#undef TDM_UCX_FN_PTR
+} ucx_fn;
+
+/* From here on every UCX call goes through the loaded pointer. */
+#define ucp_init_version (*ucx_fn.p_ucp_init_version)
+#define ucp_cleanup (*ucx_fn.p_ucp_cleanup)
+#define ucp_config_read (*ucx_fn.p_ucp_config_read)
+#define ucp_config_release (*ucx_fn.p_ucp_config_release)
+#define ucp_get_version_string (*ucx_fn.p_ucp_get_version_string)
+#define ucp_worker_create (*ucx_fn.p_ucp_worker_create)
+#define ucp_worker_destroy (*ucx_fn.p_ucp_worker_destroy)
+#define ucp_worker_query (*ucx_fn.p_ucp_worker_query)
+#define ucp_worker_get_address (*ucx_fn.p_ucp_worker_get_address)
+#define ucp_worker_release_address (*ucx_fn.p_ucp_worker_release_address)
+#define ucp_worker_set_am_recv_handler (*ucx_fn.p_ucp_worker_set_am_recv_handler)
+#define ucp_worker_get_efd (*ucx_fn.p_ucp_worker_get_efd)
+#define ucp_worker_arm (*ucx_fn.p_ucp_worker_arm)
+#define ucp_worker_progress (*ucx_fn.p_ucp_worker_progress)
+#define ucp_ep_create (*ucx_fn.p_ucp_ep_create)
+#define ucp_ep_close_nbx (*ucx_fn.p_ucp_ep_close_nbx)
+#define ucp_ep_flush_nbx (*ucx_fn.p_ucp_ep_flush_nbx)
+#define ucp_am_send_nbx (*ucx_fn.p_ucp_am_send_nbx)
+#define ucp_am_recv_data_nbx (*ucx_fn.p_ucp_am_recv_data_nbx)
+#define ucp_am_data_release (*ucx_fn.p_ucp_am_data_release)
+#define ucp_request_free (*ucx_fn.p_ucp_request_free)
+#define ucp_request_check_status (*ucx_fn.p_ucp_request_check_status)
+#define ucp_mem_map (*ucx_fn.p_ucp_mem_map)
+#define ucp_mem_unmap (*ucx_fn.p_ucp_mem_unmap)
+#define ucp_rkey_pack (*ucx_fn.p_ucp_rkey_pack)
+#define ucp_rkey_buffer_release (*ucx_fn.p_ucp_rkey_buffer_release)
+#define ucp_ep_rkey_unpack (*ucx_fn.p_ucp_ep_rkey_unpack)
+#define ucp_rkey_destroy (*ucx_fn.p_ucp_rkey_destroy)
+#define ucp_get_nbx (*ucx_fn.p_ucp_get_nbx)
+#define ucp_put_nbx (*ucx_fn.p_ucp_put_nbx)
+#define ucs_status_string (*ucx_fn.p_ucs_status_string)
+
+/* Load libucp (and with it libucs, uct, ucm) once per process; never unloaded, UCX
+ * does not support it. 0, or -1 with the reason in why. */
+static int ucx_load(char *why, size_t n) {
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static int state; /* 0 not tried, 1 loaded, -1 failed */
+    static char reason[400];
+    pthread_mutex_lock(&mu);
+    if (state == 0) {
+        void *h = dlopen(TDM_UCX_LIBUCP, RTLD_NOW | RTLD_LOCAL);
+        state = 1;
+        if (!h) {
+            snprintf(reason, sizeof(reason), "cannot load %s (UCX, Debian package libucx0): %s",
+                     TDM_UCX_LIBUCP, dlerror());
+            state = -1;
+        }
+#define TDM_UCX_FN_LOAD(_f)                                                                        \
+    if (state == 1 && !(*(void **)&ucx_fn.p_##_f = dlsym(h, #_f))) {                               \
+        snprintf(reason, sizeof(reason), "%s has no %s (UCX older than 1.13?)", TDM_UCX_LIBUCP,    \
+                 #_f);                                                                             \
+        state = -1;                                                                                \
+    }
+        TDM_UCX_FUNCS(TDM_UCX_FN_LOAD)
+#undef TDM_UCX_FN_LOAD
+    }
+    int rc = state == 1 ? 0 : -1;
+    if (rc)
+        snprintf(why, n, "%s", reason);
+    pthread_mutex_unlock(&mu);
+    return rc;
+}
 
 /* The one active-message id Tandem uses: every packet goes to one handler, which
  * delivers it by its source rank (carried in the prefix). */
@@ -985,6 +1072,10 @@ int tdm_ucx_flush(tdm_ucx_t *ux, int peer, tdm_ucx_done_fn_t done, void *arg) {
 
 int tdm_ucx_init(const tdm_ucx_config_t *cfg, tdm_ucx_t **ux_p) {
     tdm_params_init();
+    char why[400];
+    if (ucx_load(why, sizeof(why)) != 0)
+        return fail(NULL, TDM_UCX_ERR_NO_TRANSPORT, "tdm_ucx_init on rank %d: %s",
+                    cfg ? cfg->rank : -1, why);
     if (!cfg || cfg->nranks < 1 || cfg->rank < 0 || cfg->rank >= cfg->nranks || !cfg->recv)
         return fail(NULL, TDM_UCX_ERR_INVALID,
                     "tdm_ucx_init: bad configuration (rank %d of %d, receive callback %s)",
@@ -1032,7 +1123,7 @@ int tdm_ucx_init(const tdm_ucx_config_t *cfg, tdm_ucx_t **ux_p) {
         .features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP,
         .mt_workers_shared = 0,
     };
-    s = ucp_init(&prm, config, &ux->ctx);
+    s = ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &prm, config, &ux->ctx);
     ucp_config_release(config);
     if (s != UCS_OK) {
         fail(ux, TDM_UCX_ERR_NO_TRANSPORT,
