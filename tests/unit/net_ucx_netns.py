@@ -9,7 +9,10 @@ import shutil
 import subprocess
 import sys
 
-net_ucx, cluster = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
+from netns_cluster import Cluster, Unavailable  # noqa: E402
+
+net_ucx, script = sys.argv[1], sys.argv[2]
 
 
 def skip(why):
@@ -17,19 +20,16 @@ def skip(why):
     sys.exit(77)
 
 
-if os.geteuid() != 0:
-    skip("network namespaces need root")
-if not os.access(cluster, os.X_OK):
-    skip("no netns-cluster at " + cluster)
-if not shutil.which("ip") or not shutil.which("unshare"):
-    skip("no ip or unshare command")
-have = subprocess.run([cluster, "hosts"], capture_output=True, text=True).stdout.split()
-made = False
-if "node0" not in have or "node1" not in have:
-    up = subprocess.run([cluster, "up", "2"], capture_output=True, text=True)
-    if up.returncode != 0:
-        skip("netns-cluster up 2 failed: " + (up.stderr or up.stdout).strip()[-300:])
-    made = True
+if not shutil.which("unshare"):
+    skip("no unshare command")
+# the nodes are shared with other jobs (other worktrees' tests, bench/compare): bring
+# them up and down only through the shared locks of netns_cluster.py
+nodes = Cluster(script, 2)
+try:
+    nodes.enter()
+except Unavailable as e:
+    skip(str(e))
+cluster = script
 
 env = dict(os.environ, UCX_TLS="tcp", UCX_NET_DEVICES="ncl0", UCX_KEEPALIVE_INTERVAL="1s")
 failed = 0
@@ -58,8 +58,7 @@ try:
                 print("%s: rank %d on node%d ended with %s" % (case, rank, rank, rc))
                 failed += 1
 finally:
-    if made:
-        subprocess.run([cluster, "down"], capture_output=True)
+    nodes.leave()
 if failed:
     sys.exit(1)
 print("No Errors")
