@@ -4,13 +4,17 @@
  * addresses through pipes: packets of 0 B, 8 B, 64 KiB and 4 MiB both ways with
  * every byte and the order checked; get and put of 1 MiB registered buffers with
  * packed keys, the outstanding-read limit counted; a peer killed mid-job seen as
- * an error, not a hang, and a shutdown that returns. Over UCX's default choice
+ * an error, not a hang, and a shutdown that returns; the same get, put and flush
+ * through net/rdma.h (the calls the rendezvous uses), its registration cache and
+ * counters, and its refusal before a transport is bound. Over UCX's default choice
  * (shared memory between these two) and over tcp on loopback.
  *
  *   net_ucx                      every case
  *   net_ucx child RANK RFD WFD   one side (used by the netns test: argv[5] = "netns")
  * Exits 77 when Tandem was built without UCX.
  */
+#include "net/net.h"
+#include "net/rdma.h"
 #include "net/ucx.h"
 
 #include <dlfcn.h>
@@ -32,7 +36,7 @@ static int failures;
         }                                                                                          \
     } while (0)
 
-enum { T_DATA = 1, T_KEY_SRC, T_KEY_DST, T_FIN, T_BYE, T_READY };
+enum { T_DATA = 1, T_KEY_SRC, T_KEY_DST, T_FIN, T_BYE, T_READY, T_KEY_NET };
 
 typedef struct msg_hdr {
     uint32_t type;
@@ -57,9 +61,10 @@ static struct {
     int sends_pending;
     int ops_pending;
     int op_errors;
-    unsigned char *key[2]; /* the peer's packed keys: its source and destination buffers */
-    size_t key_len[2];
-    uint64_t key_addr[2];
+    unsigned char *key[3]; /* the peer's packed keys: its source and destination buffers, and
+                              the one it made through rdma.h */
+    size_t key_len[3];
+    uint64_t key_addr[3];
     int fin, bye, ready;
     int peer_failed;
     char peer_msg[512];
@@ -94,8 +99,9 @@ static void recv_cb(void *arg, int peer, const void *hdr, size_t hdr_len, const 
         break;
     }
     case T_KEY_SRC:
-    case T_KEY_DST: {
-        int k = h.type == T_KEY_DST;
+    case T_KEY_DST:
+    case T_KEY_NET: {
+        int k = h.type == T_KEY_NET ? 2 : h.type == T_KEY_DST;
         me.key[k] = malloc(len);
         memcpy(me.key[k], data, len);
         me.key_len[k] = len;
@@ -215,6 +221,96 @@ static int start(int rank, int rfd, int wfd) {
     return rc ? -1 : 0;
 }
 
+/* net/rdma.h over the same transport: refused unbound; bound, a registration of the
+ * whole source (a cache hit: the same range is registered above), a get of the peer's
+ * second half and a put into the peer's first half, flushed before the FIN. */
+#define NET_HALF (RMA_LEN / 2)
+static void run_rdma_calls(unsigned char *src) {
+    int peer = 1 - me.rank;
+    tdm_net_mem_t *m = NULL;
+    unsigned char *got = calloc(1, RMA_LEN);
+    tdm_net_rdma_bind(NULL);
+    CHECK(!tdm_net_rdma_usable(peer));
+    CHECK(tdm_net_rdma_reg(src, RMA_LEN, &m) == TDM_NET_RDMA_ERR_NONE && m == NULL);
+    CHECK(tdm_net_rdma_get(peer, got, 8, 0, NULL, op_done, NULL) == TDM_NET_RDMA_ERR_NONE);
+    CHECK(tdm_net_rdma_flush(peer, op_done, NULL) == TDM_NET_RDMA_ERR_NONE);
+    CHECK(strstr(tdm_net_rdma_errmsg(), "no transport") != NULL);
+
+    tdm_net_rdma_bind(me.ux);
+    tdm_net_peer_t peers[2] = {{.tp = TDM_NET_REMOTE, .caps = TDM_NET_CAP_RDMA, .node = 0},
+                               {.tp = TDM_NET_REMOTE, .caps = TDM_NET_CAP_RDMA, .node = 1}};
+    peers[me.rank].tp = TDM_NET_SHM;
+    peers[me.rank].caps = 0;
+    tdm_net.rank = me.rank;
+    tdm_net.size = 2;
+    tdm_net.node = me.rank;
+    tdm_net.nodes = 2;
+    tdm_net.peer = peers;
+    CHECK(tdm_net_rdma_usable(peer));
+    CHECK(!tdm_net_rdma_usable(me.rank));
+    tdm_net_rdma_stats_t s0, s1;
+    tdm_net_rdma_stats(&s0);
+    CHECK(tdm_net_rdma_reg(src, RMA_LEN, &m) == 0 && m != NULL);
+    tdm_net_rdma_stats(&s1);
+    CHECK(s1.reg_hits == s0.reg_hits + 1);
+    const void *k;
+    size_t klen;
+    tdm_net_rdma_key(m, &k, &klen);
+    CHECK(klen > 0);
+    send_msg(T_KEY_NET, 0, (uint64_t)(uintptr_t)src, (void *)k, klen, false);
+    wait_ops();
+    while (!me.key[2])
+        tdm_ucx_progress(me.ux);
+    tdm_net_rkey_t *rk = NULL;
+    CHECK(tdm_net_rdma_unpack(peer, me.key[2], me.key_len[2], &rk) == 0 && rk != NULL);
+
+    me.ops_pending++;
+    int rc = tdm_net_rdma_get(peer, got + NET_HALF, NET_HALF, me.key_addr[2] + NET_HALF, rk,
+                              op_done, NULL);
+    CHECK(rc == TDM_NET_RDMA_DONE || rc == TDM_NET_RDMA_PENDING);
+    if (rc != TDM_NET_RDMA_PENDING)
+        me.ops_pending--;
+    wait_ops();
+    CHECK(me.op_errors == 0);
+    size_t bad = 0;
+    for (size_t i = NET_HALF; i < RMA_LEN; i++)
+        bad += got[i] != pattern(7u + (uint32_t)peer, i);
+    CHECK(bad == 0);
+
+    /* both sides' puts land in the other's source after the other read it: wait for
+     * the peer's FIN of its get first */
+    send_msg(T_FIN, 1, 0, NULL, 0, false);
+    wait_for(&me.fin, 2);
+    for (size_t i = 0; i < NET_HALF; i++)
+        got[i] = (unsigned char)~pattern(7u + (uint32_t)me.rank, i);
+    me.ops_pending++;
+    rc = tdm_net_rdma_put(peer, got, NET_HALF, me.key_addr[2], rk, op_done, NULL);
+    CHECK(rc == TDM_NET_RDMA_DONE || rc == TDM_NET_RDMA_PENDING);
+    if (rc != TDM_NET_RDMA_PENDING)
+        me.ops_pending--;
+    me.ops_pending++;
+    rc = tdm_net_rdma_flush(peer, op_done, NULL);
+    CHECK(rc == TDM_NET_RDMA_DONE || rc == TDM_NET_RDMA_PENDING);
+    if (rc != TDM_NET_RDMA_PENDING)
+        me.ops_pending--;
+    wait_ops();
+    CHECK(me.op_errors == 0);
+    send_msg(T_FIN, 2, 0, NULL, 0, false);
+    wait_for(&me.fin, 3);
+    bad = 0;
+    for (size_t i = 0; i < NET_HALF; i++)
+        bad += src[i] != (unsigned char)~pattern(7u + (uint32_t)peer, i);
+    CHECK(bad == 0);
+    tdm_net_rdma_stats(&s1);
+    CHECK(s1.reads >= s0.reads + 1 && s1.writes >= s0.writes + 1);
+
+    tdm_net_rdma_release(rk);
+    tdm_net_rdma_dereg(m);
+    tdm_net_rdma_bind(NULL);
+    tdm_net.peer = NULL;
+    free(got);
+}
+
 static void run_traffic(void) {
     int peer = 1 - me.rank;
     /* bad arguments are refused with an error */
@@ -307,6 +403,8 @@ static void run_traffic(void) {
     for (size_t i = 0; i < RMA_LEN; i++)
         bad += dst[i] != pattern(7u + (uint32_t)peer, i);
     CHECK(bad == 0);
+
+    run_rdma_calls(src);
 
     /* the peer reads our source no more once both said goodbye */
     send_msg(T_BYE, 0, 0, NULL, 0, false);
