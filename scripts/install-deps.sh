@@ -6,6 +6,8 @@
 # anchor of the benchmarks. iproute2 makes the namespace cluster of the multi-node tests
 # (../shared/tools/netns-cluster); ucx-utils' ucx_perftest measures its path's limit.
 # libucx-dev (UCX 1.13) is the transport between nodes (src/net/ucx.c).
+# libpmix-dev gives the PMIx client (src/boot/pmix.c) its headers; libpmix2 is what it loads
+# under a PMIx server (Open MPI's mpirun, whose ranks the pmix tests start).
 set -euo pipefail
 
 packages=(
@@ -14,6 +16,7 @@ packages=(
     mpich libmpich-dev
     openmpi-bin libopenmpi-dev
     iproute2 ucx-utils libucx-dev
+    libpmix-dev libpmix2
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then

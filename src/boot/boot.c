@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "boot.h"
 #include "pmi.h"
+#include "pmix.h"
 #include "../base/log.h"
 #include "../base/params.h"
 
@@ -157,11 +158,39 @@ static bool boot_pmi_hydra;
 /* the process that connected: a child it forks shares the socket but is not the rank */
 static pid_t boot_pmi_pid;
 
+/* started by a PMIx server instead (Open MPI's mpirun, srun --mpi=pmix): its client */
+static tdm_pmix_t boot_pmix;
+static bool boot_is_pmix;
+
 static void pmi_goodbye(void) {
     char why[256];
-    if (boot_pmi.fd >= 0 && getpid() == boot_pmi_pid &&
-        tdm_pmi_finalize(&boot_pmi, why, sizeof(why)) != 0)
+    if (getpid() != boot_pmi_pid)
+        return;
+    if (boot_is_pmix ? tdm_pmix_finalize(&boot_pmix, why, sizeof(why)) != 0
+                     : boot_pmi.fd >= 0 && tdm_pmi_finalize(&boot_pmi, why, sizeof(why)) != 0)
         tdm_warn(BOOT, "%s", why);
+}
+
+int tdm_boot_kvs_put(const char *key, const char *value, char *why, size_t len) {
+    return boot_is_pmix ? tdm_pmix_put(&boot_pmix, key, value, why, len)
+                        : tdm_pmi_put(&boot_pmi, key, value, why, len);
+}
+
+int tdm_boot_kvs_fence(char *why, size_t len) {
+    return boot_is_pmix ? tdm_pmix_fence(&boot_pmix, why, len) : tdm_pmi_fence(&boot_pmi, why, len);
+}
+
+int tdm_boot_kvs_get(int rank, const char *key, char *value, size_t vlen, char *why, size_t len) {
+    return boot_is_pmix ? tdm_pmix_get(&boot_pmix, rank, key, value, vlen, why, len)
+                        : tdm_pmi_get(&boot_pmi, key, value, vlen, why, len);
+}
+
+/* End the job through the launcher; one call, no answer awaited beyond the launcher's own. */
+static void launcher_abort(int code, const char *msg) {
+    if (boot_is_pmix)
+        tdm_pmix_abort(&boot_pmix, code, msg);
+    else
+        tdm_pmi_abort(&boot_pmi, code, boot_pmi_hydra, msg);
 }
 
 /* "<host>,<boot id>,<name>": the first two make two processes one node's (as UCX decides);
@@ -427,13 +456,14 @@ static void wait_output_read(void) {
 /* A job that cannot run: its lowest rank says why and ends it through PMI; the others wait
  * to be ended with it (and end it themselves should that never come). */
 static _Noreturn void pmi_job_fails(const char *why) {
-    if (boot_pmi.rank != 0) {
+    if ((boot_is_pmix ? boot_pmix.rank : boot_pmi.rank) != 0) {
+        /* under a PMIx server there is no socket of ours to watch: this only waits */
         struct pollfd pfd = {.fd = boot_pmi.fd, .events = POLLIN};
         poll(&pfd, 1, 10000);
     }
     tdm_error(BOOT, "%s", why);
     wait_output_read();
-    tdm_pmi_abort(&boot_pmi, 1, boot_pmi_hydra, why);
+    launcher_abort(1, why);
     struct pollfd pfd = {.fd = boot_pmi.fd, .events = POLLIN};
     poll(&pfd, 1, 2000);
     _exit(1);
@@ -445,7 +475,7 @@ static _Noreturn void pmi_job_fails(const char *why) {
             goto fail;                                                                             \
     } while (0)
 
-static int boot_from_pmi(tdm_boot_info_t *info) {
+static int boot_from_pmi(tdm_boot_info_t *info, bool pmix) {
     char why[512], key[64], val[TDM_PMI_VALUE_MAX];
     int *node_of = NULL;
     char(*hosts)[64] = NULL;
@@ -457,21 +487,30 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
     boot_pmi_hydra = getenv("MPI_LOCALNRANKS") != NULL; /* set by Hydra's proxy only */
     info->ctl_fd = -1;
     info->shm_fd = -1;
-    info->pmi = version;
-    if (tdm_pmi_connect_env(&boot_pmi, version, why, sizeof(why)) != 0) {
+    if (pmix) {
+        version = TDM_BOOT_PMIX;
+        boot_is_pmix = true;
+        if (tdm_pmix_init(&boot_pmix, TDM_PMIX_LIBRARY, why, sizeof(why)) != 0) {
+            tdm_error(BOOT, "%s", why);
+            return -EPROTO;
+        }
+        /* a program this rank starts must not speak to the server as this rank */
+        tdm_pmix_forget_env();
+    } else if (tdm_pmi_connect_env(&boot_pmi, version, why, sizeof(why)) != 0) {
         tdm_error(BOOT, "%s", why);
         return -EPROTO;
     }
+    info->pmi = version;
     /* a program this rank starts must not talk on its PMI socket (it is close-on-exec) */
     unsetenv("PMI_FD");
     unsetenv("PMI_PORT");
     unsetenv("PMI_ID");
     boot_pmi_pid = getpid();
     atexit(pmi_goodbye);
-    info->rank = boot_pmi.rank;
-    info->size = boot_pmi.size;
+    info->rank = pmix ? boot_pmix.rank : boot_pmi.rank;
+    info->size = pmix ? boot_pmix.size : boot_pmi.size;
     tdm_log_set_rank(info->rank);
-    pmi_jobid(boot_pmi.kvsname, info->jobid, sizeof(info->jobid));
+    pmi_jobid(pmix ? boot_pmix.nspace : boot_pmi.kvsname, info->jobid, sizeof(info->jobid));
     int size = info->size, me = info->rank;
     node_of = malloc((size_t)size * sizeof(int));
     hosts = calloc((size_t)size, sizeof(*hosts));
@@ -484,10 +523,16 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
     char mine[256];
     host_key_value(mine, sizeof(mine));
     snprintf(key, sizeof(key), "tdm-host-%d", me);
-    PMI_TRY(tdm_pmi_put(&boot_pmi, key, mine, why, sizeof(why)));
+    PMI_TRY(tdm_boot_kvs_put(key, mine, why, sizeof(why)));
     const char *nodemap = TDM_PARAM_S(PMI_NODEMAP);
     int nodes = 0, found = 0;
-    if (strcmp(nodemap, "hosts") != 0) {
+    if (pmix && strcmp(nodemap, "hosts") != 0) {
+        /* the server's node ids (or host names) of every rank */
+        PMI_TRY(nodes = tdm_pmix_node_map(&boot_pmix, node_of, hosts, why, sizeof(why)));
+        PMI_TRY(nodes =
+                    tdm_boot_node_split(TDM_PARAM_S(NODE_SPLIT), node_of, size, why, sizeof(why)));
+        found = 1;
+    } else if (strcmp(nodemap, "hosts") != 0) {
         PMI_TRY(found = tdm_pmi_job_attr(&boot_pmi, "PMI_process_mapping", val, sizeof(val), why,
                                          sizeof(why)));
         if (found) {
@@ -517,10 +562,10 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
                 PMI_TRY(seg_fd = make_node_segment(info, why, sizeof(why)));
                 snprintf(key, sizeof(key), "tdm-seg-%d", node_of[me]);
                 snprintf(val, sizeof(val), "%d,%d", (int)getpid(), seg_fd);
-                PMI_TRY(tdm_pmi_put(&boot_pmi, key, val, why, sizeof(why)));
+                PMI_TRY(tdm_boot_kvs_put(key, val, why, sizeof(why)));
             }
         }
-        PMI_TRY(tdm_pmi_fence(&boot_pmi, why, sizeof(why)));
+        PMI_TRY(tdm_boot_kvs_fence(why, sizeof(why)));
         if (found)
             break;
         /* no mapping: a node is the ranks with the same host name and boot id (each
@@ -533,7 +578,7 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
         for (int r = 0; r < size; r++) {
             snprintf(key, sizeof(key), "tdm-host-%d", r);
             int got;
-            PMI_TRY(got = tdm_pmi_get(&boot_pmi, key, val, sizeof(val), why, sizeof(why)));
+            PMI_TRY(got = tdm_boot_kvs_get(r, key, val, sizeof(val), why, sizeof(why)));
             if (!got) {
                 snprintf(why, sizeof(why), "rank %d put no %s in the key-value space", r, key);
                 goto fail;
@@ -559,7 +604,7 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
             if (hosts[r][0] || (r > 0 && node_of[r] == node_of[r - 1]))
                 continue;
             snprintf(key, sizeof(key), "tdm-host-%d", r);
-            if (tdm_pmi_get(&boot_pmi, key, val, sizeof(val), why, sizeof(why)) == 1)
+            if (tdm_boot_kvs_get(r, key, val, sizeof(val), why, sizeof(why)) == 1)
                 snprintf(hosts[r], sizeof(hosts[r]), "%s", host_name(val));
             else
                 snprintf(hosts[r], sizeof(hosts[r]), "node %d", node_of[r]);
@@ -584,7 +629,7 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
     if (!creator && strcmp(mode, "name") != 0) {
         int pid = 0, num = -1, got;
         snprintf(key, sizeof(key), "tdm-seg-%d", node_of[me]);
-        PMI_TRY(got = tdm_pmi_get(&boot_pmi, key, val, sizeof(val), why, sizeof(why)));
+        PMI_TRY(got = tdm_boot_kvs_get(first, key, val, sizeof(val), why, sizeof(why)));
         if (!got || sscanf(val, "%d,%d", &pid, &num) != 2 || pid <= 0 || num < 0) {
             snprintf(why, sizeof(why), "rank %d published no usable segment (%s='%.60s')", first,
                      key, got ? val : "");
@@ -611,15 +656,15 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
     }
     /* did every local rank get it? (after a fence, every rank reads the same answers) */
     snprintf(key, sizeof(key), "tdm-shm-ok-%d", me);
-    PMI_TRY(tdm_pmi_put(&boot_pmi, key, taken ? "1" : "0", why, sizeof(why)));
-    PMI_TRY(tdm_pmi_fence(&boot_pmi, why, sizeof(why)));
+    PMI_TRY(tdm_boot_kvs_put(key, taken ? "1" : "0", why, sizeof(why)));
+    PMI_TRY(tdm_boot_kvs_fence(why, sizeof(why)));
     bool all = true;
     for (int r = first; r < size && all; r++) {
         if (node_of[r] != node_of[me] || r == first)
             continue;
         snprintf(key, sizeof(key), "tdm-shm-ok-%d", r);
         int got;
-        PMI_TRY(got = tdm_pmi_get(&boot_pmi, key, val, sizeof(val), why, sizeof(why)));
+        PMI_TRY(got = tdm_boot_kvs_get(r, key, val, sizeof(val), why, sizeof(why)));
         all = got && !strcmp(val, "1");
     }
     if (!all) {
@@ -630,7 +675,7 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
             close(seg_fd);
             PMI_TRY(seg_fd = make_named_segment(info, name, why, sizeof(why)));
         }
-        PMI_TRY(tdm_pmi_fence(&boot_pmi, why, sizeof(why)));
+        PMI_TRY(tdm_boot_kvs_fence(why, sizeof(why)));
         if (!creator) {
             if (seg_fd >= 0)
                 close(seg_fd);
@@ -639,7 +684,7 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
                 snprintf(why, sizeof(why), "cannot open /dev/shm%s: %s", name, strerror(errno));
         }
         /* every local rank has opened it (or failed to): it goes now, whatever comes next */
-        int rc = tdm_pmi_fence(&boot_pmi, why + strlen(why), sizeof(why) - strlen(why));
+        int rc = tdm_boot_kvs_fence(why + strlen(why), sizeof(why) - strlen(why));
         if (creator)
             shm_unlink(name);
         if (seg_fd < 0 || rc < 0)
@@ -668,8 +713,11 @@ static int boot_from_pmi(tdm_boot_info_t *info) {
     int ncpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
     if (!info->oversubscribed)
         info->oversubscribed = local_size > ncpus;
-    tdm_info(BOOT, "rank %d of %d by PMI-%d (%s), %d on this node, segment by %s", me, size,
-             version, boot_pmi.kvsname, local_size,
+    tdm_info(BOOT, "rank %d of %d by %s (%s), %d on this node, segment by %s", me, size,
+             pmix           ? "PMIx"
+             : version == 2 ? "PMI-2"
+                            : "PMI-1",
+             info->jobid, local_size,
              creator ? "creating it"
              : all   ? mode
                      : "a /dev/shm name");
@@ -693,7 +741,12 @@ int tdm_boot_init(tdm_boot_info_t *info_p) {
     info.oversubscribed = (int)TDM_PARAM_I(OVERSUBSCRIBED);
     forget_launch_vars();
     if (info.rank < 0 && (getenv("PMI_FD") || getenv("PMI_PORT"))) {
-        int rc = boot_from_pmi(&info);
+        int rc = boot_from_pmi(&info, false);
+        *info_p = info;
+        return rc;
+    }
+    if (info.rank < 0 && tdm_pmix_env()) {
+        int rc = boot_from_pmi(&info, true);
         *info_p = info;
         return rc;
     }
@@ -801,8 +854,9 @@ void tdm_boot_report(const tdm_boot_info_t *info, const char *line) {
         /* the launcher ends the job; this process waits for that a while, then exits */
         int code = atoi(line + 2);
         wait_output_read();
-        tdm_pmi_abort(&boot_pmi, code ? code : 1, boot_pmi_hydra,
-                      line[0] == 'A' ? "MPI_Abort" : "fatal error (see the message above)");
+        launcher_abort(code ? code : 1,
+                       line[0] == 'A' ? "MPI_Abort" : "fatal error (see the message above)");
+        boot_pmix.up = false; /* no finalize on the way out */
         if (boot_pmi.fd >= 0) {
             struct pollfd pfd = {.fd = boot_pmi.fd, .events = POLLIN};
             poll(&pfd, 1, 2000);

@@ -95,13 +95,27 @@ typedef struct tdm_boot_info {
     size_t shm_offset;  /* where the segment starts in it (after the stamp; 0: singleton) */
     int ctl_fd;         /* -1 for a singleton */
     int oversubscribed; /* wait by yielding/blocking, never by spinning */
-    int pmi;            /* started by a PMI launcher (Hydra, srun): its version, 1 or 2; else 0 */
+    int pmi;            /* started by a PMI launcher (Hydra, srun): its version, 1 or 2;
+                           TDM_BOOT_PMIX by a PMIx server (Open MPI's mpirun); else 0 */
     int nodes;          /* nodes the job spans (TANDEM_NODE_SPLIT applied) */
     int *node_of;       /* node of each rank, 0 .. nodes - 1, numbered by their lowest rank */
     int shm_shared;     /* every node's segment is in shm_fd, one after another (mpirun with
                            TANDEM_NODE_SPLIT: the nodes are one host's) */
     char jobid[64];
 } tdm_boot_info_t;
+
+#define TDM_BOOT_PMIX 3 /* tdm_boot_info_t.pmi of a job a PMIx server started */
+
+/* The job's key-value space under a PMI launcher or a PMIx server (after tdm_boot_init,
+ * when info.pmi is set), whichever started the job. Keys and values: no white space, '=' or
+ * ';' (PMI-1's line format); a value at most TDM_PMI_VALUE_MAX - 1 bytes (pmi.h).
+ * put: key=value for every rank, seen after the next fence. fence: collective over the
+ * job. get: the value `rank` put under `key` (PMI ignores the rank, its keys are the
+ * job's; PMIx keeps each process's apart): 1, 0 when there is none, -1 on an error.
+ * 0 or -1 with *why otherwise. */
+int tdm_boot_kvs_put(const char *key, const char *value, char *why, size_t len);
+int tdm_boot_kvs_fence(char *why, size_t len);
+int tdm_boot_kvs_get(int rank, const char *key, char *value, size_t vlen, char *why, size_t len);
 
 /* Apply TANDEM_NODE_SPLIT (`how`) to the node map `node_of` of `size` ranks and number
  * the nodes 0, 1, ... in the order of their lowest ranks. The number of nodes, or -1

@@ -4,12 +4,15 @@
 
 usage: run_test.py --mpirun PATH -n N [--timeout S] [--env K=V]... [--expect fail|exit=N]
                    [--ld-library-path DIR] [--check-lib NAME]
-                   [--launcher mpirun|hydra|hydra-port|hydra2 [--hosts H]]
+                   [--launcher mpirun|hydra|hydra-port|hydra2|pmix [--hosts H]]
                    [--nodes N [--cluster PATH]] [--node-split MODE] -- PROGRAM [ARGS...]
 
 --launcher hydra* starts the job with MPICH's mpiexec.hydra instead (PMI-1 on PMI_FD,
 PMI-1 with -pmi-port, PMI-2), skipped (77) where mpiexec.hydra is not installed; --hosts
 adds "-launcher fork -hosts H": Hydra's nodes, all on this machine.
+--launcher pmix starts it with Open MPI's mpirun (mpirun.openmpi, a PMIx server), skipped
+(77) where that is not installed: --oversubscribe, --allow-run-as-root as root, and no MCA
+component of Open MPI's own transports (the ranks are Tandem's).
 
 --nodes N runs the job on N nodes of the namespace cluster (../shared/tools/netns-cluster,
 tests/mpi/netns_cluster.py), -n/N ranks on each: mpiexec.hydra -launcher rsh -launcher-exec
@@ -314,7 +317,7 @@ def main():
                     help="the job's output must have exactly N lines matching REGEX "
                          "(e.g. a warning printed once per job); N-M: from N to M lines")
     ap.add_argument("--launcher", default="mpirun",
-                    choices=["mpirun", "hydra", "hydra-port", "hydra2"])
+                    choices=["mpirun", "hydra", "hydra-port", "hydra2", "pmix"])
     ap.add_argument("--hosts", help="with a hydra launcher: -launcher fork -hosts H")
     ap.add_argument("--nodes", type=int, help="run on N nodes of the namespace cluster")
     ap.add_argument("--cluster", help="path of netns-cluster (default: ../shared/tools)")
@@ -360,6 +363,23 @@ def main():
 
     if a.launcher == "mpirun":
         full = [a.mpirun, "-n", str(a.np), "--timeout", f"{a.timeout:g}"] + a.mpirun_arg + cmd
+    elif a.launcher == "pmix":
+        if a.hosts or cluster:
+            ap.error("--launcher pmix runs on this host only")
+        ompi = shutil.which("mpirun.openmpi") or shutil.which("orterun")
+        if not ompi:
+            print("SKIP: Open MPI's mpirun (mpirun.openmpi) is not installed (Debian's "
+                  "openmpi-bin package; scripts/install-deps.sh installs it)")
+            return SKIP
+        full = [ompi, "-n", str(a.np), "--oversubscribe", "--timeout",
+                f"{max(1, int(a.timeout))}"]
+        if os.geteuid() == 0:
+            full.append("--allow-run-as-root")
+        # its daemon starts the ranks and serves PMIx; its own transports stay unused
+        full += ["--mca", "btl", "self", "--mca", "pml", "ob1"]
+        for kv in shown_env:
+            full += ["-x", kv.split("=", 1)[0]]
+        full += cmd
     else:
         hydra = shutil.which("mpiexec.hydra")
         if not hydra:
