@@ -432,8 +432,8 @@ static void nodes_refused(const int *node_of, int size, char hosts[][64], char *
     describe_nodes(node_of, size, hosts, map, sizeof(map));
     free(names);
     snprintf(why, len,
-             "%s%s%s%s: this build has no inter-node transport yet (issue 27); run the job on "
-             "one node",
+             "%s%s%s%s: this build has no inter-node transport (built without UCX: install "
+             "libucx-dev and rebuild); run the job on one node",
              map, splits ? " (TANDEM_NODE_SPLIT=" : "", splits ? split : "", splits ? ")" : "");
 }
 

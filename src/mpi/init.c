@@ -60,6 +60,11 @@ static void dump_comm(void *comm, uint32_t ctx, int world, tdm_p2p_dump_comm_t *
     }
 }
 
+/* A peer of another node failed (net/remote.c): the job ends, through the launcher. */
+static void net_fatal(const char *why) {
+    tdm_mpi_abort_job(1, why);
+}
+
 /* mpirun waits for this line after the SIGUSR1 of a timeout (one write: signal-safe) */
 static void dump_done(void) {
     tdm_boot_report(&tdm_mpi.boot, "D");
@@ -96,7 +101,8 @@ void tdm_mpi_users_add(void) {
                                 .shm_offset = tdm_mpi.boot.shm_offset,
                                 .node_of = tdm_mpi.boot.node_of,
                                 .nodes = tdm_mpi.boot.nodes,
-                                .shm_shared = tdm_mpi.boot.shm_shared};
+                                .shm_shared = tdm_mpi.boot.shm_shared,
+                                .fatal = net_fatal};
         const char *what = NULL;
         if (tdm_p2p_init(&cfg, &what) != 0) {
             char why[256];

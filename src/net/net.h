@@ -21,18 +21,20 @@
  *   - wakes and blocks: tdm_net_wake rings a peer that sleeps, tdm_net_block_* block
  *     this process until a peer rings (the shm doorbell).
  *
- * Built today: shared memory + CMA (shm.h, cma.h) for the ranks of this node. With it
- * alone every call below is an inline call into shm.h: no function pointer and no
- * branch on the eager path. A second transport (one serving other nodes) defines
- * TDM_NET_HAVE_REMOTE and fills tdm_net_remote; each call then branches on the peer's
- * transport id, a predictable branch. Without one, a job whose ranks span nodes ends at
- * start-up with the node map named (src/boot, and tdm_net_init as a second guard).
+ * Built: shared memory + CMA (shm.h, cma.h) for the ranks of this node and, when CMake
+ * finds UCX, UCX for the ranks of other nodes (remote.c over ucx.h). With shm alone every
+ * call below is an inline call into shm.h: no function pointer and no branch on the eager
+ * path. With UCX, TDM_NET_HAVE_REMOTE is defined and tdm_net_remote is set when the job
+ * spans nodes; each call then branches on the peer's transport id, a predictable branch.
+ * Without UCX, a job whose ranks span nodes ends at start-up with the node map named
+ * (src/boot, and tdm_net_init as a second guard).
  */
 #ifndef TDM_NET_NET_H
 #define TDM_NET_NET_H
 
 #include "cma.h"
 #include "shm.h"
+#include "ucx.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -72,15 +74,20 @@ typedef struct tdm_net {
 extern tdm_net_t tdm_net;
 
 /* One transport other than shm (the interface a second transport implements). Its
- * `poll` hands every packet that came to `handler` (at most `max`), returning how many. */
+ * `poll` hands the packets that came to `handler`, returning how many events it saw;
+ * `send_commit` sends the first `len` bytes of the body `send_reserve` gave; `arm` says
+ * whether the process may sleep on its doorbell (true: the transport rings it when its
+ * own events come; false: it has events now, poll first); `barrier` is job-wide. */
 typedef struct tdm_net_ops {
     const char *name;
     unsigned caps;
     size_t (*body_size)(void);
     void *(*send_reserve)(int peer);
-    void (*send_commit)(int peer);
+    void (*send_commit)(int peer, size_t len);
     int (*poll)(void (*handler)(int peer, const void *body), int max);
-    void (*wake)(int peer);
+    bool (*arm)(void);
+    void (*barrier)(void (*progress)(void));
+    void (*quiet)(void);
     void (*fini)(void);
 } tdm_net_ops_t;
 
@@ -97,12 +104,27 @@ typedef struct tdm_net_config {
     size_t shm_offset; /* where the first node's segment starts in it */
     int shm_shared;    /* the nodes' segments lie one after another in this one memfd (ranks
                           of one host told to be on several nodes, TANDEM_NODE_SPLIT) */
+    /* ends the job (does not return): a peer of another node failed. NULL: exit(1) */
+    void (*fatal)(const char *why);
 } tdm_net_config_t;
 
-/* Build the peer table, set up the transports (the node's segment, CMA). 0, or -1 with
- * *what_p naming what could not be set up (the cause is logged). */
+/* Build the peer table, set up the transports (the node's segment, CMA; UCX and the
+ * address exchange when the job spans nodes). 0, or -1 with *what_p naming what could not
+ * be set up (the cause is logged). */
 int tdm_net_init(const tdm_net_config_t *cfg, const char **what_p);
 void tdm_net_fini(void);
+
+/* The UCX transport serving the ranks of other nodes, for protocols that use its get and
+ * put (rendezvous by RDMA); NULL when the job does not span nodes or UCX is not built. */
+tdm_ucx_t *tdm_net_ucx(void);
+
+/* Every process of the job arrives before any leaves, serving packets meanwhile through
+ * `progress` (MPI_Finalize): the node's barrier, and between nodes the remote transport's. */
+void tdm_net_barrier(void (*progress)(void));
+
+/* The job is ending normally (after its last job-wide barrier): a peer of another node
+ * that goes away from now on is not a failure. */
+void tdm_net_quiet(void);
 
 /* ---- what a peer offers ---- */
 
@@ -142,14 +164,16 @@ static inline void *tdm_net_send_reserve(int peer) {
     return tdm_shm_send_reserve(peer);
 }
 
-/* Send the body the last reserve toward `peer` gave. */
-static inline void tdm_net_send_commit(int peer) {
+/* Send the body the last reserve toward `peer` gave, of which the packet is the first
+ * `len` bytes (a cell goes whole; a transport without cells sends `len`). */
+static inline void tdm_net_send_commit(int peer, size_t len) {
 #ifdef TDM_NET_HAVE_REMOTE
     if (!TDM_NET_IS_SHM(peer)) {
-        tdm_net_remote->send_commit(peer);
+        tdm_net_remote->send_commit(peer, len);
         return;
     }
 #endif
+    (void)len;
     tdm_shm_send_commit(peer);
 }
 
@@ -163,7 +187,7 @@ static inline int tdm_net_send_copy(int peer, const void *hdr, size_t hlen, cons
     memcpy(b, hdr, hlen);
     if (dlen)
         memcpy(b + hlen, data, dlen);
-    tdm_net_send_commit(peer);
+    tdm_net_send_commit(peer, hlen + dlen);
     return 0;
 }
 
@@ -214,7 +238,7 @@ static inline void tdm_net_recv_release(int peer) {
  * (which takes the pair's lock itself if it needs one); how many. */
 static inline int tdm_net_poll(void (*handler)(int peer, const void *body), int max) {
 #ifdef TDM_NET_HAVE_REMOTE
-    if (tdm_net.nodes > 1)
+    if (tdm_net_remote)
         return tdm_net_remote->poll(handler, max);
 #endif
     (void)handler;
@@ -224,13 +248,12 @@ static inline int tdm_net_poll(void (*handler)(int peer, const void *body), int 
 
 /* ---- waking and blocking ---- */
 
-/* Ring `peer` (any rank, this process too) if it sleeps. */
+/* Ring `peer` (any rank, this process too) if it sleeps. A peer of another node needs
+ * no ring: the packet itself wakes it (its transport's event, remote.c). */
 static inline void tdm_net_wake(int peer) {
 #ifdef TDM_NET_HAVE_REMOTE
-    if (!TDM_NET_IS_SHM(peer)) {
-        tdm_net_remote->wake(peer);
+    if (!TDM_NET_IS_SHM(peer))
         return;
-    }
 #endif
     if (atomic_load_explicit(&tdm_shm_proc(peer)->sleeping, memory_order_seq_cst))
         tdm_shm_wake(peer);
@@ -249,14 +272,13 @@ static inline uint32_t tdm_net_block_prepare(bool counted) {
     return atomic_load_explicit(&me->doorbell, memory_order_seq_cst);
 }
 
-/* A transport without a doorbell is polled at least this often while the process
- * blocks (until it gives an event descriptor to wait on). */
-#define TDM_NET_REMOTE_BLOCK_US 1000
-
+/* Sleep on the doorbell until a producer rings it (or `timeout_us`). With peers of other
+ * nodes the remote transport is armed first: it rings the doorbell when its events come,
+ * and when it has some already the call returns at once (the caller polls again). */
 static inline void tdm_net_block(uint32_t seen, long timeout_us) {
 #ifdef TDM_NET_HAVE_REMOTE
-    if (tdm_net.nodes > 1 && timeout_us > TDM_NET_REMOTE_BLOCK_US)
-        timeout_us = TDM_NET_REMOTE_BLOCK_US;
+    if (tdm_net_remote && !tdm_net_remote->arm())
+        return;
 #endif
     tdm_shm_sleep(seen, timeout_us);
 }

@@ -132,8 +132,13 @@ int tdm_shm_init(int fd, size_t offset, const int *locals, int nlocal, int me, i
         goto err_unmap;
     }
     memset(s->port, 0, (size_t)world * sizeof(tdm_shm_port_t));
-    for (int w = 0; w < world; w++)
+    /* a peer of another node has no block here: one of zeros reads as "awake, no load" to
+     * the engine's heuristics that look at a peer's block */
+    static tdm_shm_proc_t far_proc;
+    for (int w = 0; w < world; w++) {
         s->port[w].local = -1;
+        s->port[w].proc = &far_proc;
+    }
     for (int l = 0; l < nlocal; l++) {
         tdm_shm_port_t *pt = &s->port[locals[l]];
         size_t tx = (size_t)rank * (size_t)nranks + (size_t)l;

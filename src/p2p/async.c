@@ -215,7 +215,7 @@ static void *async_main(void *arg) {
             long us = ASYNC_BACKSTOP_US;
             if (!TDM_LOAD_RELAXED(&tdm_p2p.waiting) && held_work())
                 us = ASYNC_HELD_US;
-            tdm_shm_sleep(seen, us);
+            tdm_net_block(seen, us); /* with peers of other nodes, UCX armed first */
             TDM_COUNTER_ADD(&tdm_p2p_stats.async_wakeups, 1);
         }
         tdm_lock_acquire(&as.lock);

@@ -21,7 +21,8 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p) {
                             .nodes = cfg->nodes,
                             .shm_fd = cfg->shm_fd,
                             .shm_offset = cfg->shm_offset,
-                            .shm_shared = cfg->shm_shared};
+                            .shm_shared = cfg->shm_shared,
+                            .fatal = cfg->fatal};
     if (tdm_net_init(&net, what_p) != 0)
         return -1;
     p->rank = cfg->rank;
@@ -407,7 +408,8 @@ void tdm_p2p_barrier(void) {
     /* everything queued must reach the rings before we say we are done */
     tdm_p2p.finalizing = 1;
     tdm_p2p_wait_until(tx_idle, NULL);
-    tdm_shm_barrier(progress_cb);
+    tdm_net_barrier(progress_cb);
+    tdm_net_quiet(); /* peers of other nodes may exit from now on */
     tdm_p2p.finalizing = 0;
 }
 

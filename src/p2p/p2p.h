@@ -40,7 +40,8 @@ typedef struct tdm_p2p_config {
     size_t shm_offset;  /* where the segment starts in it */
     const int *node_of; /* node of each rank (src/boot), NULL: all on this one */
     int nodes;
-    int shm_shared; /* the nodes' segments follow one another in shm_fd (boot.h) */
+    int shm_shared;                 /* the nodes' segments follow one another in shm_fd (boot.h) */
+    void (*fatal)(const char *why); /* ends the job: a peer of another node failed */
 } tdm_p2p_config_t;
 
 /* Set up the transports (the node's shared segment, CMA) and the engine over them.

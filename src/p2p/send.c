@@ -57,7 +57,7 @@ send_start(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world, int se
                 tdm_copy(payload, data, bytes);
             else
                 tdm_dtype_pack(buf, count, dt, 0, payload, bytes);
-            tdm_net_send_commit(dst_world);
+            tdm_net_send_commit(dst_world, (size_t)(payload - (unsigned char *)h) + bytes);
             tdm_p2p_tx_envelope(dst_world, ctx, tag);
             tdm_p2p_peer_unlock(dst_world);
             TDM_P2P_STAT_ADD(&tdm_p2p_stats.eager_msgs, 1);

@@ -5,13 +5,17 @@
  * the values it refuses); a node's segment sized and indexed by its own ranks (two
  * processes that are world ranks 1 and 3 of a job of 4 exchange packets through a
  * segment of 2, and neither sees ranks 0 and 2 as local); and tdm_net_init, which serves
- * the ranks of one node by shm + CMA and, with no transport built for other nodes,
- * refuses a map that spans two with the ranks named.
+ * the ranks of one node by shm + CMA and the ranks of other nodes by UCX (net/remote.c:
+ * the addresses traded through the job's memfd, packets of every size in order both ways
+ * while the receiver blocks on its doorbell, the job-wide barrier, and a peer's death
+ * reported with its rank and host) or, with no transport built for other nodes, refuses
+ * a map that spans two with the ranks named.
  */
 #include "base/params.h"
 #include "boot/boot.h"
 #include "net/net.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +152,9 @@ static void check_net_init(void) {
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     tdm_net_fini();
 
+#ifdef TDM_NET_HAVE_REMOTE
+    close(fd);
+#else
     /* rank 0 of a job whose rank 1 is on another node: refused, and said so */
     int err[2];
     CHECK(pipe(err) == 0);
@@ -172,13 +179,150 @@ static void check_net_init(void) {
     CHECK(strstr(out, "rank 1 is on node 1, this rank on node 0: this build has no inter-node "
                       "transport") != NULL);
     close(fd);
+#endif
 }
+
+#ifdef TDM_NET_HAVE_REMOTE
+/* ---- two nodes over UCX, in one memfd (TANDEM_NODE_SPLIT's case) ---- */
+
+#define NPKT 200
+static int rx_count, rx_bad;
+
+/* packet i: its number, then bytes (i + k) & 255, of a length that varies with i */
+static size_t pkt_len(int i) {
+    return 8 + (size_t)i * 7919u % (tdm_net_body_size(1 - tdm_net.rank) - 8);
+}
+
+static void on_packet(int peer, const void *body) {
+    int i;
+    memcpy(&i, body, sizeof(i));
+    const unsigned char *b = body;
+    bool ok = peer == 1 - tdm_net.rank && i == rx_count;
+    for (size_t k = 8; ok && k < pkt_len(i); k++)
+        ok = b[k] == (unsigned char)(i + k);
+    if (!ok && rx_bad++ < 3)
+        fprintf(stderr, "rank %d: packet %d from rank %d is not packet %d or is damaged\n",
+                tdm_net.rank, i, peer, rx_count);
+    rx_count++;
+}
+
+static void progress(void) {
+    tdm_net_poll(on_packet, 32);
+}
+
+/* Poll; block on the doorbell (with the remote transport armed) when nothing came. The
+ * sleep has no useful timeout: only the transport's ring ends it. */
+static void poll_or_block(void) {
+    uint32_t seen = tdm_net_block_prepare(false);
+    if (!tdm_net_poll(on_packet, 32))
+        tdm_net_block(seen, 3600L * 1000000L);
+    tdm_net_block_done(false);
+}
+
+static void fatal_hook(const char *why) {
+    fprintf(stderr, "fatal: %s\n", why);
+    _exit(42);
+}
+
+static int remote_rank(int fd, int rank) {
+    const int node_of[2] = {0, 1};
+    tdm_net_config_t cfg = {.rank = rank,
+                            .size = 2,
+                            .node_of = node_of,
+                            .nodes = 2,
+                            .shm_fd = fd,
+                            .shm_shared = 1,
+                            .fatal = fatal_hook};
+    const char *what = NULL;
+    if (tdm_net_init(&cfg, &what) != 0) {
+        fprintf(stderr, "rank %d: tdm_net_init: %s\n", rank, what ? what : "?");
+        return 1;
+    }
+    int peer = 1 - rank;
+    CHECK(tdm_net.nodes == 2 && tdm_net.nlocal == 1 && !tdm_net_local(peer));
+    CHECK(tdm_net.peer[peer].tp == TDM_NET_REMOTE &&
+          tdm_net_caps(peer) == (TDM_NET_CAP_AM | TDM_NET_CAP_RDMA));
+    CHECK(tdm_net_ucx() != NULL && tdm_net_body_size(peer) >= 4096);
+    if (rank == 1) {
+        for (int i = 0; i < NPKT; i++) {
+            unsigned char *b;
+            while (!(b = tdm_net_send_reserve(peer)))
+                progress();
+            memcpy(b, &i, sizeof(i));
+            for (size_t k = 8; k < pkt_len(i); k++)
+                b[k] = (unsigned char)(i + k);
+            tdm_net_send_commit(peer, pkt_len(i));
+        }
+        while (rx_count < 1)
+            poll_or_block();
+    } else {
+        while (rx_count < NPKT)
+            poll_or_block();
+        /* one packet back: rank 1 waits for it, blocked */
+        int zero = 0;
+        unsigned char *b;
+        while (!(b = tdm_net_send_reserve(peer)))
+            progress();
+        memcpy(b, &zero, sizeof(zero));
+        for (size_t k = 8; k < pkt_len(0); k++)
+            b[k] = (unsigned char)k;
+        tdm_net_send_commit(peer, pkt_len(0));
+    }
+    tdm_net_barrier(progress);
+    if (rx_bad)
+        return 1;
+    if (rank == 1) {
+        raise(SIGKILL); /* a node's process dies: rank 0 must hear it */
+        return 1;
+    }
+    for (;;)
+        poll_or_block(); /* ends in fatal_hook */
+}
+
+static void check_remote(void) {
+    int fd = memfd_create("net_nodemap_remote", 0);
+    int err[2];
+    CHECK(fd >= 0 && pipe(err) == 0);
+    pid_t pid[2];
+    for (int r = 0; r < 2; r++) {
+        pid[r] = fork();
+        if (pid[r] == 0) {
+            dup2(err[1], 2);
+            _exit(remote_rank(fd, r) + failures);
+        }
+    }
+    close(err[1]);
+    char out[4096] = "";
+    size_t got = 0;
+    ssize_t n;
+    while (got < sizeof(out) - 1 && (n = read(err[0], out + got, sizeof(out) - 1 - got)) > 0)
+        got += (size_t)n;
+    close(err[0]);
+    int st[2];
+    for (int r = 0; r < 2; r++)
+        waitpid(pid[r], &st[r], 0);
+    CHECK(WIFSIGNALED(st[1]) && WTERMSIG(st[1]) == SIGKILL);
+    CHECK(WIFEXITED(st[0]) && WEXITSTATUS(st[0]) == 42);
+    char host[64] = "";
+    gethostname(host, sizeof(host) - 1);
+    char want[200];
+    snprintf(want, sizeof(want), "fatal: peer rank 1 (host %s) failed, seen by rank 0 (host %s)",
+             host, host);
+    CHECK(strstr(out, want) != NULL);
+    if (failures)
+        fprintf(stderr, "the two ranks said:\n%s", out);
+    close(fd);
+}
+#endif
 
 int main(void) {
     tdm_params_init();
     check_split();
     check_segment();
     check_net_init();
+#ifdef TDM_NET_HAVE_REMOTE
+    check_remote();
+#endif
     if (failures)
         return 1;
     printf("net_nodemap: ok\n");

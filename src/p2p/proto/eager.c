@@ -31,7 +31,7 @@ static bool push_short(tdm_req_t *s) {
     unsigned char *payload =
         tdm_eager_fill_short(h, s->mode, s->ctx, s->self_rank, s->tag, s->bytes);
     tdm_dtype_pack(s->buf, s->count, s->dt, 0, payload, s->bytes);
-    tdm_net_send_commit(peer);
+    tdm_net_send_commit(peer, (size_t)(payload - (unsigned char *)h) + s->bytes);
     tdm_p2p_tx_envelope(peer, s->ctx, s->tag);
     s->hdr_done = 1;
     s->offset = s->bytes;
@@ -55,7 +55,7 @@ static bool push_cells(tdm_req_t *s) {
         h->pad = pad;
         h->frag = (uint32_t)frag;
         tdm_dtype_pack(s->buf, s->count, s->dt, 0, (unsigned char *)(h + 1) + pad, frag);
-        tdm_net_send_commit(peer);
+        tdm_net_send_commit(peer, sizeof(*h) + pad + frag);
         tdm_p2p_tx_envelope(peer, s->ctx, s->tag);
         s->hdr_done = 1;
         s->offset = frag;
@@ -69,7 +69,7 @@ static bool push_cells(tdm_req_t *s) {
         c->pad = 0;
         c->frag = (uint32_t)frag;
         tdm_dtype_pack(s->buf, s->count, s->dt, s->offset, c + 1, frag);
-        tdm_net_send_commit(peer);
+        tdm_net_send_commit(peer, sizeof(*c) + frag);
         s->offset += frag;
     }
     return true;

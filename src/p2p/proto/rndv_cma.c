@@ -468,7 +468,7 @@ static bool push_rts(tdm_req_t *s) {
     }
     /* the receiver may match at once: it must see this process as running (select.c) */
     atomic_store_explicit(&tdm_shm_self()->beat, tdm_shm_clock(), memory_order_relaxed);
-    tdm_net_send_commit(s->peer_world);
+    tdm_net_send_commit(s->peer_world, sizeof(*h));
     tdm_p2p_tx_envelope(s->peer_world, s->ctx, s->tag);
     tdm_p2p.rndv_out[s->peer_world]++;
     s->out_counted = 1;

@@ -68,7 +68,7 @@ static bool pipe_push_stream(tdm_req_t *s) {
             d->frag = (uint32_t)frag;
             d->offset = st->cur;
             tdm_dtype_pack(s->buf, s->count, s->dt, (size_t)st->cur, d + 1, frag);
-            tdm_net_send_commit(s->peer_world);
+            tdm_net_send_commit(s->peer_world, sizeof(*d) + frag);
             st->cur += frag;
         }
         if (st->stream_own) {

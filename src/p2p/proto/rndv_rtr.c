@@ -216,7 +216,7 @@ static bool rtr_push_fin(tdm_req_t *s) {
     f->rreq = s->remote_id;
     f->rsvd = 0;
     f->written = st->cur;
-    tdm_net_send_commit(s->peer_world);
+    tdm_net_send_commit(s->peer_world, sizeof(*f));
     tdm_p2p_tx_envelope(s->peer_world, s->ctx, s->tag);
     tdm_layout_clear(&st->remote);
     if (st->cur < st->hi) {

@@ -2,7 +2,9 @@
 /*
  * The last rank is killed (SIGKILL) while the others wait in a receive that nothing will
  * satisfy: the launcher must end the whole job, naming the process (Hydra 4.0 names its
- * pid and host), instead of leaving the others waiting. Listed with expect=fail.
+ * pid and host), instead of leaving the others waiting. On several nodes the ranks of the
+ * other node see their connections to it close (net/remote.c) and end the job naming its
+ * rank and host. Listed with expect=fail.
  */
 #include <mpi.h>
 #include <signal.h>
