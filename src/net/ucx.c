@@ -340,7 +340,16 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status) {
     char msg[256];
     snprintf(msg, sizeof(msg), "peer rank %d (host %s) failed, seen by rank %d (host %s): %s",
              p->rank, p->host, ux->rank, ux->host, ucs_status_string(status));
-    fail(ux, TDM_UCX_ERR_PEER, "%s", msg);
+    if (ux->peer_error) {
+        /* the caller decides what it means (a peer that left after the job's end is no
+         * error) and says it: kept, logged only for debugging here */
+        UX_LOCK(ux);
+        snprintf(ux->err, sizeof(ux->err), "%s", msg);
+        UX_UNLOCK(ux);
+        tdm_debug(UCX, "%s", msg);
+    } else {
+        fail(ux, TDM_UCX_ERR_PEER, "%s", msg);
+    }
     /* reads queued toward it will never get a token's worth of progress: fail them */
     tdm_ucx_op_t *dead = NULL, **pp;
     UX_LOCK(ux);
