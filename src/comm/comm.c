@@ -9,6 +9,7 @@
 #include "info.h"
 #include "../base/log.h"
 #include "../base/abi.h"
+#include "../net/net.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,7 @@ static void destroy(tdm_comm_t *c) {
     }
     if (c->coll)
         TDM_LOAD_ACQUIRE (&tdm_comm_destroy_hook)(c);
+    tdm_comm_nodes_free(c);
     tdm_comm_ctxid_release(c->ctx);
     tdm_rankmap_release(&c->map);
     if (c->inter) {
@@ -113,6 +115,9 @@ void tdm_comm_fini(void) {
         }
     }
     tdm_htab_fini(&comms);
+    tdm_comm_nodes_free(&world_obj);
+    tdm_comm_nodes_free(&self_obj);
+    tdm_comm_nodes_free(&boot_obj);
     tdm_attr_list_drop(&world_obj.attrs); /* left by a failing delete callback */
     tdm_attr_list_drop(&self_obj.attrs);
     tdm_info_free(world_obj.hints);
@@ -433,6 +438,10 @@ uint64_t tdm_comm_node_color(void) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (const char *s = host; *s; s++)
         h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    /* the node map's node, not the host alone: ranks of one host that TANDEM_NODE_SPLIT
+     * puts on several nodes share no memory as far as the program is concerned */
+    for (int i = 0; i < 4; i++)
+        h = (h ^ (((uint32_t)tdm_net.node >> (8 * i)) & 0xffu)) * 0x100000001b3ull;
     return h;
 }
 

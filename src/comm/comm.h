@@ -106,6 +106,7 @@ typedef struct tdm_comm {
      * collectives and for creation exchanges. Unused (zero) on intracomms. */
     tdm_rankmap_t remote;
     struct tdm_comm *local;
+    struct tdm_comm_nodes *nodes; /* the node map, built at first use (tdm_comm_nodes) */
     /* owned by other layers, NULL until they use them; freed through the hook below */
     void *coll; /* per-communicator collective state (coll/) */
     void *topo; /* topology (topo/), through tdm_comm_topo_ops */
@@ -196,6 +197,35 @@ static inline void tdm_comm_release(tdm_comm_t *c) {
  * is a communicator's `pv`. */
 extern const tdm_pvar_desc_t tdm_comm_pvars[];
 extern const int tdm_comm_npvars;
+
+/* The communicator's ranks by node (nodes.c), for node-aware collectives: which node
+ * each rank is on (src/net's node map, after TANDEM_NODE_SPLIT: a split "node" is a
+ * node here too), the ranks of this process's node, and one leader per node. Nodes are
+ * numbered 0 .. n - 1 by their lowest rank in the communicator, so every member builds
+ * the same map from the node map alone, with no message. The sub-groups are rank lists
+ * of this communicator, not communicators: collectives run them on its own collective
+ * context, so the non-blocking forms need no context agreement first. */
+typedef struct tdm_comm_nodes {
+    int n;         /* nodes the communicator spans */
+    int max_local; /* the most ranks one node holds */
+    bool blocks;   /* each node's ranks are consecutive: rank order is node order */
+    int node;      /* this process's node */
+    int nlocal;    /* ranks on this node */
+    int local;     /* this process's index among them */
+    int leader;    /* this process's node index if it leads its node, else -1 */
+    int *node_of;  /* by rank: its node */
+    int *locals;   /* the ranks of this node, increasing (nlocal) */
+    int *leaders;  /* by node: its lowest rank (n) */
+    int *first;    /* by node: where its ranks start in `order` (n + 1; first[n] = size) */
+    int *order;    /* every rank, node by node, increasing within each (size) */
+} tdm_comm_nodes_t;
+
+/* The node map of an intracommunicator, built at its first call and kept until it is
+ * destroyed; NULL when out of memory (logged) or on an intercommunicator. Called only
+ * by the collectives on `c`, which the user orders: no lock. */
+const tdm_comm_nodes_t *tdm_comm_nodes(tdm_comm_t *c);
+/* Free the map (destruction, finalize). */
+void tdm_comm_nodes_free(tdm_comm_t *c);
 
 /* Hook other layers set to free their `coll` state on destruction. */
 extern void (*tdm_comm_destroy_hook)(tdm_comm_t *c);
