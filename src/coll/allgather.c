@@ -59,6 +59,12 @@ static void allgather_ring(tdm_sched_t *s, const own_blk_t *own, void *rbuf, tdm
                  tdm_coll_count_of(rcounts, rcount, r), rdt);
 }
 
+void tdm_coll_allgatherv_ring_inplace(tdm_sched_t *s, void *rbuf, tdm_coll_arr_t rcounts,
+                                      tdm_coll_arr_t displs, size_t rcount, tdm_dtype_t *rdt) {
+    own_blk_t own = {.in_place = true};
+    allgather_ring(s, &own, rbuf, rcounts, displs, rcount, rdt);
+}
+
 static void allgather_bruck(tdm_sched_t *s, const void *own, void *rbuf, size_t rcount,
                             tdm_dtype_t *rdt) {
     int p, r = tdm_sched_rank(s, &p);
@@ -143,8 +149,14 @@ int tdm_coll_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void 
     void *mine = tdm_coll_at(rbuf, myd, rdt);
     own_blk_t own = {sbuf == TDM_COLL_IN_PLACE, sbuf, scount, sdt};
     int p = comm->size;
-    int algo = tdm_coll_choose(TDM_COLL_ALLGATHER, rcount * rdt->size, comm->size, true);
-    if (algo == TDM_ALLGATHER_LINEAR) {
+    const tdm_comm_nodes_t *nm =
+        !rcounts.p && p > 1
+            ? tdm_coll_node_choose(TDM_COLL_ALLGATHER, comm, rcount * rdt->size, true)
+            : NULL;
+    int algo = nm ? -1 : tdm_coll_choose(TDM_COLL_ALLGATHER, rcount * rdt->size, comm->size, true);
+    if (nm) {
+        tdm_coll_allgather_node(s, nm, sbuf, scount, sdt, rbuf, rcount, rdt);
+    } else if (algo == TDM_ALLGATHER_LINEAR) {
         allgather_linear(s, &own, rbuf, rcounts, displs, rcount, rdt);
     } else if (!rcounts.p && algo == TDM_ALLGATHER_BRUCK) {
         if ((p & (p - 1)) == 0 && tdm_coll_forced(TDM_COLL_ALLGATHER) < 0) {

@@ -143,12 +143,19 @@ void tdm_coll_allreduce_linear(tdm_sched_t *s, const void *sbuf, void *rbuf, siz
 
 int tdm_coll_allreduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op,
                        tdm_comm_t *comm, tdm_req_t **req_p) {
-    int algo = tdm_coll_choose(TDM_COLL_ALLREDUCE, count * dt->size, comm->size, op->commute);
+    const tdm_comm_nodes_t *nm =
+        comm->size > 1
+            ? tdm_coll_node_choose(TDM_COLL_ALLREDUCE, comm, count * dt->size, op->commute)
+            : NULL;
+    int algo =
+        nm ? -1 : tdm_coll_choose(TDM_COLL_ALLREDUCE, count * dt->size, comm->size, op->commute);
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
     tdm_sched_immediate(s, count * dt->size);
-    if (algo == TDM_ALLREDUCE_RING)
+    if (nm)
+        tdm_coll_allreduce_node(s, nm, sbuf, rbuf, count, dt, op);
+    else if (algo == TDM_ALLREDUCE_RING)
         tdm_coll_allreduce_ring(s, sbuf, rbuf, count, dt, op);
     else if (algo == TDM_ALLREDUCE_LINEAR && comm->size > 1)
         tdm_coll_allreduce_linear(s, sbuf, rbuf, count, dt, op);

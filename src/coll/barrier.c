@@ -43,7 +43,10 @@ int tdm_coll_barrier(tdm_comm_t *comm, tdm_req_t **req_p) {
     if (!s)
         return TDM_ERR_NOMEM;
     tdm_sched_immediate(s, 0);
-    if (comm->size > 1) {
+    const tdm_comm_nodes_t *nm;
+    if (comm->size > 1 && (nm = tdm_coll_node_choose(TDM_COLL_BARRIER, comm, 0, true)) != NULL) {
+        tdm_coll_barrier_node(s, nm);
+    } else if (comm->size > 1) {
         if (tdm_coll_choose(TDM_COLL_BARRIER, 0, comm->size, true) == TDM_BARRIER_LINEAR)
             tdm_coll_barrier_linear(s);
         else

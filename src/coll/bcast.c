@@ -86,7 +86,11 @@ int tdm_coll_bcast(void *buf, size_t count, tdm_dtype_t *dt, int root, tdm_comm_
     if (!s)
         return TDM_ERR_NOMEM;
     tdm_sched_immediate(s, count * dt->size);
-    if (comm->size > 1) {
+    const tdm_comm_nodes_t *nm;
+    if (comm->size > 1 &&
+        (nm = tdm_coll_node_choose(TDM_COLL_BCAST, comm, count * dt->size, true)) != NULL) {
+        tdm_coll_bcast_node(s, nm, buf, count, dt, root);
+    } else if (comm->size > 1) {
         int algo = tdm_coll_choose(TDM_COLL_BCAST, count * dt->size, comm->size, true);
         if (algo == TDM_BCAST_SCATTER_RING)
             tdm_coll_bcast_scatter_ring(s, buf, count, dt, root);

@@ -137,12 +137,18 @@ void tdm_coll_reduce_scatter_gather(tdm_sched_t *s, const void *sbuf, void *rbuf
 
 int tdm_coll_reduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op,
                     int root, tdm_comm_t *comm, tdm_req_t **req_p) {
-    int algo = tdm_coll_choose(TDM_COLL_REDUCE, count * dt->size, comm->size, op->commute);
+    const tdm_comm_nodes_t *nm =
+        comm->size > 1 ? tdm_coll_node_choose(TDM_COLL_REDUCE, comm, count * dt->size, op->commute)
+                       : NULL;
+    int algo =
+        nm ? -1 : tdm_coll_choose(TDM_COLL_REDUCE, count * dt->size, comm->size, op->commute);
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
     tdm_sched_immediate(s, count * dt->size);
-    if (algo == TDM_REDUCE_SCATTER_GATHER)
+    if (nm)
+        tdm_coll_reduce_node(s, nm, sbuf, rbuf, count, dt, op, root);
+    else if (algo == TDM_REDUCE_SCATTER_GATHER)
         tdm_coll_reduce_scatter_gather(s, sbuf, rbuf, count, dt, op, root);
     else if (algo == TDM_REDUCE_LINEAR)
         tdm_coll_reduce_linear(s, sbuf, rbuf, count, dt, op, root);

@@ -83,6 +83,8 @@ struct tdm_sched {
     size_t ntmps, tmpcap;
     tdm_req_t *ureq;
     size_t scratch_used;
+    const int *view; /* tdm_sched_view: the ranks steps name, by index; NULL: comm ranks */
+    int vrank, vsize;
     struct tdm_sched *next_free;
     step_t inline_steps[SCHED_INLINE_STEPS];
     tmp_t inline_tmps[SCHED_INLINE_TMPS];
@@ -247,8 +249,18 @@ void tdm_sched_immediate(tdm_sched_t *s, size_t bytes) {
 }
 
 int tdm_sched_rank(const tdm_sched_t *s, int *size_p) {
+    if (s->view) {
+        *size_p = s->vsize;
+        return s->vrank;
+    }
     *size_p = s->comm->size;
     return s->comm->rank;
+}
+
+void tdm_sched_view(tdm_sched_t *s, const int *ranks, int n, int me) {
+    s->view = ranks;
+    s->vsize = n;
+    s->vrank = me;
 }
 
 tdm_sched_t *tdm_sched_new(tdm_comm_t *comm, bool blocking) {
@@ -458,6 +470,8 @@ static void record(tdm_sched_t *s, const step_t *step) {
  */
 void tdm_sched_send(tdm_sched_t *s, const void *buf, size_t count, tdm_dtype_t *dt, int peer,
                     int flags) {
+    if (s->view)
+        peer = s->view[peer];
     if (s->immediate) {
         post(s, true, (flags & TDM_SCHED_AHEAD) != 0, peer, flags, (void *)buf, count, dt);
         return;
@@ -471,6 +485,8 @@ void tdm_sched_send(tdm_sched_t *s, const void *buf, size_t count, tdm_dtype_t *
 }
 
 void tdm_sched_recv(tdm_sched_t *s, void *buf, size_t count, tdm_dtype_t *dt, int peer, int flags) {
+    if (s->view)
+        peer = s->view[peer];
     if (s->immediate) {
         post(s, false, (flags & TDM_SCHED_AHEAD) != 0, peer, flags, buf, count, dt);
         return;

@@ -62,6 +62,13 @@ void tdm_sched_round(tdm_sched_t *s);
 int tdm_sched_run(tdm_sched_t *s, tdm_req_t **req_p);
 /* The caller's rank in the schedule's communicator; its size into *size_p. */
 int tdm_sched_rank(const tdm_sched_t *s, int *size_p);
+/* Build the steps that follow over a sub-group of the communicator: `ranks[0..n-1]`
+ * (communicator ranks; the array must outlive the building only), this process being
+ * ranks[me]. tdm_sched_rank then answers (me, n) and the peers of sends and receives
+ * are indices into `ranks`, so any algorithm runs over a node's ranks or the nodes'
+ * leaders unchanged; all on the communicator's collective context and tag. ranks NULL:
+ * the whole communicator again. */
+void tdm_sched_view(tdm_sched_t *s, const int *ranks, int n, int me);
 /* Discard a schedule that was never run. */
 void tdm_sched_free(tdm_sched_t *s);
 

@@ -15,12 +15,15 @@
 #include "../base/lock.h"
 #include "../base/log.h"
 #include "../base/params.h"
+#include "../net/net.h"
 
 #include <stdio.h>
 #include <string.h>
 
 unsigned long long tdm_coll_algo_runs[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS];
 unsigned long long tdm_coll_algo_bytes[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS];
+unsigned long long tdm_coll_node_runs[TDM_COLL_NKINDS];
+unsigned long long tdm_coll_node_bytes[TDM_COLL_NKINDS];
 
 typedef struct coll_choice {
     const char *name;                      /* for log messages */
@@ -143,10 +146,68 @@ static const coll_choice_t choices[TDM_COLL_NKINDS] = {
  * Allreduce. */
 static int parsed[TDM_COLL_NKINDS];
 static bool done[TDM_COLL_NKINDS];
+/* TANDEM_COLL_NODE_AWARE, parsed once as well */
+enum { NODE_AUTO, NODE_ON, NODE_OFF };
+static int node_mode;
+static bool node_done;
 
 void tdm_coll_reconfigure(void) {
     for (int k = 0; k < TDM_COLL_NKINDS; k++)
         TDM_STORE_RELEASE(&done[k], false);
+    TDM_STORE_RELEASE(&node_done, false);
+}
+
+static int node_aware_mode(void) {
+    if (TDM_LIKELY(TDM_LOAD_ACQUIRE(&node_done)))
+        return TDM_LOAD_RELAXED(&node_mode);
+    const char *v = TDM_PARAM_S(COLL_NODE_AWARE);
+    int mode = NODE_AUTO;
+    if (v && !strcmp(v, "on"))
+        mode = NODE_ON;
+    else if (v && !strcmp(v, "off"))
+        mode = NODE_OFF;
+    else if (v && *v && strcmp(v, "auto") != 0)
+        tdm_warn(COLL, "unknown TANDEM_COLL_NODE_AWARE '%s' (known: auto, on, off); using auto", v);
+    TDM_STORE_RELAXED(&node_mode, mode);
+    TDM_STORE_RELEASE(&node_done, true);
+    return mode;
+}
+
+static int forced_algo(tdm_coll_kind_t kind);
+
+/* Which kinds have a node-aware form. */
+static bool node_kind(tdm_coll_kind_t kind) {
+    return kind != TDM_COLL_ALLTOALL;
+}
+
+/* The decision alone, for a communicator of several nodes (no counting). */
+static const tdm_comm_nodes_t *node_decide(tdm_coll_kind_t kind, tdm_comm_t *comm, bool commute) {
+    int mode = node_aware_mode();
+    if (mode == NODE_OFF || !node_kind(kind) || comm->inter)
+        return NULL;
+    const tdm_comm_nodes_t *nm = tdm_comm_nodes(comm);
+    if (!nm || nm->n < 2)
+        return NULL;
+    if (nm->max_local < 2 && mode != NODE_ON) /* one rank per node: no local step to save */
+        return NULL;
+    if (!commute && !nm->blocks) /* combining node by node would break rank order */
+        return NULL;
+    if (mode == NODE_AUTO && forced_algo(kind) >= 0) /* a flat algorithm asked for by name */
+        return NULL;
+    return nm;
+}
+
+const tdm_comm_nodes_t *tdm_coll_node_choose(tdm_coll_kind_t kind, tdm_comm_t *comm, size_t bytes,
+                                             bool commute) {
+    /* a job of one node never gets further */
+    if (TDM_LIKELY(tdm_net.nodes <= 1))
+        return NULL;
+    const tdm_comm_nodes_t *nm = node_decide(kind, comm, commute);
+    if (nm) {
+        TDM_COUNTER_ADD_LOOSE(&tdm_coll_node_runs[kind], 1);
+        TDM_COUNTER_ADD_LOOSE(&tdm_coll_node_bytes[kind], bytes);
+    }
+    return nm;
 }
 
 static int forced_algo(tdm_coll_kind_t kind) {
@@ -199,6 +260,10 @@ static int decide(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commut
     return algo;
 }
 
+int tdm_coll_decide(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute) {
+    return decide(kind, bytes, comm_size, commute);
+}
+
 int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute) {
     int algo = decide(kind, bytes, comm_size, commute);
     /* every collective call passes here, from any thread: no locked add per call */
@@ -238,6 +303,29 @@ void tdm_coll_select_print(void *fp) {
     }
 }
 
+void tdm_coll_node_print(void *fp, tdm_comm_t *comm, const char *name) {
+    FILE *f = fp;
+    const tdm_comm_nodes_t *nm = tdm_comm_nodes(comm);
+    if (!nm)
+        return;
+    static const char *const modes[] = {[NODE_AUTO] = "auto", [NODE_ON] = "on", [NODE_OFF] = "off"};
+    fprintf(f,
+            "tandem: %s spans %d node%s, up to %d rank%s on one, ranks %s; node-aware (%s):", name,
+            nm->n, nm->n == 1 ? "" : "s", nm->max_local, nm->max_local == 1 ? "" : "s",
+            nm->blocks ? "node by node" : "interleaved", modes[node_aware_mode()]);
+    int any = 0;
+    for (int k = 0; k < TDM_COLL_NKINDS; k++)
+        if (node_decide((tdm_coll_kind_t)k, comm, true)) {
+            fprintf(f, " %s", choices[k].name);
+            any = 1;
+        }
+    if (!any)
+        fprintf(f, " none");
+    else if (!node_decide(TDM_COLL_ALLREDUCE, comm, false))
+        fprintf(f, " (reductions: commutative ops only)");
+    fputc('\n', f);
+}
+
 /* The counters as the registry (pvars.def) reads them. */
 void tdm_coll_stats_print(int rank) {
     static const int runs_pv[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS] = {
@@ -255,7 +343,7 @@ void tdm_coll_stats_print(int rank) {
         [TDM_COLL_BARRIER] = {TDM_COLL_PV_coll_barrier_dissemination,
                               TDM_COLL_PV_coll_barrier_linear},
     };
-    char line[512];
+    char line[640];
     int off = snprintf(line, sizeof(line), "tandem: rank %d collective algorithms:", rank);
     for (int k = 0; k < TDM_COLL_NKINDS && off < (int)sizeof(line); k++) {
         off += snprintf(line + off, sizeof(line) - (size_t)off, "%s %s", k ? "," : "",
@@ -265,6 +353,9 @@ void tdm_coll_stats_print(int rank) {
             off +=
                 snprintf(line + off, sizeof(line) - (size_t)off, " %s %llu", choices[k].algos[a],
                          (unsigned long long)tdm_pvar_u64(&tdm_coll_pvars[runs_pv[k][a]], NULL, 0));
+        if (node_kind((tdm_coll_kind_t)k) && off < (int)sizeof(line))
+            off += snprintf(line + off, sizeof(line) - (size_t)off, " node %llu",
+                            (unsigned long long)TDM_LOAD_RELAXED(&tdm_coll_node_runs[k]));
     }
     fprintf(stderr, "%s\n", line);
     fprintf(

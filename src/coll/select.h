@@ -46,6 +46,20 @@ enum {
  * (reductions). */
 int tdm_coll_choose(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute);
 
+/* The decision of tdm_coll_choose without counting it: the algorithm of one step of a
+ * node-aware collective, over `comm_size` ranks of a node or leaders. */
+int tdm_coll_decide(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool commute);
+
+/* Node-aware collectives (node.c): the node map when `kind` runs hierarchically on comm
+ * (TANDEM_COLL_NODE_AWARE; the comm spans several nodes; a non-commutative op needs each
+ * node's ranks consecutive), counted as a run of the node-aware algorithm; else NULL
+ * and the caller picks a flat algorithm. One load and a branch on a job of one node. */
+const tdm_comm_nodes_t *tdm_coll_node_choose(tdm_coll_kind_t kind, tdm_comm_t *comm, size_t bytes,
+                                             bool commute);
+/* "tandem: MPI_COMM_WORLD spans N nodes ..." naming what runs node-aware on comm
+ * (TANDEM_COLL_INFO=1 at MPI_Init, when the job spans several nodes). */
+void tdm_coll_node_print(void *f, tdm_comm_t *comm, const char *name);
+
 /* The algorithm TANDEM_<COLL>_ALGORITHM forces (0, 1 or 2), or -1 for auto. */
 int tdm_coll_forced(tdm_coll_kind_t kind);
 
@@ -54,6 +68,9 @@ int tdm_coll_forced(tdm_coll_kind_t kind);
 #define TDM_COLL_MAX_ALGOS 3
 extern unsigned long long tdm_coll_algo_runs[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS];
 extern unsigned long long tdm_coll_algo_bytes[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS];
+/* The same for the node-aware algorithm of each kind (never Alltoall). */
+extern unsigned long long tdm_coll_node_runs[TDM_COLL_NKINDS];
+extern unsigned long long tdm_coll_node_bytes[TDM_COLL_NKINDS];
 /* The table of choices for communicator sizes 2..8 and sizes 4 B..4 MiB
  * (TANDEM_COLL_INFO=1 at MPI_Init; the golden test coll_select checks it). */
 void tdm_coll_select_print(void *f);
@@ -96,6 +113,21 @@ void tdm_coll_allreduce_ring(tdm_sched_t *s, const void *sbuf, void *rbuf, size_
                              tdm_dtype_t *dt, tdm_op_t *op);
 void tdm_coll_allreduce_linear(tdm_sched_t *s, const void *sbuf, void *rbuf, size_t count,
                                tdm_dtype_t *dt, tdm_op_t *op);
+/* Allgatherv by the ring with every rank's block already in place in rbuf. */
+void tdm_coll_allgatherv_ring_inplace(tdm_sched_t *s, void *rbuf, tdm_coll_arr_t rcounts,
+                                      tdm_coll_arr_t displs, size_t rcount, tdm_dtype_t *rdt);
+/* Node-aware forms (node.c): within each node, between the leaders, within each node. */
+void tdm_coll_barrier_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm);
+void tdm_coll_bcast_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, void *buf, size_t count,
+                         tdm_dtype_t *dt, int root);
+void tdm_coll_reduce_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf, void *rbuf,
+                          size_t count, tdm_dtype_t *dt, tdm_op_t *op, int root);
+void tdm_coll_allreduce_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf,
+                             void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op);
+/* Fixed counts; sbuf may be TDM_COLL_IN_PLACE. */
+void tdm_coll_allgather_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf,
+                             size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount,
+                             tdm_dtype_t *rdt);
 void tdm_coll_scatterv_linear(tdm_sched_t *s, const void *sbuf, tdm_coll_arr_t scounts,
                               tdm_coll_arr_t displs, size_t scount, tdm_dtype_t *sdt, void *rbuf,
                               size_t rcount, tdm_dtype_t *rdt, int root);

@@ -120,8 +120,11 @@ void tdm_mpi_users_add(void) {
     tdm_boot_report(&tdm_mpi.boot, line);
     if (first && TDM_PARAM_I(SHOW_BINDING))
         show_binding();
-    if (first && TDM_PARAM_I(COLL_INFO) && tdm_mpi.boot.rank == 0)
+    if (first && TDM_PARAM_I(COLL_INFO) && tdm_mpi.boot.rank == 0) {
         tdm_coll_select_print(stderr);
+        if (tdm_mpi.boot.nodes > 1)
+            tdm_coll_node_print(stderr, tdm_comm_world, "MPI_COMM_WORLD");
+    }
     tdm_debug(MPI, "initialised rank %d of %d%s", tdm_mpi.boot.rank, tdm_mpi.boot.size,
               tdm_mpi.boot.oversubscribed ? " (oversubscribed: waits block)" : "");
     tdm_mpit_set_phase(TDM_MPIT_RUNNING);
