@@ -353,10 +353,15 @@ void tdm_coll_stats_print(int rank) {
             off +=
                 snprintf(line + off, sizeof(line) - (size_t)off, " %s %llu", choices[k].algos[a],
                          (unsigned long long)tdm_pvar_u64(&tdm_coll_pvars[runs_pv[k][a]], NULL, 0));
-        if (node_kind((tdm_coll_kind_t)k) && off < (int)sizeof(line))
-            off += snprintf(line + off, sizeof(line) - (size_t)off, " node %llu",
-                            (unsigned long long)TDM_LOAD_RELAXED(&tdm_coll_node_runs[k]));
     }
+    /* after the flat ones, so the line's earlier fields read as before */
+    off += off < (int)sizeof(line)
+               ? snprintf(line + off, sizeof(line) - (size_t)off, "; node-aware:")
+               : 0;
+    for (int k = 0; k < TDM_COLL_NKINDS && off < (int)sizeof(line); k++)
+        if (node_kind((tdm_coll_kind_t)k))
+            off += snprintf(line + off, sizeof(line) - (size_t)off, " %s %llu", choices[k].name,
+                            (unsigned long long)TDM_LOAD_RELAXED(&tdm_coll_node_runs[k]));
     fprintf(stderr, "%s\n", line);
     fprintf(
         stderr, "tandem: rank %d local copies of 4 MiB and up: memcpy %llu, stream %llu\n", rank,
