@@ -4,12 +4,15 @@
 
 usage: run_test.py --mpirun PATH -n N [--timeout S] [--env K=V]... [--expect fail|exit=N]
                    [--ld-library-path DIR] [--check-lib NAME]
-                   [--launcher mpirun|hydra|hydra-port|hydra2|pmix [--hosts H]]
+                   [--launcher mpirun|hydra|hydra-port|hydra2|pmix|mpirun-hydra [--hosts H]]
                    [--nodes N [--cluster PATH]] [--node-split MODE] -- PROGRAM [ARGS...]
 
 --launcher hydra* starts the job with MPICH's mpiexec.hydra instead (PMI-1 on PMI_FD,
 PMI-1 with -pmi-port, PMI-2), skipped (77) where mpiexec.hydra is not installed; --hosts
 adds "-launcher fork -hosts H": Hydra's nodes, all on this machine.
+--launcher mpirun-hydra gives Tandem's mpirun the hosts (--hosts H, or the cluster's nodes
+with --nodes) so that it hands the job to mpiexec.hydra, with Hydra's launcher chosen by its
+environment (HYDRA_LAUNCHER=fork for --hosts, rsh through the cluster's script for --nodes).
 --launcher pmix starts it with Open MPI's mpirun (mpirun.openmpi, a PMIx server), skipped
 (77) where that is not installed: --oversubscribe, --allow-run-as-root as root, and no MCA
 component of Open MPI's own transports (the ranks are Tandem's).
@@ -317,7 +320,7 @@ def main():
                     help="the job's output must have exactly N lines matching REGEX "
                          "(e.g. a warning printed once per job); N-M: from N to M lines")
     ap.add_argument("--launcher", default="mpirun",
-                    choices=["mpirun", "hydra", "hydra-port", "hydra2", "pmix"])
+                    choices=["mpirun", "hydra", "hydra-port", "hydra2", "pmix", "mpirun-hydra"])
     ap.add_argument("--hosts", help="with a hydra launcher: -launcher fork -hosts H")
     ap.add_argument("--nodes", type=int, help="run on N nodes of the namespace cluster")
     ap.add_argument("--cluster", help="path of netns-cluster (default: ../shared/tools)")
@@ -353,6 +356,8 @@ def main():
             ap.error("--nodes and --hosts exclude each other")
         if a.launcher == "mpirun":
             a.launcher = "hydra"  # only Hydra reaches other nodes (its rsh launcher)
+        if a.launcher == "pmix":
+            ap.error("--launcher pmix runs on this host only")
         script = a.cluster or netns_cluster.find_script(
             os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
         cluster = netns_cluster.Cluster(script, a.nodes)
@@ -363,6 +368,24 @@ def main():
 
     if a.launcher == "mpirun":
         full = [a.mpirun, "-n", str(a.np), "--timeout", f"{a.timeout:g}"] + a.mpirun_arg + cmd
+    elif a.launcher == "mpirun-hydra":
+        if not shutil.which("mpiexec.hydra"):
+            print("SKIP: mpiexec.hydra is not installed (Debian's mpich package; "
+                  "scripts/install-deps.sh installs it)")
+            return SKIP
+        if cluster:
+            hosts = ",".join(f"{n}:{a.np // a.nodes}" for n in cluster.names)
+            env["HYDRA_LAUNCHER"] = "rsh"
+            env["HYDRA_LAUNCHER_EXEC"] = cluster.script
+        elif a.hosts:
+            hosts = a.hosts
+            env["HYDRA_LAUNCHER"] = "fork"
+        else:
+            ap.error("--launcher mpirun-hydra needs --hosts or --nodes")
+        shown_env += [f"HYDRA_LAUNCHER={env['HYDRA_LAUNCHER']}"] + (
+            [f"HYDRA_LAUNCHER_EXEC={cluster.script}"] if cluster else [])
+        full = [a.mpirun, "-n", str(a.np), "--timeout", f"{a.timeout:g}", "--hosts",
+                hosts] + a.mpirun_arg + cmd
     elif a.launcher == "pmix":
         if a.hosts or cluster:
             ap.error("--launcher pmix runs on this host only")
