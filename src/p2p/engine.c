@@ -29,6 +29,7 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p) {
     p->size = cfg->size;
     p->oversubscribed = cfg->oversubscribed;
     p->eager_limit = tdm_p2p_eager_limit_param(p->oversubscribed);
+    p->eager_limit_remote = tdm_p2p_eager_limit_remote_param();
     if (p->oversubscribed) {
         /* another rank needs this core: hand it over at once, by yielding (a
          * blocked rank needs a futex wake and a scheduler pass per message) */
@@ -51,6 +52,7 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p) {
     tdm_lock_init(&p->copy_lock);
     tdm_lock_init(&p->hooks_lock);
     tdm_list_init(&p->copyq);
+    tdm_list_init(&p->rdmaq);
     p->peers = aligned_alloc(TDM_CACHELINE, (size_t)p->size * sizeof(tdm_p2p_peer_t));
     p->txq = calloc((size_t)p->size, sizeof(tdm_list_t));
     p->rtrq = calloc((size_t)p->size, sizeof(tdm_list_t));
@@ -195,6 +197,8 @@ static int progress_threaded(void) {
         }
     }
     events += tdm_rndv_copy_progress();
+    if (TDM_LOAD_RELAXED(&tdm_p2p.rdma_len))
+        events += tdm_rndv_rdma_progress();
     tdm_p2p_part_deferred_run();
     tdm_p2p_hooks_run();
     if (TDM_UNLIKELY(tdm_p2p_dump_pending) && !events)
@@ -220,6 +224,8 @@ int tdm_p2p_progress(void) {
     }
     if (TDM_UNLIKELY(!tdm_list_empty(&tdm_p2p.copyq)))
         events += tdm_rndv_copy_progress();
+    if (TDM_UNLIKELY(tdm_p2p.rdma_len))
+        events += tdm_rndv_rdma_progress();
     if (TDM_UNLIKELY(tdm_p2p_dump_pending) && !events)
         tdm_p2p_dump_deferred();
     return events;

@@ -39,11 +39,15 @@ struct tdm_unexp {
     tdm_req_t *self_sreq; /* self-send waiting for its match (synchronous mode) */
     int32_t pid;          /* RTS: the sender's pid and buffer */
     tdm_rlayout_t rbuf;
-    size_t held; /* bytes of data counted in the queue's unexp_bytes while it is queued */
+    uint64_t raddr;   /* RTS with TDM_PKTF_RDMA: the sender's address; its key is kept */
+    uint16_t key_len; /* in inline_data (an RTS has no data) */
+    size_t held;      /* bytes of data counted in the queue's unexp_bytes while it is queued */
     struct tdm_unexp *next_free;
     /* the data of a small eager message: no malloc for it */
     _Alignas(16) unsigned char inline_data[TDM_UNEXP_INLINE];
 };
+
+_Static_assert(TDM_RDMA_KEY_MAX <= TDM_UNEXP_INLINE, "an unexpected RTS keeps its key inline");
 
 /* Where the continuation fragments from a peer go (eager messages span cells). */
 typedef struct tdm_rx_cursor {
@@ -72,7 +76,8 @@ typedef struct tdm_txlog_ent {
  *   is per context, so ANY_SOURCE and ANY_TAG keep MPI's order; threads on different
  *   communicators meet only when their contexts hash alike. An unexpected message's
  *   arrival state (received, claimed, data) is its sender's pair lock's.
- * - copy_lock: the copy queue (the requests in it are their pair's); hooks_lock: the
+ * - copy_lock: the copy queue and the RDMA completions (the requests in them are their
+ *   pair's); hooks_lock: the
  *   completed requests whose upper-layer hooks wait to run; alloc (req.c), the
  *   unexpected-entry cache (match.c), bsend.c's and part.c's locks: their own state.
  * Order: part.c's lock, then a pair lock, then a bucket lock, then any of the last group;
@@ -99,6 +104,7 @@ typedef struct tdm_p2p_state {
     int rank, size;
     int oversubscribed;
     size_t eager_limit;
+    size_t eager_limit_remote;    /* toward ranks of other nodes */
     long spins, yields, block_us; /* waiting: see tdm_p2p_wait_until */
     uint32_t stall_units;         /* PEER_STALL_US in units of the shm clock; 0: never */
     uint32_t spin_units;          /* WAIT_SPIN_US in units of the shm clock (ranks <= cores) */
@@ -111,6 +117,8 @@ typedef struct tdm_p2p_state {
     tdm_list_t copyq; /* requests with a CMA part to copy, served a chunk at a time */
     int copy_len;     /* requests in copyq (read without the lock: is there work?) */
     size_t copy_chunk;
+    tdm_list_t rdmaq;       /* requests whose get, put or flush completed (copy_lock; copy_link) */
+    int rdma_len;           /* requests in rdmaq (read without the lock) */
     uint32_t *tx_count;     /* per peer: envelope packets sent (EAGER, RTS, RTR_FIN) */
     tdm_txlog_ent_t *txlog; /* per peer, TDM_TXLOG entries: the (ctx, tag) of the last
                                envelopes sent, at index tx_count % TDM_TXLOG (RTR rule) */
@@ -242,7 +250,9 @@ void tdm_p2p_unexp_cache_fini(void);
 /* ---- core.c: below every protocol ---- */
 
 /* Control packets are at most this long (CTS and RTR carry a buffer layout). */
-#define TDM_CTRL_MAX 128
+#define TDM_CTRL_MAX 232 /* an RDMA CTS with its key (wire.h); `len` is a byte */
+_Static_assert(sizeof(tdm_pkt_cts_rdma_t) + TDM_RDMA_KEY_MAX <= TDM_CTRL_MAX,
+               "an rdma cts fits a queued control packet");
 
 /* A control packet waiting in a peer's transmit queue for ring space. */
 typedef struct tdm_ctrl {

@@ -43,7 +43,8 @@ typedef enum {
     TDM_PROTO_ALL /* size of tdm_protos */
 } tdm_proto_id_t;
 
-#define TDM_CAP_CMA TDM_NET_CAP_CMA /* needs single-copy access to the peer's memory */
+#define TDM_CAP_CMA TDM_NET_CAP_CMA   /* needs single-copy access to the peer's memory */
+#define TDM_CAP_RDMA TDM_NET_CAP_RDMA /* needs get/put of the peer's registered memory */
 
 /* What the receiver knows of a matched RTS. */
 typedef struct tdm_rts_info {
@@ -51,6 +52,12 @@ typedef struct tdm_rts_info {
     uint8_t mode; /* tdm_send_mode_t | TDM_MODE_BLOCKING */
     int32_t pid;
     tdm_rlayout_t buf;
+    /* RDMA (a sender of another node, TDM_PKTF_RDMA): its contiguous buffer's address
+     * and the packed key of its registration (key_len 0: none) */
+    uint8_t rdma;
+    uint16_t key_len;
+    uint64_t addr;
+    unsigned char key[TDM_RDMA_KEY_MAX];
 } tdm_rts_info_t;
 
 /* A send stage's progress: write what the stage has to write while the ring
@@ -127,6 +134,12 @@ typedef struct tdm_rndv {
     uint64_t pull_off; /* send, split: a PULL that came while my own part was copying */
     uint64_t pull_end;
     uint64_t t0; /* recv, adaptive exchange: when it was matched (ns) */
+    /* RDMA forms (rndv_rdma.c): my registration (RGET's sender, RPUT's receiver), the
+     * peer's key unpacked (RGET's receiver, RPUT's sender), the status a completed get,
+     * put or flush left for the progress that finishes it */
+    struct tdm_net_mem *mem;
+    struct tdm_net_rkey *rkey;
+    int32_t rdma_status;
 } tdm_rndv_t;
 _Static_assert(sizeof(tdm_rndv_t) <= sizeof(((tdm_req_t *)0)->proto_state),
                "rendezvous state fits the request's protocol area");
@@ -183,6 +196,18 @@ void tdm_rndv_complete(tdm_req_t *req);
 /* A CMA copy failed with err: CMA goes off for the pair (one warning per job);
  * false when the peer has exited (ESRCH: nobody can move the rest). */
 bool tdm_rndv_copy_failed(tdm_req_t *req, int err);
+
+/* rndv_rdma.c: the rendezvous between nodes over get/put of registered memory */
+/* Sender: fill the RDMA part of an RTS toward a peer of another node (TDM_PKTF_RDMA set
+ * when the buffer is contiguous; its key too when it could be registered and fits in
+ * `room` bytes after the header); the packet's length. */
+size_t tdm_rndv_rdma_fill_rts(tdm_req_t *s, tdm_pkt_rts_rdma_t *h, size_t room);
+/* Receiver: the RDMA part of an RTS into `rts` (false: malformed, logged). */
+bool tdm_rndv_rdma_parse_rts(int peer, const tdm_pkt_rts_rdma_t *h, tdm_rts_info_t *rts);
+/* Sender: a registration made for the RTS is released at completion. */
+void tdm_rndv_rdma_release(tdm_req_t *req);
+/* Finish the gets, puts and flushes that completed; events done. */
+int tdm_rndv_rdma_progress(void);
 
 /* rndv_rtr.c */
 void tdm_rtr_maybe_announce(tdm_req_t *r);

@@ -2,6 +2,7 @@
 /* The engine's performance variables (pvars.def) as a table for src/mpit and the printer. */
 #include "p2p_impl.h"
 #include "../base/params.h"
+#include "../net/rdma.h"
 
 #include <stdio.h>
 
@@ -81,6 +82,16 @@ void tdm_p2p_stats_print(void) {
              pv(TDM_P2P_PV_rndv_stalled_rget), pv(TDM_P2P_PV_wait_yields),
              pv(TDM_P2P_PV_wait_blocks));
     fputs(line, stderr);
+    if (tdm_net.nodes > 1) {
+        tdm_net_rdma_stats_t r;
+        tdm_net_rdma_stats(&r);
+        fprintf(stderr,
+                "tandem: rank %d between nodes: rdma reads %llu (queued for a token %llu), puts "
+                "%llu, registrations cached %llu made %llu\n",
+                tdm_p2p.rank, (unsigned long long)r.reads, (unsigned long long)r.reads_queued,
+                (unsigned long long)r.writes, (unsigned long long)r.reg_hits,
+                (unsigned long long)r.reg_misses);
+    }
     if (tdm_p2p_async_on)
         fprintf(stderr,
                 "tandem: rank %d progress thread: wake-ups %llu, progress calls %llu, events "

@@ -82,6 +82,13 @@ size_t tdm_p2p_eager_limit_param(bool oversubscribed) {
     return TDM_MAX(over, limit);
 }
 
+/* 64 KiB by default: a rendezvous between nodes adds two one-way trips over the network
+ * (RTS, then the read's request) before any byte moves, more than copying 64 KiB into
+ * packets costs; the ring's quarter-ring bound does not apply (no ring). */
+size_t tdm_p2p_eager_limit_remote_param(void) {
+    return (size_t)TDM_PARAM_I(EAGER_LIMIT_REMOTE);
+}
+
 /* 2 MiB pieces (512 KiB when ranks outnumber cores): each process_vm_readv call
  * costs about 2 us before it copies a byte. */
 size_t tdm_p2p_copy_chunk_param(bool oversubscribed) {
@@ -108,6 +115,7 @@ static void read_thresholds(void) {
 void tdm_p2p_reconfigure(void) {
     read_thresholds();
     tdm_p2p.eager_limit = tdm_p2p_eager_limit_param(tdm_p2p.oversubscribed);
+    tdm_p2p.eager_limit_remote = tdm_p2p_eager_limit_remote_param();
     tdm_p2p.copy_chunk = tdm_p2p_copy_chunk_param(tdm_p2p.oversubscribed);
 }
 
@@ -141,7 +149,27 @@ static bool select_computing(const tdm_select_in_t *in) {
     return in->async && !(in->recv_idle && in->send_idle);
 }
 
+/* A sender on another node (the node dimension). RGET by default (seed 001 §4.1: in every
+ * order of arrival it needs the fewest control packets, RTS then FIN, and the data moves
+ * without the sender's CPU); RPUT when the RTS brought no key (the sender's buffer could
+ * not be registered, or its key does not fit a packet) but the receive can be written; the
+ * pipeline when neither buffer is addressable (non-contiguous, see rndv_matched). Forced:
+ * rget and coop read, rput and rtr write (neither has a form of its own between nodes). */
+static tdm_proto_id_t select_remote(const tdm_select_in_t *in) {
+    if (forced == TDM_PROTO_PIPELINE)
+        return TDM_PROTO_PIPELINE;
+    if (forced == TDM_PROTO_RPUT || forced == TDM_PROTO_RTR)
+        return in->rdma_put ? TDM_PROTO_RPUT_RDMA : TDM_PROTO_PIPELINE;
+    if (forced != TDM_PROTO_AUTO)
+        return in->rdma_get ? TDM_PROTO_RGET_RDMA : TDM_PROTO_PIPELINE;
+    if (in->rdma_get)
+        return TDM_PROTO_RGET_RDMA;
+    return in->rdma_put ? TDM_PROTO_RPUT_RDMA : TDM_PROTO_PIPELINE;
+}
+
 static tdm_proto_id_t select_rule(const tdm_select_in_t *in) {
+    if (in->remote)
+        return select_remote(in);
     if (forced == TDM_PROTO_PIPELINE)
         return TDM_PROTO_PIPELINE;
     if (forced == TDM_PROTO_RTR)
@@ -192,7 +220,8 @@ static tdm_proto_id_t select_rule(const tdm_select_in_t *in) {
 
 tdm_proto_id_t tdm_p2p_select(const tdm_select_in_t *in) {
     tdm_proto_id_t p = select_rule(in);
-    unsigned have = in->cma ? TDM_CAP_CMA : 0;
+    unsigned have = (in->cma && !in->remote ? TDM_CAP_CMA : 0) |
+                    (in->remote && (in->rdma_get || in->rdma_put) ? TDM_CAP_RDMA : 0);
     /* a protocol that needs what the pair lacks never qualifies (proto.h `caps`); the
      * pipeline needs nothing but the rings */
     return tdm_protos[p]->caps & ~have ? TDM_PROTO_PIPELINE : p;
@@ -225,7 +254,8 @@ bool tdm_p2p_select_announce(tdm_rtr_history_t *h) {
 }
 
 int tdm_p2p_select_adaptive(const tdm_select_in_t *in, tdm_proto_id_t p) {
-    if (forced != TDM_PROTO_AUTO || oversubscribed || in->sender_stalled || select_computing(in))
+    if (forced != TDM_PROTO_AUTO || oversubscribed || in->sender_stalled || select_computing(in) ||
+        in->remote)
         return -1; /* (computing: see tdm_p2p_select) */
     /* one message each way: with more in flight (a window of them) the ring
      * carries them one after another while CMA copies each at once */
@@ -253,7 +283,9 @@ bool tdm_p2p_select_announces(bool recv_blocking, size_t bytes) {
     return bytes > tdm_p2p.eager_limit;
 }
 
-tdm_send_way_t tdm_p2p_select_send(size_t bytes) {
+tdm_send_way_t tdm_p2p_select_send(size_t bytes, bool remote) {
+    if (TDM_UNLIKELY(remote)) /* the adaptive eager range times CMA: none between nodes */
+        return bytes > tdm_p2p.eager_limit_remote ? TDM_SEND_RNDV : TDM_SEND_EAGER;
     if (bytes > tdm_p2p.eager_limit)
         return TDM_SEND_RNDV;
     if (!eager_adaptive_min || bytes <= eager_adaptive_min || oversubscribed ||
@@ -314,6 +346,32 @@ static bool three_loads(int (*decide)(const tdm_select_in_t *), tdm_select_in_t 
     in.load_recv = load_margin;
     out[2] = decide(&in);
     return out[0] == out[1] && out[0] == out[2];
+}
+
+/* The node dimension: a sender on another node. The rule reads no call type, load or
+ * exchange (select_remote), so one line per kind of buffer says it all. */
+static void select_print_remote(FILE *f, uint8_t mode) {
+    char a[32];
+    static const struct {
+        const char *what;
+        int get, put;
+    } rows[] = {
+        {"both buffers contiguous, the sender's registered (its key in the RTS)", 1, 1},
+        {"both contiguous, the sender's not registered (no key in the RTS)", 0, 1},
+        {"either buffer not contiguous", 0, 0},
+    };
+    fprintf(f,
+            "  a sender on another node (no CMA; TANDEM_EAGER_LIMIT_REMOTE): size 0..%s eager "
+            "in the transport's packets; above, all call types:\n",
+            size_label(tdm_p2p.eager_limit_remote, a, sizeof(a)));
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        tdm_select_in_t in = {.send_mode = mode,
+                              .size = tdm_p2p.eager_limit_remote + 1,
+                              .remote = 1,
+                              .rdma_get = rows[i].get,
+                              .rdma_put = rows[i].put};
+        fprintf(f, "    %-72s %s\n", rows[i].what, opt_names[tdm_p2p_select(&in)]);
+    }
 }
 
 void tdm_p2p_select_print(void *fp) {
@@ -453,6 +511,7 @@ void tdm_p2p_select_print(void *fp) {
             (long long)load_margin, (long long)load_margin);
     fprintf(f, "  a copy that fails midway (CMA then off for the pair): the rest by %s\n",
             opt_names[tdm_p2p_select_fallback(TDM_PROTO_COOP)]);
+    select_print_remote(f, sends[0].mode);
     fprintf(f, "  protocols (proto/registry.def):\n");
     for (int i = 0; i < TDM_PROTO_ALL; i++) {
         if (tdm_protos[i])

@@ -43,6 +43,11 @@ typedef struct tdm_select_in {
     /* (async) that side's application is in the library: a blocking call, or a thread
      * of it in a wait (the receiver's tdm_p2p.waiting, the sender's shm.h `app_waiting`) */
     int send_idle, recv_idle;
+    /* The node dimension: the sender is on another node (no CMA, no shared load words);
+     * it may be read from (its RTS carries a key, the receive buffer is contiguous) or
+     * written to (its buffer is contiguous, so is the receive, which can be registered). */
+    int remote;
+    int rdma_get, rdma_put;
 } tdm_select_in_t;
 
 /* Receiver: the rendezvous protocol for a matched RTS. */
@@ -66,7 +71,9 @@ typedef enum {
     TDM_SEND_RNDV,
     TDM_SEND_RANGE, /* the adaptive eager range: as the receiver timed (adapt.c) */
 } tdm_send_way_t;
-tdm_send_way_t tdm_p2p_select_send(size_t bytes);
+tdm_send_way_t tdm_p2p_select_send(size_t bytes, bool remote);
+/* The eager limit toward a peer of another node (EAGER_LIMIT_REMOTE). */
+size_t tdm_p2p_eager_limit_remote_param(void);
 /* Sender: an RTS of `bytes` whose buffer the receiver can read is flagged
  * TDM_PKTF_PULL (read at once if it comes unexpected, as the eager message of
  * the range it stands for would be buffered). */

@@ -97,7 +97,7 @@ send_start(const void *buf, size_t count, tdm_dtype_t *dt, int dst_world, int se
         return rc;
     }
 
-    tdm_send_way_t way = tdm_p2p_select_send(bytes);
+    tdm_send_way_t way = tdm_p2p_select_send(bytes, !tdm_net_local(dst_world));
     bool rndv = way == TDM_SEND_RNDV;
     if (way == TDM_SEND_RANGE)
         s->t_sent = tdm_p2p_adapt_eager_send(dst_world, bytes, dt, &rndv);

@@ -16,8 +16,10 @@
  *   EAGER_CONT   next fragment of the eager message before it (same ring)
  *   EAGER_SHORT  a whole small message that wants no answer, in one cache line
  *   ACK          a synchronous-mode eager message was matched
- *   RTS          rendezvous request to send: envelope, size, how it was sent
- *   CTS          receiver matched an RTS: protocol chosen, receive request id
+ *   RTS          rendezvous request to send: envelope, size, how it was sent; the
+ *                sender's buffer by pid and layout (CMA) or address and key (RDMA)
+ *   CTS          receiver matched an RTS: protocol chosen, receive request id (and
+ *                the receive buffer: layout for CMA, address and key for RDMA)
  *   DATA         rendezvous fragment through the ring (pipeline, CMA fallback)
  *   FIN          a side finished its part of a rendezvous copy
  *   PULL         a side whose CMA copy failed asks the peer to stream a range
@@ -39,6 +41,9 @@ typedef enum {
  * it comes unexpected the receiver reads it at once, so the send completes
  * without its receive, as the eager one it stands for would */
 #define TDM_PKTF_PULL 0x02
+/* RTS to a peer of another node whose buffer is contiguous: it carries that buffer's
+ * address and, when it could be registered, its packed key (tdm_pkt_rts_rdma_t) */
+#define TDM_PKTF_RDMA 0x04
 
 /* Send modes as recorded in the RTS (seed 000 Table II rows). */
 typedef enum {
@@ -127,9 +132,13 @@ _Static_assert(sizeof(tdm_pkt_data_t) == 24, "data header is 24 bytes");
 
 typedef struct __attribute__((packed)) tdm_pkt_ack {
     uint8_t type;
-    uint8_t rsvd[3];
+    uint8_t flags; /* FIN: TDM_FINF_* */
+    uint8_t rsvd[2];
     uint32_t req; /* request of the side receiving the packet */
 } tdm_pkt_ack_t;
+/* FIN of a side whose part failed (an RDMA get, put or flush): the message did not move,
+ * the request that takes it completes with an error */
+#define TDM_FINF_FAILED 0x01
 _Static_assert(sizeof(tdm_pkt_ack_t) == 8, "ack/fin header is 8 bytes");
 typedef tdm_pkt_ack_t tdm_pkt_fin_t;
 
@@ -173,6 +182,33 @@ typedef struct __attribute__((packed)) tdm_pkt_cts_cma {
     tdm_rlayout_t buf;
 } tdm_pkt_cts_cma_t;
 _Static_assert(sizeof(tdm_pkt_cts_cma_t) == 96, "cma cts is 96 bytes");
+
+/* A packed memory key (net/rdma.h) in an RTS or CTS is at most this long: a key that
+ * does not fit is not sent (the rendezvous then takes another form). */
+#define TDM_RDMA_KEY_MAX 184
+
+/* RTS to a peer of another node (TDM_PKTF_RDMA): the envelope, the sender's contiguous
+ * buffer (`size` bytes at `addr`) and, when key_len > 0, the packed key of its
+ * registration (RGET: the receiver reads it), key_len bytes right after the header. */
+typedef struct __attribute__((packed)) tdm_pkt_rts_rdma {
+    tdm_pkt_eager_t env;
+    uint64_t addr;
+    uint16_t key_len;
+    uint8_t rsvd[6];
+} tdm_pkt_rts_rdma_t;
+_Static_assert(sizeof(tdm_pkt_rts_rdma_t) == 48, "rdma rts is 48 bytes");
+
+/* CTS of RPUT over RDMA: the receiver's registered contiguous buffer (`addr`, its packed
+ * key of key_len bytes after the header); the sender puts `total` bytes, flushes, sends
+ * FIN. */
+typedef struct __attribute__((packed)) tdm_pkt_cts_rdma {
+    tdm_pkt_cts_t cts;
+    uint64_t total;
+    uint64_t addr;
+    uint16_t key_len;
+    uint8_t rsvd[6];
+} tdm_pkt_cts_rdma_t;
+_Static_assert(sizeof(tdm_pkt_cts_rdma_t) == 40, "rdma cts is 40 bytes");
 
 typedef struct __attribute__((packed)) tdm_pkt_rtr {
     uint8_t type;

@@ -13,6 +13,7 @@
 int main(void) {
     tdm_params_init();
     tdm_p2p.eager_limit = tdm_p2p_eager_limit_param(TDM_PARAM_I(OVERSUBSCRIBED) != 0);
+    tdm_p2p.eager_limit_remote = tdm_p2p_eager_limit_remote_param();
     tdm_p2p.copy_chunk = tdm_p2p_copy_chunk_param(TDM_PARAM_I(OVERSUBSCRIBED) != 0);
     if (tdm_p2p_select_init() != 0)
         return 1;

@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -402,8 +403,78 @@ static int check_forced_rtr(void) {
     return 0;
 }
 
+/* The node dimension: a sender on another node gets RGET over RDMA when its RTS brought
+ * a key, RPUT when only the receive can be keyed, the pipeline otherwise, whatever the
+ * call types, loads, exchange or stall; never a CMA protocol, never an adaptive choice;
+ * its own eager limit, and no adaptive eager range. */
+static void check_remote(const char *forced) {
+    bool fr = forced && !strcmp(forced, "rput"), fp = forced && !strcmp(forced, "pipeline");
+    bool fg = forced && !strcmp(forced, "rget");
+    static const uint8_t modes[] = {TDM_MODE_STD, TDM_MODE_STD | TDM_MODE_BLOCKING, TDM_MODE_SYNC,
+                                    TDM_MODE_BUFFERED | TDM_MODE_BLOCKING, TDM_MODE_READY};
+    for (size_t m = 0; m < sizeof(modes); m++) {
+        for (int rb = 0; rb < 2; rb++) {
+            tdm_select_in_t in = {.send_mode = modes[m],
+                                  .recv_blocking = rb,
+                                  .size = 1 << 20,
+                                  .cma = 1, /* stale: CMA never serves another node */
+                                  .load_send = 5,
+                                  .exchange = rb,
+                                  .one_out = rb,
+                                  .sender_stalled = !rb,
+                                  .remote = 1,
+                                  .rdma_get = 1,
+                                  .rdma_put = 1};
+            tdm_proto_id_t p = tdm_p2p_select(&in);
+            CHECK(p == (fp ? TDM_PROTO_PIPELINE : fr ? TDM_PROTO_RPUT_RDMA : TDM_PROTO_RGET_RDMA));
+            CHECK(tdm_p2p_select_adaptive(&in, p) == -1);
+            in.rdma_get = 0;
+            p = tdm_p2p_select(&in);
+            CHECK(p == (fp || fg ? TDM_PROTO_PIPELINE : TDM_PROTO_RPUT_RDMA));
+            in.rdma_put = 0;
+            CHECK(tdm_p2p_select(&in) == TDM_PROTO_PIPELINE);
+        }
+    }
+    /* the eager limit between nodes is its own */
+    size_t saved = tdm_p2p.eager_limit, saved_r = tdm_p2p.eager_limit_remote;
+    tdm_p2p.eager_limit = 16384;
+    tdm_p2p.eager_limit_remote = tdm_p2p_eager_limit_remote_param();
+    CHECK(tdm_p2p.eager_limit_remote == (size_t)64 << 10);
+    CHECK(tdm_p2p_select_send(32768, true) == TDM_SEND_EAGER);
+    CHECK(tdm_p2p_select_send(65536, true) == TDM_SEND_EAGER);
+    CHECK(tdm_p2p_select_send(65537, true) == TDM_SEND_RNDV);
+    CHECK(tdm_p2p_select_send(32768, false) == TDM_SEND_RNDV);
+    /* 12 KiB is in the adaptive eager range locally (auto), never between nodes */
+    CHECK(tdm_p2p_select_send(12288, true) == TDM_SEND_EAGER);
+    tdm_p2p.eager_limit_remote = 0;
+    CHECK(tdm_p2p_select_send(1, true) == TDM_SEND_RNDV);
+    tdm_p2p.eager_limit = saved;
+    tdm_p2p.eager_limit_remote = saved_r;
+}
+
+static int check_remote_forced(const char *forced) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("TANDEM_RNDV_PROTOCOL", forced, 1);
+        tdm_params_init();
+        if (tdm_p2p_select_init() != 0)
+            _exit(2);
+        check_remote(forced);
+        _exit(failures ? 1 : 0);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "remote checks failed with TANDEM_RNDV_PROTOCOL=%s\n", forced);
+        return 1;
+    }
+    return 0;
+}
+
 int main(void) {
     setenv("TANDEM_RNDV_PROTOCOL", "auto", 1);
+    failures += check_remote_forced("rget");
+    failures += check_remote_forced("rput");
+    failures += check_remote_forced("pipeline");
     failures += check_forced_rtr();
     failures += chunk_child("1m", (size_t)1 << 20, (size_t)1 << 20);
     failures += chunk_child("4k", 4096, 4096);
@@ -419,6 +490,7 @@ int main(void) {
     check_announce_throttle();
     check_caps();
     check_adapt();
+    check_remote(NULL);
     if (failures)
         return 1;
     printf("p2p_select: ok\n");

@@ -24,6 +24,7 @@
 #include "../p2p_impl.h"
 #include "../../base/sigfmt.h"
 #include "../../net/net.h"
+#include "../../net/rdma.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -58,6 +59,8 @@ void tdm_rndv_send_fin(int peer, uint32_t req) {
 void tdm_rndv_complete(tdm_req_t *req) {
     tdm_rndv_t *st = tdm_rndv(req);
     tdm_layout_clear(&st->remote);
+    if (st->mem || st->rkey)
+        tdm_rndv_rdma_release(req);
     if (st->adapt)
         tdm_p2p_adapt_done(req);
     if (req->t_sent && !is_send(req))
@@ -415,7 +418,16 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
         .exchange = tdm_p2p.rndv_out[peer] > 0,
         .one_out = tdm_p2p.rndv_out[peer] == 1,
         .range_cma = range_cma,
+        .remote = !tdm_net_local(peer),
     };
+    if (in.remote && rts->rdma && tdm_net_rdma_usable(peer)) {
+        /* a non-contiguous receive takes the pipeline: it unpacks each packet as it comes,
+         * where a bounce buffer would add a whole copy and a registration per message */
+        tdm_layout_t mine;
+        tdm_layout_local(&mine, r->buf, r->count, r->dt);
+        in.rdma_put = mine.contig;
+        in.rdma_get = mine.contig && rts->key_len > 0;
+    }
     if (TDM_UNLIKELY(tdm_p2p_async_on) && in.cma &&
         (!in.recv_blocking || !(rts->mode & TDM_MODE_BLOCKING))) {
         in.async = 1;
@@ -455,6 +467,13 @@ static bool push_rts(tdm_req_t *s) {
     tdm_p2p_fill_envelope(&h->env, TDM_PKT_RTS, s, s->bytes);
     tdm_net_set_stamp(s->peer_world, h, s->t_sent);
     h->env.frag = 0;
+    size_t len;
+    if (!tdm_net_local(s->peer_world)) {
+        /* another node: no pid or layout means anything there; an address and key may */
+        len = tdm_rndv_rdma_fill_rts(s, (tdm_pkt_rts_rdma_t *)h,
+                                     tdm_net_body_size(s->peer_world) - sizeof(tdm_pkt_rts_rdma_t));
+        goto written;
+    }
     h->pid = tdm_shm_self()->pid;
     h->rsvd = 0;
     if (tdm_layout_describable(s->dt)) {
@@ -468,7 +487,9 @@ static bool push_rts(tdm_req_t *s) {
     }
     /* the receiver may match at once: it must see this process as running (select.c) */
     atomic_store_explicit(&tdm_shm_self()->beat, tdm_shm_clock(), memory_order_relaxed);
-    tdm_net_send_commit(s->peer_world, sizeof(*h));
+    len = sizeof(*h);
+written:
+    tdm_net_send_commit(s->peer_world, len);
     tdm_p2p_tx_envelope(s->peer_world, s->ctx, s->tag);
     tdm_p2p.rndv_out[s->peer_world]++;
     s->out_counted = 1;
@@ -527,20 +548,25 @@ static void no_handler(const char *what, int peer, const tdm_req_t *req) {
 
 void tdm_rndv_on_rts(int peer, const void *body) {
     const tdm_pkt_rts_cma_t *h = body;
+    const tdm_pkt_rts_rdma_t *hr = body;
+    bool rdma = (h->env.flags & TDM_PKTF_RDMA) != 0;
     tdm_p2p.rx_count[peer]++;
     tdm_p2p_bucket_t *b = tdm_p2p_bucket(h->env.ctx);
     tdm_lock_acquire(&b->lock);
     tdm_req_t *r = tdm_p2p_match_posted(h->env.ctx, h->env.src, h->env.tag);
     if (r) {
         tdm_lock_release(&b->lock);
-        tdm_rts_info_t rts = {
-            .sreq = h->env.sreq, .mode = h->env.mode, .pid = h->pid, .buf = h->buf};
+        tdm_rts_info_t rts = {.sreq = h->env.sreq, .mode = h->env.mode};
+        if (rdma)
+            tdm_rndv_rdma_parse_rts(peer, hr, &rts);
+        else if (tdm_net_local(peer))
+            rts.pid = h->pid, rts.buf = h->buf;
         tdm_p2p_recv_set_envelope(r, h->env.src, h->env.tag, peer, h->env.size);
         r->t_sent = tdm_p2p_rndv_stamp(tdm_net_stamp(peer, h)); /* posted: its time counts */
         tdm_p2p_rndv_matched(r, &rts);
         return;
     }
-    bool pull = (h->env.flags & TDM_PKTF_PULL) && tdm_net_cma(peer);
+    bool pull = (h->env.flags & TDM_PKTF_PULL) && !rdma && tdm_net_cma(peer);
     tdm_unexp_t *ue = tdm_p2p_unexp_new(h->env.ctx, h->env.src, h->env.tag, h->env.size, pull);
     if (!ue) {
         tdm_error(P2P, "out of memory keeping an unexpected rts from rank %d", peer);
@@ -563,8 +589,19 @@ void tdm_rndv_on_rts(int peer, const void *body) {
     ue->mode = h->env.mode;
     ue->sreq = h->env.sreq;
     ue->src_world = peer;
-    ue->pid = h->pid;
-    ue->rbuf = h->buf;
+    if (rdma) {
+        tdm_rts_info_t rts = {0};
+        if (tdm_rndv_rdma_parse_rts(peer, hr, &rts)) {
+            ue->raddr = rts.addr;
+            ue->key_len = rts.key_len;
+            memcpy(ue->inline_data, rts.key, rts.key_len);
+        } else {
+            ue->flags &= (uint8_t)~TDM_PKTF_RDMA;
+        }
+    } else if (tdm_net_local(peer)) {
+        ue->pid = h->pid;
+        ue->rbuf = h->buf;
+    }
     tdm_p2p_unexp_push(ue);
     tdm_lock_release(&b->lock);
 }
@@ -598,6 +635,10 @@ void tdm_rndv_on_data(int peer, const void *body) {
 void tdm_rndv_on_fin(int peer, const void *body) {
     const tdm_pkt_fin_t *f = body;
     tdm_req_t *req = tdm_p2p_req_of_packet(f->req, peer, "fin");
+    if (TDM_UNLIKELY(f->flags & TDM_FINF_FAILED)) {
+        tdm_error(P2P, "rendezvous with rank %d: its side failed; the message did not move", peer);
+        req->status.error = TDM_ERR_OTHER;
+    }
     const tdm_proto_t *p = tdm_protos[req->proto];
     if (TDM_UNLIKELY(!p->on_fin))
         no_handler("fin", peer, req);
