@@ -527,11 +527,22 @@ static int boot_from_pmi(tdm_boot_info_t *info, bool pmix) {
     const char *nodemap = TDM_PARAM_S(PMI_NODEMAP);
     int nodes = 0, found = 0;
     if (pmix && strcmp(nodemap, "hosts") != 0) {
-        /* the server's node ids (or host names) of every rank */
-        PMI_TRY(nodes = tdm_pmix_node_map(&boot_pmix, node_of, hosts, why, sizeof(why)));
-        PMI_TRY(nodes =
-                    tdm_boot_node_split(TDM_PARAM_S(NODE_SPLIT), node_of, size, why, sizeof(why)));
-        found = 1;
+        /* the server's node ids (or host names) of every rank; without them, host names
+         * and boot ids through the key-value space as under PMI */
+        const char *source = NULL;
+        PMI_TRY(found = tdm_pmix_node_map(&boot_pmix, node_of, hosts, &source, why, sizeof(why)));
+        if (found) {
+            tdm_info(BOOT, "the node map from the PMIx server's %s", source);
+            PMI_TRY(nodes = tdm_boot_node_split(TDM_PARAM_S(NODE_SPLIT), node_of, size, why,
+                                                sizeof(why)));
+        } else if (!strcmp(nodemap, "mapping")) {
+            snprintf(why, sizeof(why),
+                     "the PMIx server gives neither PMIX_NODEID nor PMIX_HOSTNAME of every rank "
+                     "(TANDEM_PMI_NODEMAP=mapping)");
+            goto fail;
+        }
+        if (found)
+            found = 1;
     } else if (strcmp(nodemap, "hosts") != 0) {
         PMI_TRY(found = tdm_pmi_job_attr(&boot_pmi, "PMI_process_mapping", val, sizeof(val), why,
                                          sizeof(why)));

@@ -288,43 +288,45 @@ int tdm_pmix_init(tdm_pmix_t *p, const char *lib, char *why, size_t len) {
     return 0;
 }
 
-int tdm_pmix_node_map(tdm_pmix_t *p, int *node_of, char (*hosts)[64], char *why, size_t len) {
+int tdm_pmix_node_map(tdm_pmix_t *p, int *node_of, char (*hosts)[64], const char **source_p,
+                      char *why, size_t len) {
     long long id;
-    bool by_id = true;
+    int have_id = 0, have_host = 0;
+    /* Open MPI 4.1's server gives PMIX_NODEID of its own node's ranks only: the ids decide
+     * only when every rank has one, else host names when every rank has one */
     for (int r = 0; r < p->size; r++) {
-        hosts[r][0] = 0;
-        int got = by_id
-                      ? get_int(p, (pmix_rank_t)r, PMIX_NODEID, "PMIX_NODEID", false, &id, why, len)
-                      : 0;
+        int got = get_int(p, (pmix_rank_t)r, PMIX_NODEID, "PMIX_NODEID", false, &id, why, len);
         if (got < 0)
             return -1;
         if (got) {
             node_of[r] = (int)id;
-        } else if (r > 0 && by_id) {
-            return fail(why, len, "the PMIx server gives PMIX_NODEID for rank 0 but not rank %d",
-                        r);
-        } else {
-            by_id = false;
+            have_id++;
         }
         char host[256];
+        hosts[r][0] = 0;
         got = get_string(p, (pmix_rank_t)r, PMIX_HOSTNAME, false, host, sizeof(host), why, len);
         if (got < 0)
             return -1;
-        if (got)
+        if (got) {
             snprintf(hosts[r], sizeof(hosts[r]), "%.63s", host);
-        if (by_id)
-            continue;
-        if (!got)
-            return fail(why, len,
-                        "the PMIx server gives neither PMIX_NODEID nor PMIX_HOSTNAME for rank %d",
-                        r);
-        /* a node is a host name: its first rank's number */
-        node_of[r] = r;
-        for (int q = 0; q < r; q++)
-            if (!strcmp(hosts[q], hosts[r])) {
-                node_of[r] = node_of[q];
-                break;
-            }
+            have_host++;
+        }
+    }
+    if (have_id == p->size) {
+        *source_p = "PMIX_NODEID";
+    } else if (have_host == p->size) {
+        *source_p = "PMIX_HOSTNAME";
+        for (int r = 0; r < p->size; r++) {
+            node_of[r] = r; /* a node is a host name: its first rank's number */
+            for (int q = 0; q < r; q++)
+                if (!strcmp(hosts[q], hosts[r])) {
+                    node_of[r] = node_of[q];
+                    break;
+                }
+        }
+    } else {
+        *source_p = NULL;
+        return 0;
     }
     int nodes = 0;
     for (int r = 0; r < p->size; r++) {
@@ -339,9 +341,9 @@ int tdm_pmix_node_map(tdm_pmix_t *p, int *node_of, char (*hosts)[64], char *why,
         here += node_of[r] == node_of[p->rank];
     if (p->local_size > 0 && p->local_size != here)
         return fail(why, len,
-                    "the PMIx node map puts %d ranks on the node of rank %d, PMIX_LOCAL_SIZE "
-                    "says %d",
-                    here, p->rank, p->local_size);
+                    "the PMIx node map (%s) puts %d ranks on the node of rank %d, "
+                    "PMIX_LOCAL_SIZE says %d",
+                    *source_p, here, p->rank, p->local_size);
     return nodes;
 }
 
@@ -416,7 +418,8 @@ int tdm_pmix_init(tdm_pmix_t *p, const char *lib, char *why, size_t len) {
     memset(p, 0, sizeof(*p));
     return no_pmix(why, len);
 }
-int tdm_pmix_node_map(tdm_pmix_t *p, int *node_of, char (*hosts)[64], char *why, size_t len) {
+int tdm_pmix_node_map(tdm_pmix_t *p, int *node_of, char (*hosts)[64], const char **source_p,
+                      char *why, size_t len) {
     return no_pmix(why, len);
 }
 int tdm_pmix_put(tdm_pmix_t *p, const char *key, const char *value, char *why, size_t len) {

@@ -8,7 +8,7 @@
  *
  *   PMIx_Init                       the rank (from the proc it fills) and the namespace
  *   PMIx_Get(wildcard, job size)    the size; local rank and size of this process
- *   PMIx_Get(rank r, node id)       the node map (PMIX_NODEID, else PMIX_HOSTNAME of each r)
+ *   PMIx_Get(rank r, node id)       the node map (PMIX_NODEID, else PMIX_HOSTNAME of every r)
  *   PMIx_Put(global) + Commit       a key's value, seen by every rank after a fence
  *   PMIx_Fence(all, collect data)   the fence
  *   PMIx_Get(rank r, key, optional) a value rank r put (after a fence: from the local store)
@@ -47,10 +47,13 @@ void tdm_pmix_forget_env(void);
  * test's fakes), PMIx_Init, and learn rank, size, local rank and size. 0, or -1 with *why
  * naming what failed (a missing library: its name and the Debian package). */
 int tdm_pmix_init(tdm_pmix_t *p, const char *lib, char *why, size_t len);
-/* node_of[r] for every rank: equal for ranks on one node (the server's node ids, else
- * its host names), `hosts[r]` the host's name when the server gives it ("" otherwise).
- * The number of distinct nodes, or -1 with *why. */
-int tdm_pmix_node_map(tdm_pmix_t *p, int *node_of, char (*hosts)[64], char *why, size_t len);
+/* node_of[r] for every rank: equal for ranks on one node, from the server's node ids when
+ * it gives every rank's, else from its host names when it gives every rank's (*source_p
+ * names which); `hosts[r]` the host's name when the server gives it ("" otherwise). The
+ * number of distinct nodes; 0 when the server gives neither for every rank (the caller
+ * then finds the nodes another way); -1 with *why. */
+int tdm_pmix_node_map(tdm_pmix_t *p, int *node_of, char (*hosts)[64], const char **source_p,
+                      char *why, size_t len);
 /* Store key=value for every rank of the job (seen after the next fence). */
 int tdm_pmix_put(tdm_pmix_t *p, const char *key, const char *value, char *why, size_t len);
 /* Commit this process's puts and wait for every rank's (their data collected here). */

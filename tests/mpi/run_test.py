@@ -15,7 +15,8 @@ with --nodes) so that it hands the job to mpiexec.hydra, with Hydra's launcher c
 environment (HYDRA_LAUNCHER=fork for --hosts, rsh through the cluster's script for --nodes).
 --launcher pmix starts it with Open MPI's mpirun (mpirun.openmpi, a PMIx server), skipped
 (77) where that is not installed: --oversubscribe, --allow-run-as-root as root, and no MCA
-component of Open MPI's own transports (the ranks are Tandem's).
+component of Open MPI's own transports (the ranks are Tandem's); with --nodes its daemons
+go to the cluster's nodes through the cluster's script (plm_rsh_agent).
 
 --nodes N runs the job on N nodes of the namespace cluster (../shared/tools/netns-cluster,
 tests/mpi/netns_cluster.py), -n/N ranks on each: mpiexec.hydra -launcher rsh -launcher-exec
@@ -356,8 +357,6 @@ def main():
             ap.error("--nodes and --hosts exclude each other")
         if a.launcher == "mpirun":
             a.launcher = "hydra"  # only Hydra reaches other nodes (its rsh launcher)
-        if a.launcher == "pmix":
-            ap.error("--launcher pmix runs on this host only")
         script = a.cluster or netns_cluster.find_script(
             os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
         cluster = netns_cluster.Cluster(script, a.nodes)
@@ -387,8 +386,8 @@ def main():
         full = [a.mpirun, "-n", str(a.np), "--timeout", f"{a.timeout:g}", "--hosts",
                 hosts] + a.mpirun_arg + cmd
     elif a.launcher == "pmix":
-        if a.hosts or cluster:
-            ap.error("--launcher pmix runs on this host only")
+        if a.hosts:
+            ap.error("--launcher pmix takes --nodes, not --hosts")
         ompi = shutil.which("mpirun.openmpi") or shutil.which("orterun")
         if not ompi:
             print("SKIP: Open MPI's mpirun (mpirun.openmpi) is not installed (Debian's "
@@ -400,6 +399,13 @@ def main():
             full.append("--allow-run-as-root")
         # its daemon starts the ranks and serves PMIx; its own transports stay unused
         full += ["--mca", "btl", "self", "--mca", "pml", "ob1"]
+        if cluster:
+            # its daemons on the nodes through the cluster's remote shell, talking back
+            # over the cluster's bridge
+            ppn = a.np // a.nodes
+            full += ["--mca", "plm_rsh_agent", cluster.script, "--bind-to", "none",
+                     "--mca", "oob_tcp_if_include", "10.250.0.0/24",
+                     "-H", ",".join(f"{n}:{ppn}" for n in cluster.names)]
         for kv in shown_env:
             full += ["-x", kv.split("=", 1)[0]]
         full += cmd
