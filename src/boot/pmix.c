@@ -136,22 +136,33 @@ static bool value_int(const pmix_value_t *v, long long *out) {
     }
 }
 
-/* PMIx_Get of an integer: 1 found, 0 not there, -1 error. `optional`: the local store only
- * (the job's own data, and what a fence collected), so a missing key answers at once. */
-static int get_int(tdm_pmix_t *p, pmix_rank_t rank, const char *key, const char *name,
-                   bool optional, long long *out, char *why, size_t len) {
+/* PMIx_Get of `key` for `rank` of our namespace into *v_p (the caller releases it).
+ * `optional`: the local store only (the job's own data, and what a fence collected), so a
+ * missing key answers at once; a missing key gives PMIX_ERR_NOT_FOUND and no value. */
+static pmix_status_t get_value(tdm_pmix_t *p, pmix_rank_t rank, const char *key, bool optional,
+                               pmix_value_t **v_p) {
     pmix_proc_t proc;
     memset(&proc, 0, sizeof(proc));
     snprintf(proc.nspace, sizeof(proc.nspace), "%s", p->nspace);
     proc.rank = rank;
     pmix_info_t info;
     bool_info(&info, PMIX_OPTIONAL, true);
-    pmix_value_t *v = NULL;
-    pmix_status_t st = FN(p)->get(&proc, key, optional ? &info : NULL, optional ? 1 : 0, &v);
+    *v_p = NULL;
+    pmix_status_t st = FN(p)->get(&proc, key, optional ? &info : NULL, optional ? 1 : 0, v_p);
     if (st == PMIX_ERR_NOT_FOUND) {
-        release(p, v);
-        return 0;
+        release(p, *v_p);
+        *v_p = NULL;
     }
+    return st;
+}
+
+/* PMIx_Get of an integer: 1 found, 0 not there, -1 error. */
+static int get_int(tdm_pmix_t *p, pmix_rank_t rank, const char *key, const char *name,
+                   bool optional, long long *out, char *why, size_t len) {
+    pmix_value_t *v;
+    pmix_status_t st = get_value(p, rank, key, optional, &v);
+    if (st == PMIX_ERR_NOT_FOUND)
+        return 0;
     char who[32];
     if (rank == PMIX_RANK_WILDCARD)
         snprintf(who, sizeof(who), "the job");
@@ -172,18 +183,10 @@ static int get_int(tdm_pmix_t *p, pmix_rank_t rank, const char *key, const char 
 /* PMIx_Get of a string, same answers. */
 static int get_string(tdm_pmix_t *p, pmix_rank_t rank, const char *key, bool optional, char *out,
                       size_t cap, char *why, size_t len) {
-    pmix_proc_t proc;
-    memset(&proc, 0, sizeof(proc));
-    snprintf(proc.nspace, sizeof(proc.nspace), "%s", p->nspace);
-    proc.rank = rank;
-    pmix_info_t info;
-    bool_info(&info, PMIX_OPTIONAL, true);
-    pmix_value_t *v = NULL;
-    pmix_status_t st = FN(p)->get(&proc, key, optional ? &info : NULL, optional ? 1 : 0, &v);
-    if (st == PMIX_ERR_NOT_FOUND) {
-        release(p, v);
+    pmix_value_t *v;
+    pmix_status_t st = get_value(p, rank, key, optional, &v);
+    if (st == PMIX_ERR_NOT_FOUND)
         return 0;
-    }
     if (st != PMIX_SUCCESS || !v)
         return fail(why, len, "PMIx_Get(rank %u, %.80s) failed: %s (%d)", (unsigned)rank, key,
                     status_name(p, st), (int)st);
