@@ -491,6 +491,24 @@ static void send_done_cb(void *req, ucs_status_t status, void *user_data) {
     ux->events++;
 }
 
+/* UCX's parameters for an operation that completes `op` through send_done_cb. */
+static ucp_request_param_t op_param(tdm_ucx_op_t *op) {
+    return (ucp_request_param_t){
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.send = send_done_cb,
+        .user_data = op,
+    };
+}
+
+/* Whether an operation counted in `pending` before its UCX call completes later (its
+ * callback runs from progress); if not (done inside the call, or failed) it is uncounted. */
+static bool op_issued(tdm_ucx_t *ux, ucs_status_ptr_t sp) {
+    if (sp != NULL && !UCS_PTR_IS_ERR(sp))
+        return true;
+    __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+    return false;
+}
+
 int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
                  size_t len, tdm_ucx_done_fn_t done, void *arg) {
     int rc = check_peer(ux, peer, "tdm_ucx_send");
@@ -520,23 +538,15 @@ int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const
     op->peer = peer;
     op->done = done;
     op->arg = arg;
-    ucp_request_param_t prm = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .cb.send = send_done_cb,
-        .user_data = op,
-    };
+    ucp_request_param_t prm = op_param(op);
     __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
     ucs_status_ptr_t sp =
         ucp_am_send_nbx(ep, TDM_UCX_AM_ID, op->hdr, sizeof(pre) + hdr_len, data, len, &prm);
     UX_COUNT(ux, am_sent, 1);
-    if (sp == NULL) {
-        __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+    if (!op_issued(ux, sp)) {
         op_put(ux, op);
-        return TDM_UCX_DONE;
-    }
-    if (UCS_PTR_IS_ERR(sp)) {
-        __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
-        op_put(ux, op);
+        if (sp == NULL)
+            return TDM_UCX_DONE;
         ucs_status_t s = UCS_PTR_STATUS(sp);
         return fail(ux, map_status(s),
                     "ucp_am_send_nbx of %zu bytes from rank %d to rank %d (host %s) failed: %s",
@@ -917,16 +927,11 @@ void tdm_ucx_rkey_release(tdm_ucx_t *ux, tdm_ucx_rkey_t *rkey) {
  * its caller was told PENDING and its completion must be reported here. */
 static int read_start(tdm_ucx_t *ux, tdm_ucx_op_t *op, bool deferred) {
     ucp_ep_h ep = ux->peers[op->peer].ep;
-    ucp_request_param_t prm = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .cb.send = send_done_cb,
-        .user_data = op,
-    };
+    ucp_request_param_t prm = op_param(op);
     __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
     ucs_status_ptr_t sp = ucp_get_nbx(ep, op->local, op->len, op->remote, op->rkey->rkey, &prm);
-    if (sp != NULL && !UCS_PTR_IS_ERR(sp))
+    if (op_issued(ux, sp))
         return TDM_UCX_PENDING;
-    __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
     UX_LOCK(ux);
     ux->read_tokens++;
     UX_UNLOCK(ux);
@@ -1029,17 +1034,12 @@ int tdm_ucx_put(tdm_ucx_t *ux, int peer, const void *local, size_t len, uint64_t
     if (!op)
         return fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_put: out of memory (rank %d)", ux->rank);
     *op = (tdm_ucx_op_t){.ux = ux, .kind = OP_PUT, .peer = peer, .done = done, .arg = arg};
-    ucp_request_param_t prm = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .cb.send = send_done_cb,
-        .user_data = op,
-    };
+    ucp_request_param_t prm = op_param(op);
     UX_COUNT(ux, writes, 1);
     __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
     ucs_status_ptr_t sp = ucp_put_nbx(ux->peers[peer].ep, local, len, remote, rkey->rkey, &prm);
-    if (sp != NULL && !UCS_PTR_IS_ERR(sp))
+    if (op_issued(ux, sp))
         return TDM_UCX_PENDING;
-    __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
     op_put(ux, op);
     if (sp == NULL)
         return TDM_UCX_DONE;
@@ -1059,16 +1059,11 @@ int tdm_ucx_flush(tdm_ucx_t *ux, int peer, tdm_ucx_done_fn_t done, void *arg) {
     if (!op)
         return fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_flush: out of memory (rank %d)", ux->rank);
     *op = (tdm_ucx_op_t){.ux = ux, .kind = OP_FLUSH, .peer = peer, .done = done, .arg = arg};
-    ucp_request_param_t prm = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .cb.send = send_done_cb,
-        .user_data = op,
-    };
+    ucp_request_param_t prm = op_param(op);
     __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
     ucs_status_ptr_t sp = ucp_ep_flush_nbx(ep, &prm);
-    if (sp != NULL && !UCS_PTR_IS_ERR(sp))
+    if (op_issued(ux, sp))
         return TDM_UCX_PENDING;
-    __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
     op_put(ux, op);
     if (sp == NULL)
         return TDM_UCX_DONE;
