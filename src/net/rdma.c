@@ -73,6 +73,18 @@ int tdm_net_rdma_flush(int peer, tdm_net_rdma_done_fn_t done, void *arg) {
     return tdm_ucx_flush(rdma_ux, peer, done, arg);
 }
 
+/* The transport's payload handle is the one rdma.h names: only the type differs. */
+int tdm_net_rdma_fetch(tdm_net_data_t *d, void *buf, tdm_net_rdma_done_fn_t done, void *arg) {
+    if (!rdma_ux)
+        return TDM_NET_RDMA_ERR_NONE;
+    return tdm_ucx_fetch(rdma_ux, (tdm_ucx_data_t *)d, buf, done, arg);
+}
+
+void tdm_net_rdma_drop(tdm_net_data_t *d) {
+    if (rdma_ux && d)
+        tdm_ucx_data_drop(rdma_ux, (tdm_ucx_data_t *)d);
+}
+
 const char *tdm_net_rdma_errmsg(void) {
     return rdma_ux ? tdm_ucx_errmsg(rdma_ux) : "no transport between nodes";
 }
@@ -86,6 +98,8 @@ void tdm_net_rdma_stats(tdm_net_rdma_stats_t *st_p) {
     st_p->reads = u.reads;
     st_p->reads_queued = u.reads_queued;
     st_p->writes = u.writes;
+    st_p->data_sent = u.rndv_sent;
+    st_p->fetches = u.fetches;
     st_p->reg_hits = u.reg_hits;
     st_p->reg_misses = u.reg_misses;
 }

@@ -40,6 +40,8 @@ typedef struct tdm_net_rdma_stats {
     uint64_t reads;        /* gets issued */
     uint64_t reads_queued; /* gets that waited for a read token (TANDEM_UCX_MAX_READS) */
     uint64_t writes;       /* puts issued */
+    uint64_t data_sent;    /* packets sent with a payload to fetch (commit_data) */
+    uint64_t fetches;      /* payloads fetched */
     uint64_t reg_hits;     /* registrations served by the cache */
     uint64_t reg_misses;   /* registrations made */
 } tdm_net_rdma_stats_t;
@@ -70,6 +72,25 @@ int tdm_net_rdma_put(int peer, const void *local, size_t len, uint64_t remote, t
                      tdm_net_rdma_done_fn_t done, void *arg);
 /* Complete when every put and get to `peer` issued before is complete at the peer. */
 int tdm_net_rdma_flush(int peer, tdm_net_rdma_done_fn_t done, void *arg);
+
+/* A rendezvous packet with its payload attached (UCX's active-message rendezvous: the
+ * payload moves when the receiver asks, straight into the buffer it names, by whatever
+ * the transport does best; over TCP far faster than an emulated get).
+ *
+ * Sender: instead of tdm_net_send_commit, send the packet reserved by
+ * tdm_net_send_reserve(peer) (its first `len` bytes, at most TDM_NET_DATA_PKT_MAX) with
+ * `dlen` bytes at `data`, which stay the caller's until done runs: when the receiver has
+ * fetched or dropped them, or the peer failed. A failure to send ends the job, as a
+ * packet's does. The packet's last 8 bytes are a slot: the receiving side's transport
+ * writes there the payload's handle (a tdm_net_data_t *), which the receiver passes to
+ * tdm_net_rdma_fetch or tdm_net_rdma_drop exactly once. */
+#define TDM_NET_DATA_PKT_MAX 64
+typedef struct tdm_net_data tdm_net_data_t;
+int tdm_net_rdma_commit_data(int peer, size_t len, const void *data, size_t dlen,
+                             tdm_net_rdma_done_fn_t done, void *arg);
+/* Move the whole payload (dlen bytes) into `buf`; consumes the handle. */
+int tdm_net_rdma_fetch(tdm_net_data_t *d, void *buf, tdm_net_rdma_done_fn_t done, void *arg);
+void tdm_net_rdma_drop(tdm_net_data_t *d);
 
 /* The message of the last failure ("" if none). */
 const char *tdm_net_rdma_errmsg(void);

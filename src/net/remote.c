@@ -149,7 +149,73 @@ static void remote_send_commit(int peer, size_t len) {
     }
 }
 
+int tdm_net_rdma_commit_data(int peer, size_t len, const void *data, size_t dlen,
+                             tdm_net_rdma_done_fn_t done, void *arg) {
+    rbuf_t *b = rm.resv[peer];
+    rm.resv[peer] = NULL;
+    /* the header is copied into the transport's operation: the bounce buffer goes back now */
+    int rc = len >= 8 && len <= TDM_NET_DATA_PKT_MAX
+                 ? tdm_ucx_send_rndv(rm.ux, peer, b->body, len, data, dlen, done, arg)
+                 : TDM_UCX_ERR_INVALID;
+    tx_release(b);
+    if (rc < 0 && !atomic_load(&rm.quiet)) {
+        char why[600];
+        snprintf(why, sizeof(why), "rank %d cannot send %zu bytes to rank %d (host %s): %s",
+                 tdm_net.rank, dlen, peer, tdm_ucx_peer_host(rm.ux, peer), tdm_ucx_errmsg(rm.ux));
+        rm.fatal(why);
+    }
+    return rc;
+}
+
 /* ---- receiving ---- */
+
+static rbuf_t *rx_buf(int peer) {
+    rbuf_t *b = rm.rx_free;
+    if (b) {
+        rm.rx_free = b->next;
+        rm.rx_nfree--;
+    } else if (!(b = rbuf_new())) {
+        char why[200];
+        snprintf(why, sizeof(why), "rank %d: out of memory for a packet from rank %d", tdm_net.rank,
+                 peer);
+        rm.fatal(why);
+        return NULL;
+    }
+    b->peer = peer;
+    b->next = NULL;
+    return b;
+}
+
+static void rx_queue(rbuf_t *b) {
+    if (rm.rx_tail)
+        rm.rx_tail->next = b;
+    else
+        rm.rx_head = b;
+    rm.rx_tail = b;
+}
+
+/* ucx.c's callback for a packet with a payload to fetch (commit_data): the packet is
+ * queued as any other, its last 8 bytes now the payload's handle (rdma.h). */
+static void remote_recv_data(void *arg, int peer, const void *hdr, size_t hdr_len,
+                             tdm_ucx_data_t *d, size_t len) {
+    (void)arg;
+    (void)len;
+    if (hdr_len < 8 || hdr_len > TDM_NET_DATA_PKT_MAX) {
+        tdm_error(NET, "rank %d: dropped a %zu-byte packet with a payload from rank %d",
+                  tdm_net.rank, hdr_len, peer);
+        tdm_ucx_data_drop(rm.ux, d);
+        return;
+    }
+    rbuf_t *b = rx_buf(peer);
+    if (!b) {
+        tdm_ucx_data_drop(rm.ux, d);
+        return;
+    }
+    b->len = (uint32_t)hdr_len;
+    memcpy(b->body, hdr, hdr_len - 8);
+    memcpy(b->body + hdr_len - 8, &d, sizeof(d));
+    rx_queue(b);
+}
 
 /* ucx.c's callback, inside tdm_ucx_progress (the poller owns the queue). */
 static void remote_recv(void *arg, int peer, const void *hdr, size_t hdr_len, const void *data,
@@ -168,26 +234,12 @@ static void remote_recv(void *arg, int peer, const void *hdr, size_t hdr_len, co
                   tdm_net.rank, hdr_len, len, peer);
         return;
     }
-    rbuf_t *b = rm.rx_free;
-    if (b) {
-        rm.rx_free = b->next;
-        rm.rx_nfree--;
-    } else if (!(b = rbuf_new())) {
-        char why[200];
-        snprintf(why, sizeof(why), "rank %d: out of memory for a packet from rank %d", tdm_net.rank,
-                 peer);
-        rm.fatal(why);
+    rbuf_t *b = rx_buf(peer);
+    if (!b)
         return;
-    }
-    b->peer = peer;
     b->len = (uint32_t)len;
     memcpy(b->body, data, len);
-    b->next = NULL;
-    if (rm.rx_tail)
-        rm.rx_tail->next = b;
-    else
-        rm.rx_head = b;
-    rm.rx_tail = b;
+    rx_queue(b);
 }
 
 /* Every packet that came, in each peer's order (one poller at a time: another thread
@@ -429,6 +481,7 @@ int tdm_net_remote_init(const tdm_net_config_t *cfg, const char **what_p) {
                            .nranks = cfg->size,
                            .multi_thread = true,
                            .recv = remote_recv,
+                           .recv_data = remote_recv_data,
                            .peer_error = remote_peer_error};
     if (tdm_ucx_init(&uc, &rm.ux) != 0) {
         tdm_error(NET,
@@ -482,6 +535,12 @@ tdm_ucx_t *tdm_net_ucx(void) {
 
 tdm_ucx_t *tdm_net_ucx(void) {
     return NULL;
+}
+
+int tdm_net_rdma_commit_data(int peer, size_t len, const void *data, size_t dlen,
+                             tdm_net_rdma_done_fn_t done, void *arg) {
+    (void)peer, (void)len, (void)data, (void)dlen, (void)done, (void)arg;
+    return TDM_NET_RDMA_ERR_NONE;
 }
 
 #endif

@@ -116,8 +116,16 @@ static int ucx_load(char *why, size_t n) {
  * engine's header is. */
 typedef struct tdm_ucx_prefix {
     uint32_t src;
-    uint32_t hdr_len;
+    uint32_t hdr_len; /* | PREFIX_FETCH: a tdm_ucx_send_rndv packet */
 } tdm_ucx_prefix_t;
+#define PREFIX_FETCH 0x80000000u
+
+struct tdm_ucx_data {
+    void *desc; /* UCX's rendezvous descriptor; NULL: the payload came along, in copy[] */
+    size_t len;
+    int peer;
+    unsigned char copy[];
+};
 
 /* The blob another process hands to tdm_ucx_peer_set. */
 #define TDM_UCX_BLOB_MAGIC 0x5544d54u /* "TDMU" */
@@ -140,10 +148,11 @@ typedef struct tdm_ucx_rx {
     struct tdm_ucx *ux;
     int peer;
     tdm_ucx_rx_state_t state;
-    void *desc;       /* UCX's descriptor: rendezvous (to fetch) or held data */
-    bool held;        /* desc is data UCX keeps for us: ucp_am_data_release */
-    void *buf;        /* malloc'd payload (a copy, or the fetch's target) */
-    const void *data; /* what is delivered */
+    void *desc;            /* UCX's descriptor: rendezvous (to fetch) or held data */
+    bool held;             /* desc is data UCX keeps for us: ucp_am_data_release */
+    void *buf;             /* malloc'd payload (a copy, or the fetch's target) */
+    const void *data;      /* what is delivered */
+    tdm_ucx_data_t *fdata; /* a tdm_ucx_send_rndv packet's payload: delivered by recv_data */
     size_t len;
     size_t hdr_len;
     unsigned char hdr[TDM_UCX_HDR_MAX];
@@ -162,7 +171,7 @@ typedef struct tdm_ucx_peer {
     struct tdm_ucx_peer *next_active;
 } tdm_ucx_peer_t;
 
-typedef enum { OP_SEND, OP_GET, OP_PUT, OP_FLUSH } tdm_ucx_op_kind_t;
+typedef enum { OP_SEND, OP_GET, OP_PUT, OP_FLUSH, OP_FETCH } tdm_ucx_op_kind_t;
 
 /* One operation in flight (or, a get, waiting for a token). */
 typedef struct tdm_ucx_op {
@@ -200,6 +209,7 @@ struct tdm_ucx {
     bool mt;
     tdm_ucx_recv_fn_t recv;
     void *recv_arg;
+    tdm_ucx_recv_data_fn_t recv_data;
     tdm_ucx_peer_error_fn_t peer_error;
     void *peer_error_arg;
     ucp_context_h ctx;
@@ -509,16 +519,18 @@ static bool op_issued(tdm_ucx_t *ux, ucs_status_ptr_t sp) {
     return false;
 }
 
-int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
-                 size_t len, tdm_ucx_done_fn_t done, void *arg) {
-    int rc = check_peer(ux, peer, "tdm_ucx_send");
+/* One active message; `rndv`: the payload waits at this process for the receiver's fetch. */
+static int am_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
+                   size_t len, bool rndv, tdm_ucx_done_fn_t done, void *arg) {
+    const char *what = rndv ? "tdm_ucx_send_rndv" : "tdm_ucx_send";
+    int rc = check_peer(ux, peer, what);
     if (rc)
         return rc;
     if (hdr_len > TDM_UCX_HDR_MAX)
         return fail(ux, TDM_UCX_ERR_INVALID,
-                    "tdm_ucx_send: header of %zu bytes to rank %d is longer than %d (rank %d)",
-                    hdr_len, peer, TDM_UCX_HDR_MAX, ux->rank);
-    if (len > ux->am_max)
+                    "%s: header of %zu bytes to rank %d is longer than %d (rank %d)", what, hdr_len,
+                    peer, TDM_UCX_HDR_MAX, ux->rank);
+    if (!rndv && len > ux->am_max)
         return fail(ux, TDM_UCX_ERR_TOO_BIG,
                     "tdm_ucx_send: packet of %zu bytes to rank %d is larger than "
                     "TANDEM_UCX_AM_MAX=%zu (rank %d)",
@@ -528,8 +540,9 @@ int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const
         return rc;
     tdm_ucx_op_t *op = op_get(ux);
     if (!op)
-        return fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_send: out of memory (rank %d)", ux->rank);
-    tdm_ucx_prefix_t pre = {.src = (uint32_t)ux->rank, .hdr_len = (uint32_t)hdr_len};
+        return fail(ux, TDM_UCX_ERR_NOMEM, "%s: out of memory (rank %d)", what, ux->rank);
+    tdm_ucx_prefix_t pre = {.src = (uint32_t)ux->rank,
+                            .hdr_len = (uint32_t)hdr_len | (rndv ? PREFIX_FETCH : 0)};
     memcpy(op->hdr, &pre, sizeof(pre));
     if (hdr_len)
         memcpy(op->hdr + sizeof(pre), hdr, hdr_len);
@@ -539,10 +552,17 @@ int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const
     op->done = done;
     op->arg = arg;
     ucp_request_param_t prm = op_param(op);
+    if (rndv) {
+        prm.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+        prm.flags = UCP_AM_SEND_FLAG_RNDV;
+    }
     __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
     ucs_status_ptr_t sp =
         ucp_am_send_nbx(ep, TDM_UCX_AM_ID, op->hdr, sizeof(pre) + hdr_len, data, len, &prm);
-    UX_COUNT(ux, am_sent, 1);
+    if (rndv)
+        UX_COUNT(ux, rndv_sent, 1);
+    else
+        UX_COUNT(ux, am_sent, 1);
     if (!op_issued(ux, sp)) {
         op_put(ux, op);
         if (sp == NULL)
@@ -552,8 +572,19 @@ int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const
                     "ucp_am_send_nbx of %zu bytes from rank %d to rank %d (host %s) failed: %s",
                     len, ux->rank, peer, ux->peers[peer].host, ucs_status_string(s));
     }
-    UX_COUNT(ux, am_sent_pending, 1);
+    if (!rndv)
+        UX_COUNT(ux, am_sent_pending, 1);
     return TDM_UCX_PENDING;
+}
+
+int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
+                 size_t len, tdm_ucx_done_fn_t done, void *arg) {
+    return am_send(ux, peer, hdr, hdr_len, data, len, false, done, arg);
+}
+
+int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
+                      size_t len, tdm_ucx_done_fn_t done, void *arg) {
+    return am_send(ux, peer, hdr, hdr_len, data, len, true, done, arg);
 }
 
 static void rx_enqueue(tdm_ucx_t *ux, tdm_ucx_peer_t *p, tdm_ucx_rx_t *rx) {
@@ -570,6 +601,43 @@ static void rx_enqueue(tdm_ucx_t *ux, tdm_ucx_peer_t *p, tdm_ucx_rx_t *rx) {
     }
 }
 
+/* A tdm_ucx_send_rndv packet: its header goes to recv_data at once (in the peer's order,
+ * behind any packet of it still being fetched), its payload as a handle for later. */
+static ucs_status_t am_recv_fetchable(tdm_ucx_t *ux, tdm_ucx_peer_t *p, const void *hdr,
+                                      size_t hdr_len, void *data, size_t length, bool rndv) {
+    tdm_ucx_data_t *d = ux->recv_data ? malloc(sizeof(*d) + (rndv ? 0 : length)) : NULL;
+    tdm_ucx_rx_t *rx = d && p->rx_head ? calloc(1, sizeof(*rx)) : NULL;
+    if (!d || (p->rx_head && !rx)) {
+        free(d);
+        if (ux->recv_data)
+            fail(ux, TDM_UCX_ERR_NOMEM, "rank %d: out of memory for a packet from rank %d",
+                 ux->rank, p->rank);
+        else
+            tdm_error(UCX, "rank %d: dropped a rendezvous packet from rank %d (no handler)",
+                      ux->rank, p->rank);
+        return rndv ? UCS_ERR_NO_MEMORY : UCS_OK;
+    }
+    d->len = length;
+    d->peer = p->rank;
+    d->desc = rndv ? data : NULL;
+    if (!rndv)
+        memcpy(d->copy, data, length);
+    if (!rx) {
+        ux->st.am_recv++;
+        ux->recv_data(ux->recv_arg, p->rank, hdr, hdr_len, d, length);
+    } else {
+        rx->ux = ux;
+        rx->peer = p->rank;
+        rx->state = RX_READY;
+        rx->hdr_len = hdr_len;
+        memcpy(rx->hdr, hdr, hdr_len);
+        rx->len = length;
+        rx->fdata = d;
+        rx_enqueue(ux, p, rx);
+    }
+    return rndv ? UCS_INPROGRESS : UCS_OK;
+}
+
 static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_length, void *data,
                                size_t length, const ucp_am_recv_param_t *param) {
     tdm_ucx_t *ux = arg;
@@ -580,6 +648,8 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
         return UCS_OK;
     }
     memcpy(&pre, header, sizeof(pre));
+    bool fetchable = (pre.hdr_len & PREFIX_FETCH) != 0;
+    pre.hdr_len &= ~PREFIX_FETCH;
     if (pre.src >= (uint32_t)ux->nranks || pre.hdr_len != header_length - sizeof(pre)) {
         tdm_error(UCX, "rank %d: dropped an active message from rank %u with header %u+%zu bytes",
                   ux->rank, pre.src, pre.hdr_len, header_length);
@@ -589,6 +659,8 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
     const unsigned char *hdr = (const unsigned char *)header + sizeof(pre);
     bool rndv = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV;
     ux->events++;
+    if (fetchable)
+        return am_recv_fetchable(ux, p, hdr, pre.hdr_len, data, length, rndv);
     if (!rndv && !p->rx_head) {
         ux->st.am_recv++;
         ux->recv(ux->recv_arg, (int)pre.src, hdr, pre.hdr_len, data, length);
@@ -699,6 +771,8 @@ static void fetch_start(tdm_ucx_t *ux) {
 static void rx_free(tdm_ucx_t *ux, tdm_ucx_rx_t *rx) {
     if (rx->desc)
         ucp_am_data_release(ux->worker, rx->desc);
+    if (rx->fdata)
+        tdm_ucx_data_drop(ux, rx->fdata);
     free(rx->buf);
     free(rx);
 }
@@ -724,7 +798,13 @@ static void rx_drain(tdm_ucx_t *ux) {
             }
             p->rx_head = rx->next;
             ux->st.am_recv++;
-            ux->recv(ux->recv_arg, rx->peer, rx->hdr, rx->hdr_len, rx->data, rx->len);
+            if (rx->fdata) {
+                tdm_ucx_data_t *d = rx->fdata;
+                rx->fdata = NULL; /* the receiver's now */
+                ux->recv_data(ux->recv_arg, rx->peer, rx->hdr, rx->hdr_len, d, rx->len);
+            } else {
+                ux->recv(ux->recv_arg, rx->peer, rx->hdr, rx->hdr_len, rx->data, rx->len);
+            }
             rx_free(ux, rx);
         }
         if (!p->rx_head) {
@@ -735,6 +815,56 @@ static void rx_drain(tdm_ucx_t *ux) {
             pp = &p->next_active;
         }
     }
+}
+
+static void fetch_op_done_cb(void *req, ucs_status_t status, size_t length, void *user_data) {
+    (void)length;
+    send_done_cb(req, status, user_data);
+}
+
+int tdm_ucx_fetch(tdm_ucx_t *ux, tdm_ucx_data_t *data, void *buf, tdm_ucx_done_fn_t done,
+                  void *arg) {
+    size_t len = data->len;
+    int peer = data->peer;
+    if (!data->desc) {
+        memcpy(buf, data->copy, len);
+        free(data);
+        return TDM_UCX_DONE;
+    }
+    tdm_ucx_op_t *op = op_get(ux);
+    if (!op) {
+        tdm_ucx_data_drop(ux, data);
+        return fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_fetch: out of memory (rank %d)", ux->rank);
+    }
+    op->kind = OP_FETCH;
+    op->peer = peer;
+    op->done = done;
+    op->arg = arg;
+    ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.recv_am = fetch_op_done_cb,
+        .user_data = op,
+    };
+    __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
+    ucs_status_ptr_t sp = ucp_am_recv_data_nbx(ux->worker, data->desc, buf, len, &prm);
+    free(data); /* the descriptor is UCX's again, whatever the outcome */
+    UX_COUNT(ux, fetches, 1);
+    if (!op_issued(ux, sp)) {
+        op_put(ux, op);
+        if (sp == NULL)
+            return TDM_UCX_DONE;
+        ucs_status_t s = UCS_PTR_STATUS(sp);
+        return fail(ux, map_status(s),
+                    "rank %d: ucp_am_recv_data_nbx of %zu bytes from rank %d (host %s) failed: %s",
+                    ux->rank, len, peer, ux->peers[peer].host, ucs_status_string(s));
+    }
+    return TDM_UCX_PENDING;
+}
+
+void tdm_ucx_data_drop(tdm_ucx_t *ux, tdm_ucx_data_t *data) {
+    if (data->desc)
+        ucp_am_data_release(ux->worker, data->desc);
+    free(data);
 }
 
 /* ---- progress and waiting --------------------------------------------------------------- */
@@ -1097,6 +1227,7 @@ int tdm_ucx_init(const tdm_ucx_config_t *cfg, tdm_ucx_t **ux_p) {
     ux->mt = cfg->multi_thread;
     ux->recv = cfg->recv;
     ux->recv_arg = cfg->recv_arg;
+    ux->recv_data = cfg->recv_data;
     ux->peer_error = cfg->peer_error;
     ux->peer_error_arg = cfg->peer_error_arg;
     ux->peers = peers;
@@ -1376,6 +1507,15 @@ int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const
                  size_t len, tdm_ucx_done_fn_t done, void *arg) {
     return unsupported("tdm_ucx_send");
 }
+int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
+                      size_t len, tdm_ucx_done_fn_t done, void *arg) {
+    return unsupported("tdm_ucx_send_rndv");
+}
+int tdm_ucx_fetch(tdm_ucx_t *ux, tdm_ucx_data_t *data, void *buf, tdm_ucx_done_fn_t done,
+                  void *arg) {
+    return unsupported("tdm_ucx_fetch");
+}
+void tdm_ucx_data_drop(tdm_ucx_t *ux, tdm_ucx_data_t *data) {}
 int tdm_ucx_progress(tdm_ucx_t *ux) {
     return 0;
 }

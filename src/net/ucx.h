@@ -54,11 +54,19 @@ typedef enum {
 typedef struct tdm_ucx tdm_ucx_t;
 typedef struct tdm_ucx_mem tdm_ucx_mem_t;   /* a registration (cached) */
 typedef struct tdm_ucx_rkey tdm_ucx_rkey_t; /* a peer's memory key, unpacked */
+/* The payload of a packet sent by tdm_ucx_send_rndv, still at its sender (or, if UCX
+ * brought it along, held here) until the receiver fetches or drops it. */
+typedef struct tdm_ucx_data tdm_ucx_data_t;
 
 /* Every packet from `peer`, in the order that peer sent them. `hdr` and `data` are
  * valid for the call only. */
 typedef void (*tdm_ucx_recv_fn_t)(void *arg, int peer, const void *hdr, size_t hdr_len,
                                   const void *data, size_t len);
+/* A packet of tdm_ucx_send_rndv from `peer`, in the same order as recv's packets: its
+ * header, and its `len`-byte payload as a handle to pass to tdm_ucx_fetch or
+ * tdm_ucx_data_drop, exactly once, from any thread, later. */
+typedef void (*tdm_ucx_recv_data_fn_t)(void *arg, int peer, const void *hdr, size_t hdr_len,
+                                       tdm_ucx_data_t *data, size_t len);
 /* An operation finished: status 0, or a negative tdm_ucx_status_t (the peer failed). */
 typedef void (*tdm_ucx_done_fn_t)(void *arg, int status);
 /* `peer` failed (once per peer); `msg` names it, its host and UCX's reason. Operations
@@ -71,6 +79,7 @@ typedef struct tdm_ucx_config {
     bool multi_thread; /* MPI_THREAD_MULTIPLE (or a progress thread): UCS_THREAD_MODE_MULTI */
     tdm_ucx_recv_fn_t recv;
     void *recv_arg;
+    tdm_ucx_recv_data_fn_t recv_data;   /* optional: without it such packets are dropped */
     tdm_ucx_peer_error_fn_t peer_error; /* optional */
     void *peer_error_arg;
 } tdm_ucx_config_t;
@@ -79,6 +88,7 @@ typedef struct tdm_ucx_config {
 typedef struct tdm_ucx_stats {
     uint64_t am_sent, am_sent_pending; /* packets sent; of them, completed later */
     uint64_t am_recv, am_recv_rndv;    /* packets delivered; of them, fetched by rendezvous */
+    uint64_t rndv_sent, fetches;       /* tdm_ucx_send_rndv packets; payloads fetched */
     uint64_t reads;                    /* gets issued to UCX */
     uint64_t reads_queued;             /* gets that waited in the FIFO for a token */
     uint64_t reads_max_outstanding;    /* most gets in flight at once */
@@ -114,6 +124,20 @@ const char *tdm_ucx_peer_host(tdm_ucx_t *ux, int peer);
  * in the order of these calls. */
 int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
                  size_t len, tdm_ucx_done_fn_t done, void *arg);
+
+/* A packet whose payload stays at this process until the receiver, handed it by
+ * recv_data, fetches it into a buffer of its choosing (UCX's rendezvous: no copy
+ * through a bounce buffer at either end, where the transport allows). done runs once the
+ * payload was fetched (or dropped: the receiver's drop completes it too) or the peer
+ * failed; `data` stays the caller's until then. Ordered with tdm_ucx_send's packets. */
+int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
+                      size_t len, tdm_ucx_done_fn_t done, void *arg);
+/* Move the whole payload of `data` (the len given to recv_data) into `buf`; `data` is
+ * consumed whatever the result. TDM_UCX_DONE when it came with the packet (copied now). */
+int tdm_ucx_fetch(tdm_ucx_t *ux, tdm_ucx_data_t *data, void *buf, tdm_ucx_done_fn_t done,
+                  void *arg);
+/* Give the payload up unread (consumes `data`). */
+void tdm_ucx_data_drop(tdm_ucx_t *ux, tdm_ucx_data_t *data);
 
 /* Run UCX's progress and deliver what arrived; returns the number of events (0: idle). */
 int tdm_ucx_progress(tdm_ucx_t *ux);

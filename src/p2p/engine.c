@@ -4,6 +4,7 @@
 #include "../base/params.h"
 #include "../base/copy.h"
 #include "../net/net.h"
+#include "../net/rdma.h"
 
 #include <stdio.h>
 
@@ -442,6 +443,9 @@ void tdm_p2p_drain(uint32_t keep_ctx) {
                              ? !(ue->flags & TDM_PKTF_PULL)
                              : ue->received == ue->size && tdm_p2p.rx[ue->src_world].ue != ue;
             if (whole && !ue->claimed && !ue->self_sreq) {
+                if (ue->type == TDM_PKT_RTS && (ue->flags & TDM_PKTF_DATA))
+                    tdm_net_rdma_drop(
+                        (tdm_net_data_t *)(uintptr_t)ue->raddr); /* sender completes */
                 tdm_p2p_unexp_remove(ue);
                 tdm_p2p_unexp_free(ue);
             } else {

@@ -39,7 +39,8 @@ struct tdm_unexp {
     tdm_req_t *self_sreq; /* self-send waiting for its match (synchronous mode) */
     int32_t pid;          /* RTS: the sender's pid and buffer */
     tdm_rlayout_t rbuf;
-    uint64_t raddr;   /* RTS with TDM_PKTF_RDMA: the sender's address; its key is kept */
+    uint64_t raddr;   /* RTS with TDM_PKTF_RDMA: the sender's address; its key is kept;
+                         with TDM_PKTF_DATA: the attached message's handle */
     uint16_t key_len; /* in inline_data (an RTS has no data) */
     size_t held;      /* bytes of data counted in the queue's unexp_bytes while it is queued */
     struct tdm_unexp *next_free;

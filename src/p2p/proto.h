@@ -58,6 +58,9 @@ typedef struct tdm_rts_info {
     uint16_t key_len;
     uint64_t addr;
     unsigned char key[TDM_RDMA_KEY_MAX];
+    /* TDM_PKTF_DATA: the message came attached to the RTS; `addr` is its handle
+     * (a tdm_net_data_t *), fetched or dropped exactly once */
+    uint8_t data;
 } tdm_rts_info_t;
 
 /* A send stage's progress: write what the stage has to write while the ring
@@ -137,7 +140,12 @@ typedef struct tdm_rndv {
     /* RDMA forms (rndv_rdma.c): my registration (RGET's sender, RPUT's receiver), the
      * peer's key unpacked (RGET's receiver, RPUT's sender), the status a completed get,
      * put or flush left for the progress that finishes it */
-    struct tdm_net_mem *mem;
+    union {
+        struct tdm_net_mem *mem;
+        /* AM's receiver: the message fetched whole, for a buffer it cannot go into
+         * (freed, and NULL again, before the request completes) */
+        void *bounce;
+    };
     struct tdm_net_rkey *rkey;
     int32_t rdma_status;
 } tdm_rndv_t;
@@ -204,6 +212,9 @@ bool tdm_rndv_copy_failed(tdm_req_t *req, int err);
 size_t tdm_rndv_rdma_fill_rts(tdm_req_t *s, tdm_pkt_rts_rdma_t *h, size_t room);
 /* Receiver: the RDMA part of an RTS into `rts` (false: malformed, logged). */
 bool tdm_rndv_rdma_parse_rts(int peer, const tdm_pkt_rts_rdma_t *h, tdm_rts_info_t *rts);
+/* Sender: send the RTS reserved at `h` with the message attached (TDM_PKTF_DATA), when
+ * selection says so (tdm_p2p_select_data); false: the RTS is still the caller's to fill. */
+bool tdm_rndv_data_send(tdm_req_t *s, void *h);
 /* Sender: a registration made for the RTS is released at completion. */
 void tdm_rndv_rdma_release(tdm_req_t *req);
 /* Finish the gets, puts and flushes that completed; events done. */

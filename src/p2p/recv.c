@@ -11,7 +11,10 @@ void tdm_p2p_recv_matched_unexp(tdm_req_t *r, tdm_unexp_t *ue) {
     tdm_p2p_recv_set_envelope(r, ue->src, ue->tag, ue->src_world, ue->size);
     if (ue->type == TDM_PKT_RTS) {
         tdm_rts_info_t rts = {.sreq = ue->sreq, .mode = ue->mode, .pid = ue->pid, .buf = ue->rbuf};
-        if (ue->flags & TDM_PKTF_RDMA) {
+        if (ue->flags & TDM_PKTF_DATA) {
+            rts.data = 1;
+            rts.addr = ue->raddr;
+        } else if (ue->flags & TDM_PKTF_RDMA) {
             rts.rdma = 1;
             rts.addr = ue->raddr;
             rts.key_len = ue->key_len;

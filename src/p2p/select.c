@@ -82,9 +82,10 @@ size_t tdm_p2p_eager_limit_param(bool oversubscribed) {
     return TDM_MAX(over, limit);
 }
 
-/* 64 KiB by default: a rendezvous between nodes adds two one-way trips over the network
- * (RTS, then the read's request) before any byte moves, more than copying 64 KiB into
- * packets costs; the ring's quarter-ring bound does not apply (no ring). */
+/* 32 KiB by default: one packet (a packet holds 64 KiB - 64, so 64 KiB went as two); above
+ * it the message attached to the RTS moves with no copy at either end, which over TCP gave
+ * more bandwidth from 64 KiB and no worse latency (docs/performance.md). The ring's
+ * quarter-ring bound does not apply (no ring). */
 size_t tdm_p2p_eager_limit_remote_param(void) {
     return (size_t)TDM_PARAM_I(EAGER_LIMIT_REMOTE);
 }
@@ -136,7 +137,7 @@ int tdm_p2p_select_init(void) {
         if (!found) {
             tdm_error(P2P,
                       "TANDEM_RNDV_PROTOCOL=%s is not one of auto, rget, rput, coop, rtr, "
-                      "pipeline",
+                      "pipeline, am",
                       want);
             return -1;
         }
@@ -149,14 +150,16 @@ static bool select_computing(const tdm_select_in_t *in) {
     return in->async && !(in->recv_idle && in->send_idle);
 }
 
-/* A sender on another node (the node dimension). RGET by default (seed 001 §4.1: in every
+/* A sender on another node (the node dimension) whose RTS came bare (its message not
+ * attached: tdm_p2p_select_data said no, or was forced to). RGET then (seed 001 §4.1: in every
  * order of arrival it needs the fewest control packets, RTS then FIN, and the data moves
  * without the sender's CPU); RPUT when the RTS brought no key (the sender's buffer could
  * not be registered, or its key does not fit a packet) but the receive can be written; the
  * pipeline when neither buffer is addressable (non-contiguous, see rndv_matched). Forced:
- * rget and coop read, rput and rtr write (neither has a form of its own between nodes). */
+ * rget and coop read, rput and rtr write (neither has a form of its own between nodes);
+ * am, whose sender had nothing it could attach, the pipeline. */
 static tdm_proto_id_t select_remote(const tdm_select_in_t *in) {
-    if (forced == TDM_PROTO_PIPELINE)
+    if (forced == TDM_PROTO_PIPELINE || forced == TDM_PROTO_AM)
         return TDM_PROTO_PIPELINE;
     if (forced == TDM_PROTO_RPUT || forced == TDM_PROTO_RTR)
         return in->rdma_put ? TDM_PROTO_RPUT_RDMA : TDM_PROTO_PIPELINE;
@@ -283,6 +286,15 @@ bool tdm_p2p_select_announces(bool recv_blocking, size_t bytes) {
     return bytes > tdm_p2p.eager_limit;
 }
 
+/* A sender on another node attaches the message to its RTS (am) when its buffer is
+ * contiguous: the transport moves it as it moves its own rendezvous, straight into the
+ * receive buffer at the match, with no FIN (over TCP, where get is emulated by messages,
+ * several times the bandwidth of rget_rdma: docs/performance.md). Forcing any other
+ * protocol keeps the RTS bare, for the receiver to choose. */
+bool tdm_p2p_select_data(bool contig) {
+    return contig && (forced == TDM_PROTO_AUTO || forced == TDM_PROTO_AM);
+}
+
 tdm_send_way_t tdm_p2p_select_send(size_t bytes, bool remote) {
     if (TDM_UNLIKELY(remote)) /* the adaptive eager range times CMA: none between nodes */
         return bytes > tdm_p2p.eager_limit_remote ? TDM_SEND_RNDV : TDM_SEND_EAGER;
@@ -364,13 +376,18 @@ static void select_print_remote(FILE *f, uint8_t mode) {
             "  a sender on another node (no CMA; TANDEM_EAGER_LIMIT_REMOTE): size 0..%s eager "
             "in the transport's packets; above, all call types:\n",
             size_label(tdm_p2p.eager_limit_remote, a, sizeof(a)));
+    bool data = tdm_p2p_select_data(true);
+    fprintf(f, "    %-72s %s\n", "the sender's buffer contiguous: its message attached to the RTS",
+            data ? opt_names[TDM_PROTO_AM] : "no (below)");
+    fprintf(f, "    the RTS bare (the sender's buffer %s):\n",
+            data ? "not contiguous" : "contiguous or not");
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         tdm_select_in_t in = {.send_mode = mode,
                               .size = tdm_p2p.eager_limit_remote + 1,
                               .remote = 1,
                               .rdma_get = rows[i].get,
                               .rdma_put = rows[i].put};
-        fprintf(f, "    %-72s %s\n", rows[i].what, opt_names[tdm_p2p_select(&in)]);
+        fprintf(f, "      %-70s %s\n", rows[i].what, opt_names[tdm_p2p_select(&in)]);
     }
 }
 

@@ -72,6 +72,8 @@ typedef enum {
     TDM_SEND_RANGE, /* the adaptive eager range: as the receiver timed (adapt.c) */
 } tdm_send_way_t;
 tdm_send_way_t tdm_p2p_select_send(size_t bytes, bool remote);
+/* A rendezvous to a peer of another node: attach the message to the RTS (am)? */
+bool tdm_p2p_select_data(bool contig);
 /* The eager limit toward a peer of another node (EAGER_LIMIT_REMOTE). */
 size_t tdm_p2p_eager_limit_remote_param(void);
 /* Sender: an RTS of `bytes` whose buffer the receiver can read is flagged

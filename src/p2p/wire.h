@@ -44,6 +44,9 @@ typedef enum {
 /* RTS to a peer of another node whose buffer is contiguous: it carries that buffer's
  * address and, when it could be registered, its packed key (tdm_pkt_rts_rdma_t) */
 #define TDM_PKTF_RDMA 0x04
+/* RTS to a peer of another node with the message attached (tdm_pkt_rts_data_t): the
+ * receiver fetches it into its buffer at the match (net/rdma.h commit_data) */
+#define TDM_PKTF_DATA 0x08
 
 /* Send modes as recorded in the RTS (seed 000 Table II rows). */
 typedef enum {
@@ -197,6 +200,14 @@ typedef struct __attribute__((packed)) tdm_pkt_rts_rdma {
     uint8_t rsvd[6];
 } tdm_pkt_rts_rdma_t;
 _Static_assert(sizeof(tdm_pkt_rts_rdma_t) == 48, "rdma rts is 48 bytes");
+
+/* RTS with the message attached (TDM_PKTF_DATA): the envelope, then the slot where the
+ * receiving transport writes the attached message's handle (net/rdma.h), 0 as sent. */
+typedef struct __attribute__((packed)) tdm_pkt_rts_data {
+    tdm_pkt_eager_t env;
+    uint64_t handle;
+} tdm_pkt_rts_data_t;
+_Static_assert(sizeof(tdm_pkt_rts_data_t) == 40, "data rts is 40 bytes");
 
 /* CTS of RPUT over RDMA: the receiver's registered contiguous buffer (`addr`, its packed
  * key of key_len bytes after the header); the sender puts `total` bytes, flushes, sends

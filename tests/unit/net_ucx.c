@@ -122,6 +122,34 @@ static void recv_cb(void *arg, int peer, const void *hdr, size_t hdr_len, const 
     }
 }
 
+/* Payloads handed over by recv_data (tdm_ucx_send_rndv), in arrival order. */
+#define FETCH_N 6
+static struct {
+    tdm_ucx_data_t *d[FETCH_N];
+    size_t len[FETCH_N];
+    uint32_t seq[FETCH_N];
+    int n;
+} held;
+
+static void recv_data_cb(void *arg, int peer, const void *hdr, size_t hdr_len, tdm_ucx_data_t *d,
+                         size_t len) {
+    msg_hdr_t h;
+    CHECK(peer == 1 - me.rank);
+    CHECK(hdr_len == sizeof(h) && held.n < FETCH_N);
+    if (hdr_len != sizeof(h) || held.n >= FETCH_N)
+        return;
+    memcpy(&h, hdr, sizeof(h));
+    CHECK(h.type == T_DATA);
+    CHECK(h.seq == me.expect_seq); /* in order among the plain packets */
+    me.expect_seq = h.seq + 1;
+    CHECK(h.len == len);
+    held.d[held.n] = d;
+    held.len[held.n] = len;
+    held.seq[held.n] = h.seq;
+    held.n++;
+    me.received++;
+}
+
 static void send_done(void *arg, int status) {
     CHECK(status == 0);
     free(arg);
@@ -193,7 +221,11 @@ static int read_all(int fd, void *p, size_t n) {
 /* Bring up the transport and learn the peer's address through the pipes. */
 static int start(int rank, int rfd, int wfd) {
     me.rank = rank;
-    tdm_ucx_config_t cfg = {.rank = rank, .nranks = 2, .recv = recv_cb, .peer_error = peer_error};
+    tdm_ucx_config_t cfg = {.rank = rank,
+                            .nranks = 2,
+                            .recv = recv_cb,
+                            .recv_data = recv_data_cb,
+                            .peer_error = peer_error};
     int rc = tdm_ucx_init(&cfg, &me.ux);
     if (rc) {
         fprintf(stderr, "[rank %d] tdm_ucx_init failed: %d\n", rank, rc);
@@ -311,6 +343,59 @@ static void run_rdma_calls(unsigned char *src) {
     free(got);
 }
 
+/* Packets whose payload the receiver fetches (tdm_ucx_send_rndv) between plain ones: they
+ * arrive in order; fetched in reverse order of arrival, the first dropped unread, and every
+ * sender's callback runs (a dropped payload completes its send too). */
+static void run_fetch(void) {
+    static const size_t fetch_sizes[3] = {8, 64 << 10, 4 << 20};
+    int peer = 1 - me.rank;
+    uint32_t seq0 = me.expect_seq; /* both sides sent the same packets so far */
+    me.received = 0;
+    for (int i = 0; i < FETCH_N; i++) {
+        uint32_t seq = seq0 + (uint32_t)i;
+        size_t len = fetch_sizes[i % 3];
+        unsigned char *buf = malloc(len);
+        for (size_t j = 0; j < len; j++)
+            buf[j] = pattern(seq + 1000u * (uint32_t)me.rank, j);
+        msg_hdr_t h = {.type = T_DATA, .seq = seq, .len = len};
+        me.sends_pending++;
+        /* odd ones by rendezvous; the peer drops the first of them (i == 1) */
+        int rc = (i & 1) ? tdm_ucx_send_rndv(me.ux, peer, &h, sizeof(h), buf, len,
+                                             i == 1 ? kill_send_done : send_done, buf)
+                         : tdm_ucx_send(me.ux, peer, &h, sizeof(h), buf, len, send_done, buf);
+        CHECK(rc == TDM_UCX_DONE || rc == TDM_UCX_PENDING);
+        if (rc != TDM_UCX_PENDING) {
+            me.sends_pending--;
+            free(buf);
+        }
+    }
+    wait_for(&me.received, FETCH_N);
+    CHECK(held.n == FETCH_N / 2);
+    for (int j = held.n - 1; j >= 1; j--) {
+        unsigned char *got = malloc(held.len[j]);
+        me.ops_pending++;
+        int rc = tdm_ucx_fetch(me.ux, held.d[j], got, op_done, NULL);
+        CHECK(rc == TDM_UCX_DONE || rc == TDM_UCX_PENDING);
+        if (rc != TDM_UCX_PENDING)
+            me.ops_pending--;
+        while (me.ops_pending > 0)
+            tdm_ucx_progress(me.ux);
+        size_t bad = 0;
+        for (size_t i = 0; i < held.len[j]; i++)
+            bad += got[i] != pattern(held.seq[j] + 1000u * (uint32_t)peer, i);
+        CHECK(bad == 0);
+        free(got);
+    }
+    if (held.n > 0)
+        tdm_ucx_data_drop(me.ux, held.d[0]);
+    wait_ops();
+    CHECK(me.op_errors == 0);
+    tdm_ucx_stats_t st;
+    tdm_ucx_stats(me.ux, &st);
+    CHECK(st.rndv_sent == FETCH_N / 2);
+    CHECK(st.fetches >= 1); /* the 4 MiB one at least waited at its sender */
+}
+
 static void run_traffic(void) {
     int peer = 1 - me.rank;
     /* bad arguments are refused with an error */
@@ -405,6 +490,7 @@ static void run_traffic(void) {
     CHECK(bad == 0);
 
     run_rdma_calls(src);
+    run_fetch();
 
     /* the peer reads our source no more once both said goodbye */
     send_msg(T_BYE, 0, 0, NULL, 0, false);

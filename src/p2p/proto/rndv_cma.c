@@ -400,8 +400,27 @@ static bool peer_stalled(int peer) {
     return (int32_t)(tdm_shm_clock() - beat) > (int32_t)tdm_p2p.stall_units;
 }
 
+/* Start protocol p for receive r (its state fresh, counted, traced). */
+static void rndv_start(tdm_req_t *r, const tdm_rts_info_t *rts, tdm_proto_id_t p) {
+    r->proto = (uint8_t)p;
+    r->remote_id = rts->sreq;
+    r->offset = 0;
+    TDM_COUNTER_ADD(&tdm_p2p_stats.proto_msgs[p], 1);
+    TDM_COUNTER_ADD(&tdm_p2p_stats.proto_bytes[p], r->msg_size);
+    TDM_EVENT_RAISE(RNDV_PROTOCOL, r->peer_world, (int64_t)r->msg_size, p);
+    tdm_trace(P2P, "rendezvous of %zu bytes from rank %d: %s", r->msg_size, r->peer_world,
+              tdm_proto_name(p));
+    tdm_protos[p]->recv_start(r, rts);
+}
+
 void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     int peer = r->peer_world;
+    if (rts->data) {
+        /* the sender chose: the message came attached, and only fetching it moves it */
+        memset(tdm_rndv(r), 0, sizeof(tdm_rndv_t));
+        rndv_start(r, rts, TDM_PROTO_AM);
+        return;
+    }
     bool range_cma = tdm_p2p_range_cma(peer);
     tdm_select_in_t in = {
         .send_mode = rts->mode,
@@ -447,15 +466,7 @@ void tdm_p2p_rndv_matched(tdm_req_t *r, const tdm_rts_info_t *rts) {
     int kind = tdm_p2p_select_adaptive(&in, p);
     if (kind >= 0 && tdm_p2p_adapt_rndv(r, kind, in.size))
         p = TDM_PROTO_PIPELINE;
-    r->proto = (uint8_t)p;
-    r->remote_id = rts->sreq;
-    r->offset = 0;
-    TDM_COUNTER_ADD(&tdm_p2p_stats.proto_msgs[p], 1);
-    TDM_COUNTER_ADD(&tdm_p2p_stats.proto_bytes[p], r->msg_size);
-    TDM_EVENT_RAISE(RNDV_PROTOCOL, peer, (int64_t)r->msg_size, p);
-    tdm_trace(P2P, "rendezvous of %zu bytes from rank %d: %s", r->msg_size, peer,
-              tdm_proto_name(p));
-    tdm_protos[p]->recv_start(r, rts);
+    rndv_start(r, rts, p);
 }
 
 /* ---- the rendezvous start (sender) ---- */
@@ -469,7 +480,10 @@ static bool push_rts(tdm_req_t *s) {
     h->env.frag = 0;
     size_t len;
     if (!tdm_net_local(s->peer_world)) {
-        /* another node: no pid or layout means anything there; an address and key may */
+        /* another node: the message may go attached (sent, its own protocol now); else no
+         * pid or layout means anything there, an address and key may */
+        if (tdm_rndv_data_send(s, h))
+            goto sent;
         len = tdm_rndv_rdma_fill_rts(s, (tdm_pkt_rts_rdma_t *)h,
                                      tdm_net_body_size(s->peer_world) - sizeof(tdm_pkt_rts_rdma_t));
         goto written;
@@ -490,11 +504,12 @@ static bool push_rts(tdm_req_t *s) {
     len = sizeof(*h);
 written:
     tdm_net_send_commit(s->peer_world, len);
+    s->stage = RNDV_S_WAIT_CTS;
+sent:
     tdm_p2p_tx_envelope(s->peer_world, s->ctx, s->tag);
     tdm_p2p.rndv_out[s->peer_world]++;
     s->out_counted = 1;
     s->hdr_done = 1;
-    s->stage = RNDV_S_WAIT_CTS;
     return true;
 }
 
@@ -550,6 +565,8 @@ void tdm_rndv_on_rts(int peer, const void *body) {
     const tdm_pkt_rts_cma_t *h = body;
     const tdm_pkt_rts_rdma_t *hr = body;
     bool rdma = (h->env.flags & TDM_PKTF_RDMA) != 0;
+    bool data = (h->env.flags & TDM_PKTF_DATA) != 0;
+    uint64_t handle = data ? ((const tdm_pkt_rts_data_t *)body)->handle : 0;
     tdm_p2p.rx_count[peer]++;
     tdm_p2p_bucket_t *b = tdm_p2p_bucket(h->env.ctx);
     tdm_lock_acquire(&b->lock);
@@ -557,7 +574,9 @@ void tdm_rndv_on_rts(int peer, const void *body) {
     if (r) {
         tdm_lock_release(&b->lock);
         tdm_rts_info_t rts = {.sreq = h->env.sreq, .mode = h->env.mode};
-        if (rdma)
+        if (data)
+            rts.data = 1, rts.addr = handle;
+        else if (rdma)
             tdm_rndv_rdma_parse_rts(peer, hr, &rts);
         else if (tdm_net_local(peer))
             rts.pid = h->pid, rts.buf = h->buf;
@@ -589,7 +608,9 @@ void tdm_rndv_on_rts(int peer, const void *body) {
     ue->mode = h->env.mode;
     ue->sreq = h->env.sreq;
     ue->src_world = peer;
-    if (rdma) {
+    if (data) {
+        ue->raddr = handle;
+    } else if (rdma) {
         tdm_rts_info_t rts = {0};
         if (tdm_rndv_rdma_parse_rts(peer, hr, &rts)) {
             ue->raddr = rts.addr;

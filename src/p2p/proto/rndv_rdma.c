@@ -14,6 +14,12 @@
  * receiver, not only gone from here), then sends FIN.
  *   receiver: WAIT_FIN --FIN--> done
  *   sender:   PUT --put completed--> FLUSH --flush completed--> FIN sent, done
+ * AM (am), the default for a contiguous sender (select.c tdm_p2p_select_data): the RTS
+ * goes with the message attached (net/rdma.h commit_data); the receiver fetches it at the
+ * match straight into its buffer (or into a bounce buffer it then unpacks, for a
+ * non-contiguous or truncated receive). The transport moves it as its own rendezvous
+ * does; the sender completes when it has been fetched. No CTS, no FIN.
+ *   receiver: DATA_FETCH --fetched--> done        sender: DATA_SEND --fetched--> done
  * Non-contiguous buffers take the pipeline instead (select.c's inputs, rndv_matched): it
  * packs and unpacks packet by packet, where a bounce buffer would add a whole copy and
  * a fresh registration per message.
@@ -29,12 +35,14 @@
 #include "../../base/sigfmt.h"
 #include "../../net/rdma.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-enum { RDMA_GET = 0, RDMA_PUT, RDMA_FLUSH, RDMA_WAIT_FIN };
+enum { RDMA_GET = 0, RDMA_PUT, RDMA_FLUSH, RDMA_WAIT_FIN, RDMA_DATA_SEND, RDMA_DATA_FETCH };
 
 static const char *const stage_what[] = {
-    [RDMA_GET] = "get", [RDMA_PUT] = "put", [RDMA_FLUSH] = "flush", [RDMA_WAIT_FIN] = "fin"};
+    [RDMA_GET] = "get",      [RDMA_PUT] = "put",        [RDMA_FLUSH] = "flush",
+    [RDMA_WAIT_FIN] = "fin", [RDMA_DATA_SEND] = "send", [RDMA_DATA_FETCH] = "fetch"};
 
 /* The contiguous buffer of a request (select.c chose RDMA only for one). */
 static void *contig_base(const tdm_req_t *req) {
@@ -125,7 +133,10 @@ static void rdma_failed(tdm_req_t *req, int status) {
               stage_what[req->stage], (unsigned long long)tdm_rndv(req)->total, status,
               tdm_net_rdma_errmsg());
     req->status.error = TDM_ERR_OTHER;
-    if (req->stage != RDMA_WAIT_FIN)
+    free(tdm_rndv(req)->bounce);
+    tdm_rndv(req)->bounce = NULL;
+    /* (AM has no FIN: its sender's send completes with the fetch, failed or not) */
+    if (req->stage < RDMA_WAIT_FIN)
         send_fin(req->peer_world, req->remote_id, true);
     tdm_rndv_complete(req);
 }
@@ -146,6 +157,19 @@ static void step(tdm_req_t *req, int status) {
     case RDMA_GET:
     case RDMA_FLUSH:
         send_fin(req->peer_world, req->remote_id, false);
+        tdm_rndv_complete(req);
+        return;
+    case RDMA_DATA_FETCH: {
+        tdm_rndv_t *st = tdm_rndv(req);
+        if (st->bounce) {
+            tdm_p2p_recv_copy(req, 0, st->bounce, req->msg_size); /* drops what does not fit */
+            free(st->bounce);
+            st->bounce = NULL;
+        }
+        tdm_rndv_complete(req);
+        return;
+    }
+    case RDMA_DATA_SEND:
         tdm_rndv_complete(req);
         return;
     default:
@@ -270,6 +294,50 @@ static void rput_send_cts(tdm_req_t *s, const tdm_pkt_cts_t *cts) {
                                on_done, s));
 }
 
+/* ---- AM: the message attached to the RTS ---- */
+
+bool tdm_rndv_data_send(tdm_req_t *s, void *h) {
+    if (!s->bytes || !tdm_net_rdma_usable(s->peer_world))
+        return false;
+    tdm_layout_t mine;
+    tdm_layout_local(&mine, s->buf, s->count, s->dt);
+    if (!tdm_p2p_select_data(mine.contig))
+        return false;
+    tdm_pkt_rts_data_t *d = h;
+    d->env.flags |= TDM_PKTF_DATA;
+    d->handle = 0;
+    s->proto = TDM_PROTO_AM;
+    s->stage = RDMA_DATA_SEND;
+    int rc = tdm_net_rdma_commit_data(s->peer_world, sizeof(*d), (char *)mine.base + mine.true_lb,
+                                      s->bytes, on_done, s);
+    /* the caller still counts the RTS as sent: a send finished or refused in the call
+     * completes from the queue, after it */
+    if (rc != TDM_NET_RDMA_PENDING)
+        on_done(s, rc);
+    return true;
+}
+
+static void am_recv_start(tdm_req_t *r, const tdm_rts_info_t *rts) {
+    tdm_rndv_t *st = tdm_rndv(r);
+    tdm_net_data_t *d = (tdm_net_data_t *)(uintptr_t)rts->addr;
+    st->total = TDM_MIN((uint64_t)r->msg_size, (uint64_t)r->bytes);
+    r->stage = RDMA_DATA_FETCH;
+    tdm_layout_t mine;
+    tdm_layout_local(&mine, r->buf, r->count, r->dt);
+    void *dst = (char *)mine.base + mine.true_lb;
+    if (!mine.contig || r->msg_size > r->bytes) {
+        /* the transport writes the whole message in one place: here, then unpacked */
+        st->bounce = malloc(r->msg_size);
+        if (!st->bounce) {
+            tdm_net_rdma_drop(d);
+            step(r, TDM_NET_RDMA_ERR_NONE);
+            return;
+        }
+        dst = st->bounce;
+    }
+    issued(r, tdm_net_rdma_fetch(d, dst, on_done, r));
+}
+
 /* ---- both ---- */
 
 static void rdma_on_fin(tdm_req_t *req) {
@@ -291,6 +359,12 @@ static void rdma_show(tdm_sfmt_t *f, tdm_req_t *req, int peer) {
     case RDMA_FLUSH:
         tdm_sfmt_str(f, ", flushing its writes to rank ");
         break;
+    case RDMA_DATA_SEND:
+        tdm_sfmt_str(f, ", the message attached to the RTS, waiting for its fetch by rank ");
+        break;
+    case RDMA_DATA_FETCH:
+        tdm_sfmt_str(f, ", fetching the message attached to the RTS from rank ");
+        break;
     default:
         tdm_sfmt_str(f, ", waiting for FIN from rank ");
         break;
@@ -300,9 +374,8 @@ static void rdma_show(tdm_sfmt_t *f, tdm_req_t *req, int peer) {
 
 static const tdm_proto_push_fn rdma_push[] = {
     [RDMA_GET] = NULL, /* the transport moves it, not the transmit queue */
-    [RDMA_PUT] = NULL,
-    [RDMA_FLUSH] = NULL,
-    [RDMA_WAIT_FIN] = NULL,
+    [RDMA_PUT] = NULL,       [RDMA_FLUSH] = NULL,      [RDMA_WAIT_FIN] = NULL,
+    [RDMA_DATA_SEND] = NULL, [RDMA_DATA_FETCH] = NULL,
 };
 
 const tdm_proto_t tdm_proto_rget_rdma = {
@@ -326,4 +399,14 @@ const tdm_proto_t tdm_proto_rput_rdma = {
     .recv_start = rput_recv_start,
     .send_cts = rput_send_cts,
     .on_fin = rdma_on_fin,
+};
+
+const tdm_proto_t tdm_proto_am = {
+    .name = "rndv/am",
+    .desc = "another node's sender attaches a contiguous message to its RTS; the receiver "
+            "fetches it into its buffer at the match (the transport's own rendezvous), no FIN",
+    .caps = TDM_CAP_RDMA,
+    .push = rdma_push,
+    .show = rdma_show,
+    .recv_start = am_recv_start,
 };

@@ -84,7 +84,7 @@ def check_listing(out, cvars, pvars, cats, copies=1):
             return f"mpivars does not say '{line}'"
     if not re.search(r"^\tTANDEM_EAGER_LIMIT\s*=8192\t", out, re.M):
         return "TANDEM_EAGER_LIMIT does not read 8192 (set to 8k in the environment)"
-    if "Enum TANDEM_RNDV_PROTOCOL (6) values: auto(0),rget(1),rput(2),coop(3),rtr(4)," not in out:
+    if "Enum TANDEM_RNDV_PROTOCOL (7) values: auto(0),rget(1),rput(2),coop(3),rtr(4)," not in out:
         return "mpivars does not show TANDEM_RNDV_PROTOCOL's enumeration"
     return None
 
