@@ -142,8 +142,9 @@ typedef struct tdm_rndv {
      * put or flush left for the progress that finishes it */
     union {
         struct tdm_net_mem *mem;
-        /* AM's receiver: the message fetched whole, for a buffer it cannot go into
-         * (freed, and NULL again, before the request completes) */
+        /* AM: the sender's message packed, the receiver's fetched whole, for a buffer
+         * the transport cannot read or write directly (freed, and NULL again, before the
+         * request completes) */
         void *bounce;
     };
     struct tdm_net_rkey *rkey;

@@ -286,13 +286,17 @@ bool tdm_p2p_select_announces(bool recv_blocking, size_t bytes) {
     return bytes > tdm_p2p.eager_limit;
 }
 
-/* A sender on another node attaches the message to its RTS (am) when its buffer is
- * contiguous: the transport moves it as it moves its own rendezvous, straight into the
- * receive buffer at the match, with no FIN (over TCP, where get is emulated by messages,
- * several times the bandwidth of rget_rdma: docs/performance.md). Forcing any other
+/* A sender on another node attaches the message to its RTS (am): the transport moves it
+ * as it moves its own rendezvous, straight into the receive buffer at the match, with no
+ * FIN (over TCP, where get is emulated by messages, several times the bandwidth of
+ * rget_rdma: docs/performance.md). A non-contiguous message is packed first, up to
+ * DATA_PACK_MAX: larger, the pipeline keeps the memory to its packets. Forcing any other
  * protocol keeps the RTS bare, for the receiver to choose. */
-bool tdm_p2p_select_data(bool contig) {
-    return contig && (forced == TDM_PROTO_AUTO || forced == TDM_PROTO_AM);
+#define DATA_PACK_MAX ((size_t)64 << 20)
+bool tdm_p2p_select_data(bool contig, size_t bytes) {
+    if (forced != TDM_PROTO_AUTO && forced != TDM_PROTO_AM)
+        return false;
+    return contig || bytes <= DATA_PACK_MAX;
 }
 
 tdm_send_way_t tdm_p2p_select_send(size_t bytes, bool remote) {
@@ -376,11 +380,15 @@ static void select_print_remote(FILE *f, uint8_t mode) {
             "  a sender on another node (no CMA; TANDEM_EAGER_LIMIT_REMOTE): size 0..%s eager "
             "in the transport's packets; above, all call types:\n",
             size_label(tdm_p2p.eager_limit_remote, a, sizeof(a)));
-    bool data = tdm_p2p_select_data(true);
-    fprintf(f, "    %-72s %s\n", "the sender's buffer contiguous: its message attached to the RTS",
-            data ? opt_names[TDM_PROTO_AM] : "no (below)");
-    fprintf(f, "    the RTS bare (the sender's buffer %s):\n",
-            data ? "not contiguous" : "contiguous or not");
+    bool data = tdm_p2p_select_data(true, 0);
+    char p[32];
+    size_label(DATA_PACK_MAX, p, sizeof(p));
+    char what[96];
+    snprintf(what, sizeof(what),
+             "the message attached to the RTS (not contiguous: packed, up to %s)", p);
+    fprintf(f, "    %-72s %s\n", what, data ? opt_names[TDM_PROTO_AM] : "no (below)");
+    fprintf(f, "    the RTS bare (%s):\n",
+            data ? "a non-contiguous message larger than that" : "any message");
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         tdm_select_in_t in = {.send_mode = mode,
                               .size = tdm_p2p.eager_limit_remote + 1,

@@ -73,7 +73,7 @@ typedef enum {
 } tdm_send_way_t;
 tdm_send_way_t tdm_p2p_select_send(size_t bytes, bool remote);
 /* A rendezvous to a peer of another node: attach the message to the RTS (am)? */
-bool tdm_p2p_select_data(bool contig);
+bool tdm_p2p_select_data(bool contig, size_t bytes);
 /* The eager limit toward a peer of another node (EAGER_LIMIT_REMOTE). */
 size_t tdm_p2p_eager_limit_remote_param(void);
 /* Sender: an RTS of `bytes` whose buffer the receiver can read is flagged

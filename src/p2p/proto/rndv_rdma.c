@@ -14,9 +14,9 @@
  * receiver, not only gone from here), then sends FIN.
  *   receiver: WAIT_FIN --FIN--> done
  *   sender:   PUT --put completed--> FLUSH --flush completed--> FIN sent, done
- * AM (am), the default for a contiguous sender (select.c tdm_p2p_select_data): the RTS
- * goes with the message attached (net/rdma.h commit_data); the receiver fetches it at the
- * match straight into its buffer (or into a bounce buffer it then unpacks, for a
+ * AM (am), the default (select.c tdm_p2p_select_data): the RTS goes with the message
+ * attached (a non-contiguous one packed into a buffer first) (net/rdma.h commit_data); the receiver
+ * fetches it at the match straight into its buffer (or into a bounce buffer it then unpacks, for a
  * non-contiguous or truncated receive). The transport moves it as its own rendezvous
  * does; the sender completes when it has been fetched. No CTS, no FIN.
  *   receiver: DATA_FETCH --fetched--> done        sender: DATA_SEND --fetched--> done
@@ -170,6 +170,8 @@ static void step(tdm_req_t *req, int status) {
         return;
     }
     case RDMA_DATA_SEND:
+        free(tdm_rndv(req)->bounce);
+        tdm_rndv(req)->bounce = NULL;
         tdm_rndv_complete(req);
         return;
     default:
@@ -301,15 +303,24 @@ bool tdm_rndv_data_send(tdm_req_t *s, void *h) {
         return false;
     tdm_layout_t mine;
     tdm_layout_local(&mine, s->buf, s->count, s->dt);
-    if (!tdm_p2p_select_data(mine.contig))
+    if (!tdm_p2p_select_data(mine.contig, s->bytes))
         return false;
+    const void *src = (char *)mine.base + mine.true_lb;
+    if (!mine.contig) {
+        /* packed once here, where the pipeline packs, sends and copies packet by packet */
+        void *packed = malloc(s->bytes);
+        if (!packed)
+            return false; /* the pipeline needs no more memory than its packets */
+        tdm_dtype_pack(s->buf, s->count, s->dt, 0, packed, s->bytes);
+        tdm_rndv(s)->bounce = packed;
+        src = packed;
+    }
     tdm_pkt_rts_data_t *d = h;
     d->env.flags |= TDM_PKTF_DATA;
     d->handle = 0;
     s->proto = TDM_PROTO_AM;
     s->stage = RDMA_DATA_SEND;
-    int rc = tdm_net_rdma_commit_data(s->peer_world, sizeof(*d), (char *)mine.base + mine.true_lb,
-                                      s->bytes, on_done, s);
+    int rc = tdm_net_rdma_commit_data(s->peer_world, sizeof(*d), src, s->bytes, on_done, s);
     /* the caller still counts the RTS as sent: a send finished or refused in the call
      * completes from the queue, after it */
     if (rc != TDM_NET_RDMA_PENDING)
