@@ -231,6 +231,7 @@ struct tdm_ucx {
     int read_tokens;
     int read_limit;
     tdm_ucx_op_t *read_head, *read_tail;
+    long reads_waiting; /* in the FIFO: changed under `lock`, read unlocked by progress */
     tdm_ucx_rx_t *fetch_head, *fetch_tail;
     tdm_ucx_peer_t *rx_active;
     unsigned events;
@@ -369,6 +370,7 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status) {
             *pp = op->next;
             op->next = dead;
             dead = op;
+            __atomic_fetch_sub(&ux->reads_waiting, 1, __ATOMIC_RELAXED);
         } else {
             pp = &op->next;
         }
@@ -1089,6 +1091,10 @@ static void read_take_token(tdm_ucx_t *ux) {
 }
 
 static void reads_issue(tdm_ucx_t *ux) {
+    /* the FIFO is empty almost always: a look without the lock, once per progress call (a
+     * read queued meanwhile is issued by the next one; tdm_ucx_arm looks under the lock) */
+    if (!__atomic_load_n(&ux->reads_waiting, __ATOMIC_RELAXED))
+        return;
     for (;;) {
         UX_LOCK(ux);
         tdm_ucx_op_t *op = ux->read_head;
@@ -1099,6 +1105,7 @@ static void reads_issue(tdm_ucx_t *ux) {
         ux->read_head = op->next;
         if (!ux->read_head)
             ux->read_tail = NULL;
+        __atomic_fetch_sub(&ux->reads_waiting, 1, __ATOMIC_RELAXED);
         read_take_token(ux);
         UX_UNLOCK(ux);
         read_start(ux, op, true);
@@ -1150,6 +1157,7 @@ int tdm_ucx_get(tdm_ucx_t *ux, int peer, void *local, size_t len, uint64_t remot
     else
         ux->read_head = op;
     ux->read_tail = op;
+    __atomic_fetch_add(&ux->reads_waiting, 1, __ATOMIC_RELAXED);
     ux->st.reads_queued++;
     UX_UNLOCK(ux);
     return TDM_UCX_PENDING;
@@ -1365,6 +1373,7 @@ int tdm_ucx_fini(tdm_ucx_t *ux) {
     UX_LOCK(ux);
     tdm_ucx_op_t *queued = ux->read_head;
     ux->read_head = ux->read_tail = NULL;
+    __atomic_store_n(&ux->reads_waiting, 0, __ATOMIC_RELAXED);
     UX_UNLOCK(ux);
     while (queued) {
         tdm_ucx_op_t *op = queued;
