@@ -135,6 +135,13 @@ static void allgather_linear(tdm_sched_t *s, const own_blk_t *own, void *rbuf,
     tdm_sched_round(s);
 }
 
+static size_t allgatherv_bytes(tdm_coll_arr_t rcounts, int p) {
+    size_t n = 0;
+    for (int i = 0; i < p; i++)
+        n += tdm_coll_count_of(rcounts, 0, i);
+    return n;
+}
+
 int tdm_coll_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
                         tdm_coll_arr_t rcounts, tdm_coll_arr_t displs, size_t rcount,
                         tdm_dtype_t *rdt, tdm_comm_t *comm, tdm_req_t **req_p) {
@@ -149,13 +156,17 @@ int tdm_coll_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void 
     void *mine = tdm_coll_at(rbuf, myd, rdt);
     own_blk_t own = {sbuf == TDM_COLL_IN_PLACE, sbuf, scount, sdt};
     int p = comm->size;
-    const tdm_comm_nodes_t *nm =
-        !rcounts.p && p > 1
-            ? tdm_coll_node_choose(TDM_COLL_ALLGATHER, comm, rcount * rdt->size, true)
-            : NULL;
+    const tdm_comm_nodes_t *nm = NULL;
+    if (p > 1 && !rcounts.p)
+        nm = tdm_coll_node_choose(TDM_COLL_ALLGATHER, comm, rcount * rdt->size, true);
+    else if (p > 1 && tdm_coll_node_maybe()) /* counted by all the blocks' bytes */
+        nm = tdm_coll_node_choose(TDM_COLL_ALLGATHERV, comm,
+                                  allgatherv_bytes(rcounts, p) * rdt->size, true);
     int algo = nm ? -1 : tdm_coll_choose(TDM_COLL_ALLGATHER, rcount * rdt->size, comm->size, true);
-    if (nm) {
+    if (nm && !rcounts.p) {
         tdm_coll_allgather_node(s, nm, sbuf, scount, sdt, rbuf, rcount, rdt);
+    } else if (nm) {
+        tdm_coll_allgatherv_node(s, nm, sbuf, scount, sdt, rbuf, rcounts, displs, rdt);
     } else if (algo == TDM_ALLGATHER_LINEAR) {
         allgather_linear(s, &own, rbuf, rcounts, displs, rcount, rdt);
     } else if (!rcounts.p && algo == TDM_ALLGATHER_BRUCK) {

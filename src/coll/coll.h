@@ -152,13 +152,14 @@ int tdm_coll_reduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt,
                     int root, TDM_COLL_ARGS);
 int tdm_coll_allreduce(const void *sbuf, void *rbuf, size_t count, tdm_dtype_t *dt, tdm_op_t *op,
                        TDM_COLL_ARGS);
-/* Gather/Scatter: rcounts/displs absent (.p NULL) for the fixed-count forms (rcount used). */
+/* Gather/Scatter: rcounts/displs absent (.p NULL) for the fixed-count forms (rcount used);
+ * `fixed` says which form it is at every rank (only the fixed one may run node-aware). */
 int tdm_coll_gatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
                      tdm_coll_arr_t rcounts, tdm_coll_arr_t displs, size_t rcount, tdm_dtype_t *rdt,
-                     int root, TDM_COLL_ARGS);
+                     int root, bool fixed, TDM_COLL_ARGS);
 int tdm_coll_scatterv(const void *sbuf, tdm_coll_arr_t scounts, tdm_coll_arr_t displs,
                       size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount, tdm_dtype_t *rdt,
-                      int root, TDM_COLL_ARGS);
+                      int root, bool fixed, TDM_COLL_ARGS);
 int tdm_coll_allgatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
                         tdm_coll_arr_t rcounts, tdm_coll_arr_t displs, size_t rcount,
                         tdm_dtype_t *rdt, TDM_COLL_ARGS);

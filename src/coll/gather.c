@@ -5,7 +5,8 @@
  * so the rendezvous selection sees Irecv x Send (RPUT: each sender writes into
  * the root's buffer in parallel) and Isend x Recv (RGET: each receiver reads).
  * The root copies its own block after posting the others, so the copy overlaps
- * the peers' transfers.
+ * the peers' transfers. The fixed-count forms run node-aware where the chooser says so
+ * (node.c).
  */
 #include "select.h"
 
@@ -13,11 +14,20 @@
 
 int tdm_coll_gatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rbuf,
                      tdm_coll_arr_t rcounts, tdm_coll_arr_t displs, size_t rcount, tdm_dtype_t *rdt,
-                     int root, tdm_comm_t *comm, tdm_req_t **req_p) {
+                     int root, bool fixed, tdm_comm_t *comm, tdm_req_t **req_p) {
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
     int p = comm->size, r = comm->rank;
+    /* one block's bytes, the same at every rank */
+    size_t blk = r != root || sbuf != TDM_COLL_IN_PLACE ? scount * sdt->size : rcount * rdt->size;
+    const tdm_comm_nodes_t *nm =
+        fixed && p > 1 ? tdm_coll_node_choose(TDM_COLL_GATHER, comm, blk, true) : NULL;
+    if (nm) { /* a leader's message holds its node's blocks */
+        tdm_sched_immediate(s, (size_t)nm->max_local * blk);
+        tdm_coll_gather_node(s, nm, sbuf, scount, sdt, rbuf, rcount, rdt, root);
+        return tdm_sched_run(s, req_p);
+    }
     tdm_sched_immediate(s, r != root   ? scount * sdt->size
                            : rcounts.p ? SIZE_MAX
                                        : rcount * rdt->size);
@@ -60,10 +70,19 @@ void tdm_coll_scatterv_linear(tdm_sched_t *s, const void *sbuf, tdm_coll_arr_t s
 
 int tdm_coll_scatterv(const void *sbuf, tdm_coll_arr_t scounts, tdm_coll_arr_t displs,
                       size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount, tdm_dtype_t *rdt,
-                      int root, tdm_comm_t *comm, tdm_req_t **req_p) {
+                      int root, bool fixed, tdm_comm_t *comm, tdm_req_t **req_p) {
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
+    size_t blk =
+        comm->rank != root || rbuf != TDM_COLL_IN_PLACE ? rcount * rdt->size : scount * sdt->size;
+    const tdm_comm_nodes_t *nm =
+        fixed && comm->size > 1 ? tdm_coll_node_choose(TDM_COLL_SCATTER, comm, blk, true) : NULL;
+    if (nm) {
+        tdm_sched_immediate(s, (size_t)nm->max_local * blk);
+        tdm_coll_scatter_node(s, nm, sbuf, scount, sdt, rbuf, rcount, rdt, root);
+        return tdm_sched_run(s, req_p);
+    }
     tdm_sched_immediate(s, comm->rank != root ? rcount * rdt->size
                            : scounts.p        ? SIZE_MAX
                                               : scount * sdt->size);

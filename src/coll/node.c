@@ -229,3 +229,205 @@ void tdm_coll_allgather_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const v
             tdm_sched_copy(s, tdm_coll_at(t, (size_t)i * rcount, rdt), rcount, rdt,
                            tdm_coll_at(rbuf, (size_t)nm->order[i] * rcount, rdt), rcount, rdt);
 }
+
+/* Are node k's ranks consecutive in the communicator (its run of blocks one piece of the
+ * root's buffer)? */
+static bool node_consecutive(const tdm_comm_nodes_t *nm, int k) {
+    return nm->order[nm->first[k + 1] - 1] - nm->order[nm->first[k]] ==
+           nm->first[k + 1] - nm->first[k] - 1;
+}
+
+/* Each node's blocks gather at its leader (in node order, packed), then every leader's run
+ * goes to the root in one message, straight into rbuf where the node's ranks are
+ * consecutive, else through a temporary unpacked block by block into rank order. The
+ * root's own node sends to it directly. */
+void tdm_coll_gather_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf,
+                          size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount,
+                          tdm_dtype_t *rdt, int root) {
+    int p, me = tdm_sched_rank(s, &p);
+    const int *lead = leaders_with(s, nm, root);
+    if (!lead)
+        return;
+    tdm_dtype_t *byte = tdm_coll_byte_type();
+    int mine = lead[nm->node], rnode = nm->node_of[root];
+    view_locals(s, nm);
+    if (me == root) {
+        size_t blk = rcount * rdt->size;
+        char *t = NULL;
+        for (int i = 0; i < nm->nlocal; i++)
+            if (i != nm->local)
+                tdm_sched_recv(s, tdm_coll_at(rbuf, (size_t)nm->locals[i] * rcount, rdt), rcount,
+                               rdt, i, TDM_SCHED_AHEAD);
+        tdm_sched_view(s, lead, nm->n, nm->node);
+        for (int k = 0; k < nm->n; k++) {
+            if (k == nm->node)
+                continue;
+            size_t cnt = (size_t)(nm->first[k + 1] - nm->first[k]);
+            if (node_consecutive(nm, k)) {
+                tdm_sched_recv(s, tdm_coll_at(rbuf, (size_t)nm->order[nm->first[k]] * rcount, rdt),
+                               cnt * rcount, rdt, k, TDM_SCHED_AHEAD);
+                continue;
+            }
+            if (!t && !(t = tdm_sched_tmp(s, (size_t)p * blk)))
+                return;
+            tdm_sched_recv(s, t + (size_t)nm->first[k] * blk, cnt * blk, byte, k, TDM_SCHED_AHEAD);
+        }
+        if (sbuf != TDM_COLL_IN_PLACE)
+            tdm_sched_copy(s, sbuf, scount, sdt, tdm_coll_at(rbuf, (size_t)root * rcount, rdt),
+                           rcount, rdt);
+        tdm_sched_round(s);
+        for (int k = 0; t && k < nm->n; k++)
+            if (k != nm->node && !node_consecutive(nm, k))
+                for (int j = nm->first[k]; j < nm->first[k + 1]; j++)
+                    tdm_sched_copy(s, t + (size_t)j * blk, blk, byte,
+                                   tdm_coll_at(rbuf, (size_t)nm->order[j] * rcount, rdt), rcount,
+                                   rdt);
+    } else if (me == mine && nm->node != rnode) {
+        size_t blk = scount * sdt->size;
+        char *t = tdm_sched_tmp(s, (size_t)nm->nlocal * blk);
+        if (!t)
+            return;
+        for (int i = 0; i < nm->nlocal; i++)
+            if (i != nm->local)
+                tdm_sched_recv(s, t + (size_t)i * blk, blk, byte, i, TDM_SCHED_AHEAD);
+        tdm_sched_copy(s, sbuf, scount, sdt, t + (size_t)nm->local * blk, blk, byte);
+        tdm_sched_round(s);
+        tdm_sched_view(s, lead, nm->n, nm->node);
+        tdm_sched_send(s, t, (size_t)nm->nlocal * blk, byte, rnode, 0);
+        tdm_sched_round(s);
+    } else {
+        tdm_sched_send(s, sbuf, scount, sdt, local_index(nm, mine), 0);
+        tdm_sched_round(s);
+    }
+    tdm_sched_view(s, NULL, 0, 0);
+}
+
+/* The reverse of the Gather: the root sends each other node's run of blocks to its leader
+ * (straight from sbuf where the node's ranks are consecutive, else packed into a
+ * temporary first) and the blocks of its own node directly; each leader hands out its
+ * node's blocks. */
+void tdm_coll_scatter_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf,
+                           size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount,
+                           tdm_dtype_t *rdt, int root) {
+    int p, me = tdm_sched_rank(s, &p);
+    const int *lead = leaders_with(s, nm, root);
+    if (!lead)
+        return;
+    tdm_dtype_t *byte = tdm_coll_byte_type();
+    int mine = lead[nm->node], rnode = nm->node_of[root];
+    if (me == root) {
+        size_t blk = scount * sdt->size;
+        char *t = NULL;
+        tdm_sched_view(s, lead, nm->n, nm->node);
+        for (int k = 0; k < nm->n; k++) {
+            if (k == nm->node)
+                continue;
+            size_t cnt = (size_t)(nm->first[k + 1] - nm->first[k]);
+            if (node_consecutive(nm, k)) {
+                tdm_sched_send(s, tdm_coll_at(sbuf, (size_t)nm->order[nm->first[k]] * scount, sdt),
+                               cnt * scount, sdt, k, TDM_SCHED_AHEAD);
+                continue;
+            }
+            if (!t && !(t = tdm_sched_tmp(s, (size_t)p * blk)))
+                return;
+            for (int j = nm->first[k]; j < nm->first[k + 1]; j++)
+                tdm_sched_copy(s, tdm_coll_at(sbuf, (size_t)nm->order[j] * scount, sdt), scount,
+                               sdt, t + (size_t)j * blk, blk, byte);
+            tdm_sched_send(s, t + (size_t)nm->first[k] * blk, cnt * blk, byte, k, TDM_SCHED_AHEAD);
+        }
+        view_locals(s, nm);
+        for (int i = 0; i < nm->nlocal; i++)
+            if (i != nm->local)
+                tdm_sched_send(s, tdm_coll_at(sbuf, (size_t)nm->locals[i] * scount, sdt), scount,
+                               sdt, i, TDM_SCHED_AHEAD);
+        if (rbuf != TDM_COLL_IN_PLACE)
+            tdm_sched_copy(s, tdm_coll_at(sbuf, (size_t)root * scount, sdt), scount, sdt, rbuf,
+                           rcount, rdt);
+        tdm_sched_round(s);
+    } else if (me == mine && nm->node != rnode) {
+        size_t blk = rcount * rdt->size;
+        char *t = tdm_sched_tmp(s, (size_t)nm->nlocal * blk);
+        if (!t)
+            return;
+        tdm_sched_view(s, lead, nm->n, nm->node);
+        tdm_sched_recv(s, t, (size_t)nm->nlocal * blk, byte, rnode, 0);
+        tdm_sched_round(s);
+        view_locals(s, nm);
+        for (int i = 0; i < nm->nlocal; i++)
+            if (i != nm->local)
+                tdm_sched_send(s, t + (size_t)i * blk, blk, byte, i, TDM_SCHED_AHEAD);
+        tdm_sched_copy(s, t + (size_t)nm->local * blk, blk, byte, rbuf, rcount, rdt);
+        tdm_sched_round(s);
+    } else {
+        view_locals(s, nm);
+        tdm_sched_recv(s, rbuf, rcount, rdt, local_index(nm, mine), 0);
+        tdm_sched_round(s);
+    }
+    tdm_sched_view(s, NULL, 0, 0);
+}
+
+/* As the Allgather, with each rank's count: the blocks gather at each node's leader in
+ * node order, the leaders' ring passes the nodes' runs, a bcast within each node hands
+ * out all of them. In rbuf itself when the displacements put the blocks one after the
+ * other in node order (rank order, on consecutive nodes), else in a temporary in node
+ * order, copied to the displacements at the end. */
+void tdm_coll_allgatherv_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf,
+                              size_t scount, tdm_dtype_t *sdt, void *rbuf, tdm_coll_arr_t rcounts,
+                              tdm_coll_arr_t displs, tdm_dtype_t *rdt) {
+    int p, me = tdm_sched_rank(s, &p);
+    /* off[j]: where the block at position j of the node order starts, in items */
+    size_t *off = tdm_sched_tmp(s, ((size_t)p + 1) * sizeof(size_t));
+    if (!off)
+        return;
+    bool direct = true;
+    off[0] = 0;
+    for (int j = 0; j < p; j++) {
+        int r = nm->order[j];
+        off[j + 1] = off[j] + tdm_coll_count_of(rcounts, 0, r);
+        if (tdm_coll_disp_of(displs, 0, r) != off[j])
+            direct = false;
+    }
+    size_t total = off[p];
+    char *t = direct ? rbuf : tdm_sched_tmp_items(s, total, rdt);
+    if (!t)
+        return;
+    void *mine = tdm_coll_at(rbuf, tdm_coll_disp_of(displs, 0, me), rdt);
+    size_t myn = tdm_coll_count_of(rcounts, 0, me);
+    int base = nm->first[nm->node];
+    view_locals(s, nm);
+    if (nm->local == 0) {
+        for (int i = 1; i < nm->nlocal; i++)
+            tdm_sched_recv(s, tdm_coll_at(t, off[base + i], rdt), off[base + i + 1] - off[base + i],
+                           rdt, i, TDM_SCHED_AHEAD);
+        void *slot = tdm_coll_at(t, off[base], rdt);
+        if (sbuf != TDM_COLL_IN_PLACE)
+            tdm_sched_copy(s, sbuf, scount, sdt, slot, myn, rdt);
+        else if (slot != mine)
+            tdm_sched_copy(s, mine, myn, rdt, slot, myn, rdt);
+        tdm_sched_round(s);
+        int64_t *cd = tdm_sched_tmp(s, 2 * (size_t)nm->n * sizeof(int64_t));
+        if (!cd)
+            return;
+        for (int k = 0; k < nm->n; k++) {
+            cd[k] = (int64_t)(off[nm->first[k + 1]] - off[nm->first[k]]);
+            cd[nm->n + k] = (int64_t)off[nm->first[k]];
+        }
+        tdm_sched_view(s, nm->leaders, nm->n, nm->node);
+        tdm_coll_allgatherv_ring_inplace(s, t, (tdm_coll_arr_t){.p = cd, .wide = true},
+                                         (tdm_coll_arr_t){.p = cd + nm->n, .wide = true}, 0, rdt);
+        view_locals(s, nm);
+    } else {
+        if (sbuf != TDM_COLL_IN_PLACE)
+            tdm_sched_send(s, sbuf, scount, sdt, 0, 0);
+        else
+            tdm_sched_send(s, mine, myn, rdt, 0, 0);
+        tdm_sched_round(s);
+    }
+    bcast_step(s, t, total, rdt, 0);
+    tdm_sched_view(s, NULL, 0, 0);
+    if (t != (char *)rbuf)
+        for (int j = 0; j < p; j++)
+            tdm_sched_copy(s, tdm_coll_at(t, off[j], rdt), off[j + 1] - off[j], rdt,
+                           tdm_coll_at(rbuf, tdm_coll_disp_of(displs, 0, nm->order[j]), rdt),
+                           off[j + 1] - off[j], rdt);
+}

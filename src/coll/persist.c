@@ -86,10 +86,10 @@ int tdm_coll_call_run(tdm_comm_t *c, const tdm_coll_call_t *cc, tdm_req_t **req_
                              req_p);
     case TDM_COLL_CALL_GATHERV:
         return tdm_coll_gatherv(cc->sbuf, cc->scount, cc->sdt, cc->rbuf, cc->rcounts, cc->rdispls,
-                                cc->rcount, cc->rdt, cc->root, c, req_p);
+                                cc->rcount, cc->rdt, cc->root, cc->fixed, c, req_p);
     case TDM_COLL_CALL_SCATTERV:
         return tdm_coll_scatterv(cc->sbuf, cc->scounts, cc->sdispls, cc->scount, cc->sdt, cc->rbuf,
-                                 cc->rcount, cc->rdt, cc->root, c, req_p);
+                                 cc->rcount, cc->rdt, cc->root, cc->fixed, c, req_p);
     case TDM_COLL_CALL_ALLGATHERV:
         return tdm_coll_allgatherv(cc->sbuf, cc->scount, cc->sdt, cc->rbuf, cc->rcounts,
                                    cc->rdispls, cc->rcount, cc->rdt, c, req_p);

@@ -48,6 +48,8 @@ typedef struct tdm_mpi_ccall {
     tdm_dtype_t *const *rdts;
     tdm_op_t *op;
     int root;
+    bool fixed; /* GATHERV, SCATTERV: the fixed-count form (a v form's arrays may be absent
+                   away from the root, so their absence does not tell) */
     bool exclusive;
     tdm_coll_nside_t nsend, nrecv;
     bool cart;

@@ -20,8 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 
-unsigned long long tdm_coll_algo_runs[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS];
-unsigned long long tdm_coll_algo_bytes[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS];
+unsigned long long tdm_coll_algo_runs[TDM_COLL_NFLAT][TDM_COLL_MAX_ALGOS];
+unsigned long long tdm_coll_algo_bytes[TDM_COLL_NFLAT][TDM_COLL_MAX_ALGOS];
 unsigned long long tdm_coll_node_runs[TDM_COLL_NKINDS];
 unsigned long long tdm_coll_node_bytes[TDM_COLL_NKINDS];
 
@@ -45,7 +45,7 @@ typedef struct coll_choice {
                                   this many ranks */
 } coll_choice_t;
 
-static const coll_choice_t choices[TDM_COLL_NKINDS] = {
+static const coll_choice_t choices[TDM_COLL_NFLAT] = {
     [TDM_COLL_BCAST] = {"bcast",
                         TDM_PARAM_BCAST_ALGORITHM,
                         TDM_PARAM_BCAST_LARGE,
@@ -141,18 +141,26 @@ static const coll_choice_t choices[TDM_COLL_NKINDS] = {
                           true},
 };
 
+/* Every kind's name, as the node-aware counters and TANDEM_COLL_INFO give it. */
+static const char *const kind_names[TDM_COLL_NKINDS] = {
+    [TDM_COLL_BCAST] = "bcast",          [TDM_COLL_REDUCE] = "reduce",
+    [TDM_COLL_ALLREDUCE] = "allreduce",  [TDM_COLL_ALLGATHER] = "allgather",
+    [TDM_COLL_ALLTOALL] = "alltoall",    [TDM_COLL_BARRIER] = "barrier",
+    [TDM_COLL_GATHER] = "gather",        [TDM_COLL_SCATTER] = "scatter",
+    [TDM_COLL_ALLGATHERV] = "allgatherv"};
+
 /* The TANDEM_<COLL>_ALGORITHM setting, parsed once: -1 auto, or 0/1/2; again after
  * a write through MPI_T (tdm_coll_reconfigure): a strcmp per call showed in small
  * Allreduce. */
-static int parsed[TDM_COLL_NKINDS];
-static bool done[TDM_COLL_NKINDS];
+static int parsed[TDM_COLL_NFLAT];
+static bool done[TDM_COLL_NFLAT];
 /* TANDEM_COLL_NODE_AWARE, parsed once as well */
 enum { NODE_AUTO, NODE_ON, NODE_OFF };
 static int node_mode;
 static bool node_done;
 
 void tdm_coll_reconfigure(void) {
-    for (int k = 0; k < TDM_COLL_NKINDS; k++)
+    for (int k = 0; k < TDM_COLL_NFLAT; k++)
         TDM_STORE_RELEASE(&done[k], false);
     TDM_STORE_RELEASE(&node_done, false);
 }
@@ -197,6 +205,10 @@ static const tdm_comm_nodes_t *node_decide(tdm_coll_kind_t kind, tdm_comm_t *com
     return nm;
 }
 
+bool tdm_coll_node_maybe(void) {
+    return tdm_net.nodes > 1;
+}
+
 const tdm_comm_nodes_t *tdm_coll_node_choose(tdm_coll_kind_t kind, tdm_comm_t *comm, size_t bytes,
                                              bool commute) {
     /* a job of one node never gets further */
@@ -211,6 +223,11 @@ const tdm_comm_nodes_t *tdm_coll_node_choose(tdm_coll_kind_t kind, tdm_comm_t *c
 }
 
 static int forced_algo(tdm_coll_kind_t kind) {
+    /* Allgatherv runs Allgather's algorithms; Gather and Scatter have one each */
+    if (kind == TDM_COLL_ALLGATHERV)
+        kind = TDM_COLL_ALLGATHER;
+    else if (kind >= TDM_COLL_NFLAT)
+        return -1;
     /* threads that parse it at once store the same value */
     if (TDM_LIKELY(TDM_LOAD_ACQUIRE(&done[kind])))
         return TDM_LOAD_RELAXED(&parsed[kind]);
@@ -278,7 +295,7 @@ void tdm_coll_select_print(void *fp) {
     const int nsizes = (int)(sizeof(sizes) / sizeof(sizes[0]));
     fprintf(f, "tandem: collective algorithms (bytes: whole buffer for bcast/reduce/allreduce,"
                " one rank's block for allgather/alltoall; commutative op)\n");
-    for (int k = 0; k < TDM_COLL_NKINDS; k++) {
+    for (int k = 0; k < TDM_COLL_NFLAT; k++) {
         const coll_choice_t *c = &choices[k];
         if (c->oversubscribed) { /* one choice for every size */
             fprintf(f, "  %s (0 = %s, 1 = %s): %d%s\n", c->name, c->algos[0], c->algos[1],
@@ -316,7 +333,7 @@ void tdm_coll_node_print(void *fp, tdm_comm_t *comm, const char *name) {
     int any = 0;
     for (int k = 0; k < TDM_COLL_NKINDS; k++)
         if (node_decide((tdm_coll_kind_t)k, comm, true)) {
-            fprintf(f, " %s", choices[k].name);
+            fprintf(f, " %s", kind_names[k]);
             any = 1;
         }
     if (!any)
@@ -328,7 +345,7 @@ void tdm_coll_node_print(void *fp, tdm_comm_t *comm, const char *name) {
 
 /* The counters as the registry (pvars.def) reads them. */
 void tdm_coll_stats_print(int rank) {
-    static const int runs_pv[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS] = {
+    static const int runs_pv[TDM_COLL_NFLAT][TDM_COLL_MAX_ALGOS] = {
         [TDM_COLL_BCAST] = {TDM_COLL_PV_coll_bcast_binomial, TDM_COLL_PV_coll_bcast_scatter_ring,
                             TDM_COLL_PV_coll_bcast_linear},
         [TDM_COLL_REDUCE] = {TDM_COLL_PV_coll_reduce_binomial,
@@ -345,7 +362,7 @@ void tdm_coll_stats_print(int rank) {
     };
     char line[640];
     int off = snprintf(line, sizeof(line), "tandem: rank %d collective algorithms:", rank);
-    for (int k = 0; k < TDM_COLL_NKINDS && off < (int)sizeof(line); k++) {
+    for (int k = 0; k < TDM_COLL_NFLAT && off < (int)sizeof(line); k++) {
         off += snprintf(line + off, sizeof(line) - (size_t)off, "%s %s", k ? "," : "",
                         choices[k].name);
         for (int a = 0; a < TDM_COLL_MAX_ALGOS && choices[k].algos[a] && off < (int)sizeof(line);
@@ -360,7 +377,7 @@ void tdm_coll_stats_print(int rank) {
                : 0;
     for (int k = 0; k < TDM_COLL_NKINDS && off < (int)sizeof(line); k++)
         if (node_kind((tdm_coll_kind_t)k))
-            off += snprintf(line + off, sizeof(line) - (size_t)off, " %s %llu", choices[k].name,
+            off += snprintf(line + off, sizeof(line) - (size_t)off, " %s %llu", kind_names[k],
                             (unsigned long long)TDM_LOAD_RELAXED(&tdm_coll_node_runs[k]));
     fprintf(stderr, "%s\n", line);
     fprintf(

@@ -16,8 +16,15 @@ typedef enum {
     TDM_COLL_ALLGATHER,
     TDM_COLL_ALLTOALL,
     TDM_COLL_BARRIER,
+    /* node-aware only: no flat chooser (Gather and Scatter are linear, Allgatherv takes
+     * Allgather's algorithm), but a node-aware form and its counters */
+    TDM_COLL_GATHER,
+    TDM_COLL_SCATTER,
+    TDM_COLL_ALLGATHERV,
     TDM_COLL_NKINDS
 } tdm_coll_kind_t;
+/* The kinds before it have a flat algorithm chooser (tdm_coll_choose). */
+#define TDM_COLL_NFLAT TDM_COLL_GATHER
 
 /* Algorithm ids: 0 is each collective's small-message algorithm, 1 its large one,
  * 2 (where there is one) the linear one auto takes for small messages when ranks
@@ -56,6 +63,9 @@ int tdm_coll_decide(tdm_coll_kind_t kind, size_t bytes, int comm_size, bool comm
  * and the caller picks a flat algorithm. One load and a branch on a job of one node. */
 const tdm_comm_nodes_t *tdm_coll_node_choose(tdm_coll_kind_t kind, tdm_comm_t *comm, size_t bytes,
                                              bool commute);
+/* False when no communicator can run node-aware (a job of one node): a caller may skip
+ * preparing tdm_coll_node_choose's arguments. */
+bool tdm_coll_node_maybe(void);
 /* "tandem: MPI_COMM_WORLD spans N nodes ..." naming what runs node-aware on comm
  * (TANDEM_COLL_INFO=1 at MPI_Init, when the job spans several nodes). */
 void tdm_coll_node_print(void *f, tdm_comm_t *comm, const char *name);
@@ -66,8 +76,8 @@ int tdm_coll_forced(tdm_coll_kind_t kind);
 /* How often each algorithm ran in this process, and on how many bytes (as
  * tdm_coll_choose sees them); pvars.def declares them. */
 #define TDM_COLL_MAX_ALGOS 3
-extern unsigned long long tdm_coll_algo_runs[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS];
-extern unsigned long long tdm_coll_algo_bytes[TDM_COLL_NKINDS][TDM_COLL_MAX_ALGOS];
+extern unsigned long long tdm_coll_algo_runs[TDM_COLL_NFLAT][TDM_COLL_MAX_ALGOS];
+extern unsigned long long tdm_coll_algo_bytes[TDM_COLL_NFLAT][TDM_COLL_MAX_ALGOS];
 /* The same for the node-aware algorithm of each kind (never Alltoall). */
 extern unsigned long long tdm_coll_node_runs[TDM_COLL_NKINDS];
 extern unsigned long long tdm_coll_node_bytes[TDM_COLL_NKINDS];
@@ -128,6 +138,18 @@ void tdm_coll_allreduce_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const v
 void tdm_coll_allgather_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf,
                              size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount,
                              tdm_dtype_t *rdt);
+/* Fixed counts. Blocks cross between nodes packed (bytes), as only the send (Gather) or
+ * receive (Scatter) signature is known away from the root; the root may be in place. */
+void tdm_coll_gather_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf,
+                          size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount,
+                          tdm_dtype_t *rdt, int root);
+void tdm_coll_scatter_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf,
+                           size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount,
+                           tdm_dtype_t *rdt, int root);
+/* Any counts and displacements; sbuf may be TDM_COLL_IN_PLACE. */
+void tdm_coll_allgatherv_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf,
+                              size_t scount, tdm_dtype_t *sdt, void *rbuf, tdm_coll_arr_t rcounts,
+                              tdm_coll_arr_t displs, tdm_dtype_t *rdt);
 void tdm_coll_scatterv_linear(tdm_sched_t *s, const void *sbuf, tdm_coll_arr_t scounts,
                               tdm_coll_arr_t displs, size_t scount, tdm_dtype_t *sdt, void *rbuf,
                               size_t rcount, tdm_dtype_t *rdt, int root);

@@ -409,11 +409,12 @@ int tdm_mpi_coll_gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, 
     if (!sdt)
         sdt = rdt;
     if (mode == TDM_CALL_BLOCKING)
-        return blocking_done(
-            c, fn,
-            tdm_coll_gatherv(sbuf, (size_t)(scount > 0 ? scount : 0), sdt, rbuf,
-                             v ? rcounts : TDM_COLL_ARR_NONE, v ? displs : TDM_COLL_ARR_NONE,
-                             (size_t)(rcount > 0 ? rcount : 0), rdt ? rdt : sdt, root, c, NULL));
+        return blocking_done(c, fn,
+                             tdm_coll_gatherv(sbuf, (size_t)(scount > 0 ? scount : 0), sdt, rbuf,
+                                              v ? rcounts : TDM_COLL_ARR_NONE,
+                                              v ? displs : TDM_COLL_ARR_NONE,
+                                              (size_t)(rcount > 0 ? rcount : 0), rdt ? rdt : sdt,
+                                              root, !v, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_coll_call_t){.kind = TDM_COLL_CALL_GATHERV,
                                                    .sbuf = sbuf,
@@ -424,7 +425,8 @@ int tdm_mpi_coll_gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, 
                                                    .rdispls = v ? displs : TDM_COLL_ARR_NONE,
                                                    .rcount = (size_t)(rcount > 0 ? rcount : 0),
                                                    .rdt = rdt ? rdt : sdt,
-                                                   .root = root});
+                                                   .root = root,
+                                                   .fixed = !v});
 }
 
 #define GATHER_FORMS(_s, _C, _D)                                                                   \
@@ -498,7 +500,7 @@ int tdm_mpi_coll_scatter(const void *sbuf, MPI_Count scount, tdm_coll_arr_t scou
             c, fn,
             tdm_coll_scatterv(sbuf, v ? scounts : TDM_COLL_ARR_NONE, v ? displs : TDM_COLL_ARR_NONE,
                               (size_t)(scount > 0 ? scount : 0), sdt ? sdt : rdt, rbuf,
-                              (size_t)(rcount > 0 ? rcount : 0), rdt, root, c, NULL));
+                              (size_t)(rcount > 0 ? rcount : 0), rdt, root, !v, c, NULL));
     return tdm_mpi_ccall_submit(c, fn, mode, request,
                                 &(tdm_coll_call_t){.kind = TDM_COLL_CALL_SCATTERV,
                                                    .sbuf = sbuf,
@@ -509,7 +511,8 @@ int tdm_mpi_coll_scatter(const void *sbuf, MPI_Count scount, tdm_coll_arr_t scou
                                                    .rbuf = rbuf,
                                                    .rcount = (size_t)(rcount > 0 ? rcount : 0),
                                                    .rdt = rdt,
-                                                   .root = root});
+                                                   .root = root,
+                                                   .fixed = !v});
 }
 
 #define SCATTER_FORMS(_s, _C, _D)                                                                  \
