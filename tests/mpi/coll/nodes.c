@@ -11,6 +11,11 @@
  *   the switch points, blocking or not ("nb"), against serial references, on
  *   MPI_COMM_WORLD, on a copy whose ranks are reversed (the nodes then come in the
  *   other order) and on one without rank 0 (uneven nodes);
+ * - Gather and Scatter (every root, in place at the root, contiguous and strided types on
+ *   either side, mixed between ranks) and Allgatherv (counts with zeros, displacements in
+ *   rank order and reversed with gaps, a strided receive type, in place), blocking, not
+ *   ("nb") or persistent ("persist", each request started twice); Gatherv and Scatterv
+ *   stay flat;
  * - a non-commutative (associative) op keeps rank order: 2x2 matrix products;
  * - the node-aware algorithm ran when the library should choose it (performance
  *   variables tandem_coll_<kind>_node): on a communicator of several nodes with two ranks
@@ -24,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int size, nb;
+static int size, nb, persist;
 static int *node_of; /* by world rank */
 
 #define COLL(_blocking, _nonblocking)                                                              \
@@ -41,6 +46,27 @@ static int *node_of; /* by world rank */
         M_CHECK(rc_ == MPI_SUCCESS, "%s failed: %d", #_blocking, rc_);                             \
     } while (0)
 #define RQ &rq_
+/* The same with a persistent form (started twice, then freed) when "persist". */
+#define COLL3(_blocking, _nonblocking, _init)                                                      \
+    do {                                                                                           \
+        int rc_;                                                                                   \
+        if (persist) {                                                                             \
+            MPI_Request rq_;                                                                       \
+            rc_ = _init;                                                                           \
+            for (int st_ = 0; st_ < 2 && rc_ == MPI_SUCCESS; st_++) {                              \
+                rc_ = MPI_Start(&rq_);                                                             \
+                if (rc_ == MPI_SUCCESS)                                                            \
+                    rc_ = MPI_Wait(&rq_, MPI_STATUS_IGNORE);                                       \
+            }                                                                                      \
+            if (rc_ == MPI_SUCCESS)                                                                \
+                rc_ = MPI_Request_free(&rq_);                                                      \
+            M_CHECK(rc_ == MPI_SUCCESS, "%s failed: %d", #_init, rc_);                             \
+        } else {                                                                                   \
+            COLL(_blocking, _nonblocking);                                                         \
+        }                                                                                          \
+    } while (0)
+/* node-aware runs of one COLL3 call */
+#define RUNS (persist ? 2 : 1)
 
 /* ---- the expected node map ---- */
 static void expected_nodes(void) {
@@ -183,16 +209,191 @@ static int val(int wr, int i) {
     return wr * 1000 + i + 1;
 }
 
+#define NKINDS 8
 typedef struct counters {
     MPI_T_pvar_session s;
-    MPI_T_pvar_handle h[5];
+    MPI_T_pvar_handle h[NKINDS];
 } counters_t;
-static const char *const kinds[5] = {"barrier", "bcast", "reduce", "allreduce", "allgather"};
-static const char *const envs[5] = {"BARRIER", "BCAST", "REDUCE", "ALLREDUCE", "ALLGATHER"};
+static const char *const kinds[NKINDS] = {"barrier",   "bcast",  "reduce",  "allreduce",
+                                          "allgather", "gather", "scatter", "allgatherv"};
+/* the TANDEM_<COLL>_ALGORITHM that keeps each flat in auto (Allgatherv: Allgather's) */
+static const char *const envs[NKINDS] = {"BARRIER",   "BCAST",  "REDUCE",  "ALLREDUCE",
+                                         "ALLGATHER", "GATHER", "SCATTER", "ALLGATHER"};
 
 static void read_all(counters_t *ct, unsigned long long *v) {
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < NKINDS; k++)
         v[k] = m_read(ct->s, ct->h[k]);
+}
+
+/* cnt ints one every other int (a vector with gaps), extent 2 * cnt ints */
+static MPI_Datatype strided(int cnt) {
+    MPI_Datatype v, t;
+    MPI_Type_vector(cnt, 1, 2, MPI_INT, &v);
+    MPI_Type_create_resized(v, 0, (MPI_Aint)(2 * sizeof(int) * (size_t)(cnt > 0 ? cnt : 1)), &t);
+    MPI_Type_free(&v);
+    MPI_Type_commit(&t);
+    return t;
+}
+
+static void check_counts(counters_t *ct, const unsigned long long *before, const int *calls,
+                         int from, int to, MPI_Comm c, const char *what) {
+    unsigned long long after[NKINDS];
+    read_all(ct, after);
+    for (int k = from; k < to; k++) {
+        unsigned long long want = expect_node(c, envs[k], 1) ? (unsigned long long)calls[k] : 0;
+        M_CHECK(after[k] - before[k] == want, "%s: %d %s runs, %llu node-aware, expected %llu",
+                what, calls[k], kinds[k], after[k] - before[k], want);
+    }
+}
+
+/* Gather and Scatter (every root), and Allgatherv, with the node-aware counters. */
+static void test_gathers(MPI_Comm c, const char *what, counters_t *ct, const int *wr) {
+    int n, me;
+    MPI_Comm_size(c, &n);
+    MPI_Comm_rank(c, &me);
+    static const int counts[] = {1, 7, 1000, 70000};
+    int calls[NKINDS] = {0};
+    unsigned long long before[NKINDS];
+    read_all(ct, before);
+    for (int ci = 0; ci < 4; ci++) {
+        int cnt = counts[ci];
+        size_t big = 2 * (size_t)cnt * (size_t)n; /* room for n strided blocks */
+        int *a = malloc(sizeof(int) * 2 * (size_t)cnt), *b = malloc(sizeof(int) * big);
+        MPI_Datatype st = strided(cnt);
+        /* odd ranks send or receive their own block strided, even ones contiguous */
+        MPI_Datatype mytype = me % 2 ? st : MPI_INT;
+        int mycount = me % 2 ? 1 : cnt, sd = me % 2 ? 2 : 1;
+        for (int root = 0; root < n; root++) {
+            for (int v = 0; v < 4; v++) {
+                int inplace = v & 1, rstrided = v >> 1; /* the root's buffer strided */
+                MPI_Datatype rt = rstrided ? st : MPI_INT;
+                int rc = rstrided ? 1 : cnt, stride = rstrided ? 2 : 1;
+                size_t bext = (size_t)cnt * (size_t)stride; /* one block of the root's buffer */
+                /* Gather */
+                for (size_t i = 0; i < 2 * (size_t)cnt; i++)
+                    a[i] = i % (size_t)sd || i / (size_t)sd >= (size_t)cnt
+                               ? -7
+                               : val(wr[me], (int)(i / (size_t)sd));
+                for (size_t i = 0; i < big; i++)
+                    b[i] = -1;
+                int ip = inplace && me == root;
+                if (ip)
+                    for (int i = 0; i < cnt; i++)
+                        b[(size_t)me * bext + (size_t)i * stride] = val(wr[me], i);
+                const void *sb = ip ? MPI_IN_PLACE : a;
+                COLL3(
+                    MPI_Gather(sb, mycount, mytype, b, rc, rt, root, c),
+                    MPI_Igather(sb, mycount, mytype, b, rc, rt, root, c, RQ),
+                    MPI_Gather_init(sb, mycount, mytype, b, rc, rt, root, c, MPI_INFO_NULL, &rq_));
+                calls[5] += RUNS;
+                if (me == root)
+                    for (int r = 0; r < n; r++)
+                        for (size_t i = 0; i < bext; i++) {
+                            int want = i % (size_t)stride ? -1 : val(wr[r], (int)(i / stride));
+                            M_CHECK(b[(size_t)r * bext + i] == want,
+                                    "%s: gather n=%d root %d%s%s: block %d [%zu] = %d, want %d",
+                                    what, cnt, root, inplace ? " in place" : "",
+                                    rstrided ? " strided" : "", r, i, b[(size_t)r * bext + i],
+                                    want);
+                        }
+                /* Scatter: block r of the root's buffer to rank r */
+                for (size_t i = 0; i < big; i++)
+                    b[i] = -1;
+                if (me == root)
+                    for (int r = 0; r < n; r++)
+                        for (int i = 0; i < cnt; i++)
+                            b[(size_t)r * bext + (size_t)i * stride] = val(wr[r], i) + 7;
+                for (size_t i = 0; i < 2 * (size_t)cnt; i++)
+                    a[i] = -3;
+                void *rb = ip ? MPI_IN_PLACE : a;
+                COLL3(
+                    MPI_Scatter(b, rc, rt, rb, mycount, mytype, root, c),
+                    MPI_Iscatter(b, rc, rt, rb, mycount, mytype, root, c, RQ),
+                    MPI_Scatter_init(b, rc, rt, rb, mycount, mytype, root, c, MPI_INFO_NULL, &rq_));
+                calls[6] += RUNS;
+                if (!ip)
+                    for (size_t i = 0; i < 2 * (size_t)cnt; i++) {
+                        int want = i % (size_t)sd || i / (size_t)sd >= (size_t)cnt
+                                       ? -3
+                                       : val(wr[me], (int)(i / (size_t)sd)) + 7;
+                        M_CHECK(a[i] == want, "%s: scatter n=%d root %d%s: [%zu] = %d, want %d",
+                                what, cnt, root, rstrided ? " strided" : "", i, a[i], want);
+                    }
+            }
+            /* the v forms stay flat (their counts are the root's alone) */
+            int *vc = malloc(sizeof(int) * (size_t)n), *vd = malloc(sizeof(int) * (size_t)n);
+            for (int r = 0; r < n; r++)
+                vc[r] = cnt, vd[r] = r * cnt;
+            for (int i = 0; i < cnt; i++)
+                a[i] = val(wr[me], i);
+            MPI_Gatherv(a, cnt, MPI_INT, b, me == root ? vc : NULL, me == root ? vd : NULL, MPI_INT,
+                        root, c);
+            if (me == root)
+                for (int r = 0; r < n; r++)
+                    M_CHECK(b[(size_t)r * cnt + (size_t)cnt - 1] == val(wr[r], cnt - 1),
+                            "%s: gatherv n=%d root %d: block %d", what, cnt, root, r);
+            MPI_Scatterv(b, me == root ? vc : NULL, me == root ? vd : NULL, MPI_INT, a, cnt,
+                         MPI_INT, root, c);
+            M_CHECK(a[cnt - 1] == val(wr[me], cnt - 1), "%s: scatterv n=%d root %d", what, cnt,
+                    root);
+            free(vc);
+            free(vd);
+        }
+        /* Allgatherv: rank r brings cnt + r ints, none when r % 3 == 1 */
+        int *rcounts = malloc(sizeof(int) * (size_t)n), *displs = malloc(sizeof(int) * (size_t)n);
+        int total = 0;
+        for (int r = 0; r < n; r++)
+            rcounts[r] = r % 3 == 1 ? 0 : cnt + r, total += rcounts[r] + 1;
+        int *g = malloc(sizeof(int) * 2 * (size_t)total),
+            *src = malloc(sizeof(int) * (size_t)(cnt + n));
+        MPI_Datatype every2; /* an int every other int */
+        MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &every2);
+        MPI_Type_commit(&every2);
+        for (int v = 0; v < 8; v++) {
+            int inplace = v & 1, reversed = (v >> 1) & 1, spread = v >> 2;
+            MPI_Datatype rt = spread ? every2 : MPI_INT;
+            int stride = spread ? 2 : 1;
+            /* in rank order, packed; or from the last rank down, one item apart */
+            for (int r = 0, at = 0; r < n; r++) {
+                int q = reversed ? n - 1 - r : r;
+                displs[q] = at;
+                at += rcounts[q] + reversed;
+            }
+            for (int i = 0; i < 2 * total; i++)
+                g[i] = -1;
+            for (int i = 0; i < rcounts[me]; i++)
+                src[i] = val(wr[me], i);
+            if (inplace)
+                for (int i = 0; i < rcounts[me]; i++)
+                    g[(size_t)(displs[me] + i) * stride] = src[i];
+            COLL3(MPI_Allgatherv(inplace ? MPI_IN_PLACE : src, rcounts[me], MPI_INT, g, rcounts,
+                                 displs, rt, c),
+                  MPI_Iallgatherv(inplace ? MPI_IN_PLACE : src, rcounts[me], MPI_INT, g, rcounts,
+                                  displs, rt, c, RQ),
+                  MPI_Allgatherv_init(inplace ? MPI_IN_PLACE : src, rcounts[me], MPI_INT, g,
+                                      rcounts, displs, rt, c, MPI_INFO_NULL, &rq_));
+            calls[7] += RUNS;
+            for (int i = 0; i < 2 * total; i++) {
+                int want = -1;
+                for (int r = 0; r < n; r++)
+                    if (i % stride == 0 && i / stride >= displs[r] &&
+                        i / stride < displs[r] + rcounts[r])
+                        want = val(wr[r], i / stride - displs[r]);
+                M_CHECK(g[i] == want, "%s: allgatherv n=%d%s%s%s: [%d] = %d, want %d", what, cnt,
+                        inplace ? " in place" : "", reversed ? " reversed" : "",
+                        spread ? " strided" : "", i, g[i], want);
+            }
+        }
+        MPI_Type_free(&every2);
+        MPI_Type_free(&st);
+        free(rcounts);
+        free(displs);
+        free(g);
+        free(src);
+        free(a);
+        free(b);
+    }
+    check_counts(ct, before, calls, 5, NKINDS, c, what);
 }
 
 static void test_comm(MPI_Comm c, const char *what, counters_t *ct) {
@@ -204,8 +405,8 @@ static void test_comm(MPI_Comm c, const char *what, counters_t *ct) {
         wr[r] = world_of(c, r);
     static const int counts[] = {1, 7, 1000, 70000};
     const int ncounts = 4;
-    int calls[5] = {0};
-    unsigned long long before[5], after[5];
+    int calls[NKINDS] = {0};
+    unsigned long long before[NKINDS];
     read_all(ct, before);
 
     for (int ci = 0; ci < ncounts; ci++) {
@@ -266,12 +467,8 @@ static void test_comm(MPI_Comm c, const char *what, counters_t *ct) {
         free(a);
         free(b);
     }
-    read_all(ct, after);
-    for (int k = 0; k < 5; k++) {
-        unsigned long long want = expect_node(c, envs[k], 1) ? (unsigned long long)calls[k] : 0;
-        M_CHECK(after[k] - before[k] == want, "%s: %d %s calls, %llu node-aware, expected %llu",
-                what, calls[k], kinds[k], after[k] - before[k], want);
-    }
+    check_counts(ct, before, calls, 0, 5, c, what);
+    test_gathers(c, what, ct, wr);
 
     /* a non-commutative op: rank order whatever the layout */
     MPI_Op op;
@@ -280,6 +477,7 @@ static void test_comm(MPI_Comm c, const char *what, counters_t *ct) {
     MPI_Type_contiguous(4, MPI_UNSIGNED, &mat);
     MPI_Type_commit(&mat);
     int ncalls = 0;
+    unsigned long long after[NKINDS];
     read_all(ct, before);
     for (int cnt = 1; cnt <= 3000; cnt += 2999) {
         unsigned *in = malloc((size_t)cnt * 16), *out = malloc((size_t)cnt * 16), ref[4];
@@ -334,12 +532,13 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     nb = argc > 1 && !strcmp(argv[1], "nb");
+    persist = argc > 1 && !strcmp(argv[1], "persist");
     expected_nodes();
     test_split_type();
 
     counters_t ct;
     M_OK(MPI_T_pvar_session_create(&ct.s));
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < NKINDS; k++) {
         char name[64];
         snprintf(name, sizeof(name), "tandem_coll_%s_node", kinds[k]);
         ct.h[k] = m_handle(ct.s, name, MPI_T_PVAR_CLASS_COUNTER, NULL, 1);
