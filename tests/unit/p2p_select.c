@@ -409,7 +409,15 @@ static int check_forced_rtr(void) {
  * its own eager limit, and no adaptive eager range. */
 static void check_remote(const char *forced) {
     bool fr = forced && !strcmp(forced, "rput"), fp = forced && !strcmp(forced, "pipeline");
-    bool fg = forced && !strcmp(forced, "rget");
+    bool fg = forced && !strcmp(forced, "rget"), fa = forced && !strcmp(forced, "am");
+    /* the sender attaches its message to the RTS (auto, am): any contiguous one, a
+     * non-contiguous one packed up to 64 MiB; forced otherwise, never */
+    bool attach = !forced || fa;
+    CHECK(tdm_p2p_select_data(true, (size_t)1 << 20) == attach);
+    CHECK(tdm_p2p_select_data(true, (size_t)1 << 30) == attach);
+    CHECK(tdm_p2p_select_data(false, (size_t)64 << 20) == attach);
+    CHECK(!tdm_p2p_select_data(false, ((size_t)64 << 20) + 1));
+    fp = fp || fa; /* a bare RTS under forced am: nothing could be attached, the pipeline */
     static const uint8_t modes[] = {TDM_MODE_STD, TDM_MODE_STD | TDM_MODE_BLOCKING, TDM_MODE_SYNC,
                                     TDM_MODE_BUFFERED | TDM_MODE_BLOCKING, TDM_MODE_READY};
     for (size_t m = 0; m < sizeof(modes); m++) {
@@ -439,10 +447,10 @@ static void check_remote(const char *forced) {
     size_t saved = tdm_p2p.eager_limit, saved_r = tdm_p2p.eager_limit_remote;
     tdm_p2p.eager_limit = 16384;
     tdm_p2p.eager_limit_remote = tdm_p2p_eager_limit_remote_param();
-    CHECK(tdm_p2p.eager_limit_remote == (size_t)64 << 10);
+    CHECK(tdm_p2p.eager_limit_remote == (size_t)32 << 10);
     CHECK(tdm_p2p_select_send(32768, true) == TDM_SEND_EAGER);
-    CHECK(tdm_p2p_select_send(65536, true) == TDM_SEND_EAGER);
-    CHECK(tdm_p2p_select_send(65537, true) == TDM_SEND_RNDV);
+    CHECK(tdm_p2p_select_send(32769, true) == TDM_SEND_RNDV);
+    CHECK(tdm_p2p_select_send(65536, true) == TDM_SEND_RNDV);
     CHECK(tdm_p2p_select_send(32768, false) == TDM_SEND_RNDV);
     /* 12 KiB is in the adaptive eager range locally (auto), never between nodes */
     CHECK(tdm_p2p_select_send(12288, true) == TDM_SEND_EAGER);
@@ -475,6 +483,7 @@ int main(void) {
     failures += check_remote_forced("rget");
     failures += check_remote_forced("rput");
     failures += check_remote_forced("pipeline");
+    failures += check_remote_forced("am");
     failures += check_forced_rtr();
     failures += chunk_child("1m", (size_t)1 << 20, (size_t)1 << 20);
     failures += chunk_child("4k", 4096, 4096);
