@@ -341,10 +341,29 @@ static int init_v1(tdm_pmi_t *p, int pmi_id, char *why, size_t len) {
     return 0;
 }
 
-static int init_v2(tdm_pmi_t *p, int rank, char *why, size_t len) {
+static int init_v2(tdm_pmi_t *p, int rank, const char *jobid, char *why, size_t len) {
     reply_t r;
-    char msg[96];
-    snprintf(msg, sizeof(msg), "cmd=fullinit;pmirank=%d;threaded=FALSE;", rank);
+    char msg[TDM_PMI_VALUE_MAX + 96];
+    /* PMI-2 over PMI_FD opens with PMI-1's init line naming version 2: Slurm's srun
+     * --mpi=pmi2 reads the first message as that line and drops a client without it */
+    static const char init[] = "cmd=init pmi_version=2 pmi_subversion=0\n";
+    int iver, isub;
+    p->version = 1;
+    int rc = transact(p, init, "response_to_init", &r, false, why, len);
+    p->version = 2;
+    if (rc != 0 || need(&r, "pmi_version", &iver, "cmd=init", why, len) != 0 ||
+        need(&r, "pmi_subversion", &isub, "cmd=init", why, len) != 0)
+        return -1;
+    if (iver != 2)
+        return fail(why, len, "PMI: the launcher answered PMI-2's init with version %d: '%s'", iver,
+                    r.shown);
+    if (jobid && check_word("PMI_JOBID", jobid, false, why, len) != 0)
+        return -1;
+    if (jobid)
+        snprintf(msg, sizeof(msg), "cmd=fullinit;pmijobid=%s;pmirank=%d;threaded=FALSE;", jobid,
+                 rank);
+    else
+        snprintf(msg, sizeof(msg), "cmd=fullinit;pmirank=%d;threaded=FALSE;", rank);
     static const char sent[] = "cmd=fullinit";
     int ver;
     if (transact(p, msg, "fullinit-response", &r, false, why, len) != 0 ||
@@ -372,8 +391,8 @@ static int init_v2(tdm_pmi_t *p, int rank, char *why, size_t len) {
     return 0;
 }
 
-int tdm_pmi_connect_fd(tdm_pmi_t *p, int fd, int version, int rank, int size, int pmi_id, char *why,
-                       size_t len) {
+int tdm_pmi_connect_fd(tdm_pmi_t *p, int fd, int version, int rank, int size, int pmi_id,
+                       const char *jobid, char *why, size_t len) {
     memset(p, 0, sizeof(*p));
     p->fd = fd;
     p->version = version;
@@ -381,7 +400,7 @@ int tdm_pmi_connect_fd(tdm_pmi_t *p, int fd, int version, int rank, int size, in
     p->size = size;
     if (version != 1 && version != 2)
         return fail(why, len, "PMI: version %d is not 1 or 2", version);
-    int rc = version == 1 ? init_v1(p, pmi_id, why, len) : init_v2(p, rank, why, len);
+    int rc = version == 1 ? init_v1(p, pmi_id, why, len) : init_v2(p, rank, jobid, why, len);
     if (rc == 0 && (p->size < 1 || p->rank < 0 || p->rank >= p->size))
         rc = fail(why, len, "PMI: the launcher gave rank %d of %d", p->rank, p->size);
     return rc;
@@ -438,7 +457,7 @@ int tdm_pmi_connect_env(tdm_pmi_t *p, int version, char *why, size_t len) {
     }
     /* the socket is this process's: a program it starts must not talk on it */
     fcntl(fd, F_SETFD, FD_CLOEXEC);
-    return tdm_pmi_connect_fd(p, fd, version, rank, size, id, why, len);
+    return tdm_pmi_connect_fd(p, fd, version, rank, size, id, getenv("PMI_JOBID"), why, len);
 }
 
 int tdm_pmi_put(tdm_pmi_t *p, const char *key, const char *value, char *why, size_t len) {

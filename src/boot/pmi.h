@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A client of the PMI wire protocols, as launchers serve them to the processes they start
- * (MPICH's Hydra: PMI-1 and PMI-2; Slurm's srun --mpi=pmi2: PMI-2). No PMI library is
+ * (MPICH's Hydra: PMI-1 and PMI-2; Slurm's srun --mpi=pmi2: PMI-2, and PMI-1 on the
+ * same socket). No PMI library is
  * linked: the protocols are a few text commands on one socket.
  *
  *   PMI-1  one line per message, "cmd=NAME key=value ...\n"; the socket is PMI_FD, or
  *          PMI_PORT=host:port with PMI_ID (then "cmd=initack pmiid=ID" first, and rank
  *          and size come back as "cmd=set" lines).
  *   PMI-2  a 6-character decimal length, then "cmd=NAME;key=value;...;" (";;" is a ';'
- *          inside a value); the socket is PMI_FD, the rank PMI_RANK.
+ *          inside a value), after PMI-1's init line naming version 2; the socket is
+ *          PMI_FD, the rank PMI_RANK, the job PMI_JOBID (Slurm).
  *
  * Every reply is parsed strictly: the command it must answer, every field key=value, the
  * fields the answer needs present and well formed, rc=0. Anything else is an error whose
@@ -37,9 +39,10 @@ typedef struct tdm_pmi {
 int tdm_pmi_connect_env(tdm_pmi_t *p, int version, char *why, size_t len);
 /* The same over an open socket `fd`: `rank` and `size` are PMI_RANK and PMI_SIZE (PMI-1
  * with `pmi_id` >= 0, PMI_PORT's way, learns them from the launcher instead; PMI-2 sends
- * the rank and takes both from the reply). The unit test's way in. */
-int tdm_pmi_connect_fd(tdm_pmi_t *p, int fd, int version, int rank, int size, int pmi_id, char *why,
-                       size_t len);
+ * the rank and takes both from the reply). `jobid` is PMI_JOBID or NULL: PMI-2's fullinit
+ * names it (Slurm refuses a fullinit without it; Hydra sets none). The unit test's way in. */
+int tdm_pmi_connect_fd(tdm_pmi_t *p, int fd, int version, int rank, int size, int pmi_id,
+                       const char *jobid, char *why, size_t len);
 
 /* Store key=value in the job's key-value space (seen by others after a fence). Keys and
  * values may not hold white space, '=' or ';'. */

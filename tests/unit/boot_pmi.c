@@ -5,7 +5,10 @@
  * that it starts as expected and answers with a canned reply. A well-formed conversation
  * must work for both versions (and the PMI_PORT hello); each malformed reply must give an
  * error that names the command sent and quotes what came back, never a crash or a hang.
- * Then PMI_process_mapping strings, good and bad.
+ * PMI-2 begins with PMI-1's init line (version 2), and its fullinit names PMI_JOBID when
+ * there is one: the conversation of Slurm's srun --mpi=pmi2 is played as Slurm 22.05
+ * answers (rc first, appnum=-1, a refused fullinit without pmijobid). Then
+ * PMI_process_mapping strings, good and bad.
  */
 #include "boot/pmi.h"
 
@@ -36,10 +39,23 @@ typedef struct step {
     const char *reply;  /* sent back as is (PMI-2: framed unless it starts with '!') */
 } step_t;
 
-/* One message from the client: PMI-1 a line, PMI-2 a frame. */
-static int read_msg(int fd, int version, char *buf, size_t cap) {
+/* One message from the client: PMI-1 a line, PMI-2 a frame, or a line where a PMI-2 frame
+ * was due (the init): *line says which. */
+static int read_msg(int fd, int version, char *buf, size_t cap, int *line) {
     size_t n = 0;
-    if (version == 1) {
+    *line = version == 1;
+    if (version == 2) {
+        for (size_t got = 0; got < 4;) { /* a frame's length has 6 characters */
+            ssize_t r = read(fd, buf + got, 4 - got);
+            if (r <= 0)
+                return -1;
+            got += (size_t)r;
+        }
+        n = 4;
+        if (strncmp(buf, "cmd=", 4) == 0)
+            *line = 1;
+    }
+    if (*line) {
         while (n + 1 < cap) {
             if (read(fd, buf + n, 1) != 1)
                 return -1;
@@ -48,7 +64,9 @@ static int read_msg(int fd, int version, char *buf, size_t cap) {
         }
     } else {
         char head[7] = {0};
-        for (size_t got = 0; got < 6;) {
+        memcpy(head, buf, 4);
+        n = 0;
+        for (size_t got = 4; got < 6;) {
             ssize_t r = read(fd, head + got, 6 - got);
             if (r <= 0)
                 return -1;
@@ -73,7 +91,8 @@ static int read_msg(int fd, int version, char *buf, size_t cap) {
 static void serve(int fd, int version, const step_t *steps, int n) {
     char msg[4096];
     for (int i = 0; i < n; i++) {
-        if (read_msg(fd, version, msg, sizeof(msg)) != 0)
+        int line;
+        if (read_msg(fd, version, msg, sizeof(msg), &line) != 0)
             _exit(0); /* the client gave up (an error): not this side's failure */
         if (strncmp(msg, steps[i].expect, strlen(steps[i].expect)) != 0) {
             printf("FAIL: fake launcher step %d expected '%s...', got '%s'\n", i, steps[i].expect,
@@ -83,7 +102,7 @@ static void serve(int fd, int version, const step_t *steps, int n) {
         const char *r = steps[i].reply;
         if (!r)
             continue;
-        if (version == 2 && r[0] != '!') {
+        if (!line && r[0] != '!') {
             char head[24];
             snprintf(head, sizeof(head), "%-6zu", strlen(r));
             if (write(fd, head, 6) != 6)
@@ -99,9 +118,10 @@ static void serve(int fd, int version, const step_t *steps, int n) {
 
 typedef int (*client_fn)(tdm_pmi_t *p, char *why, size_t len);
 
-/* Run `client` against a fake launcher playing `steps`; its result, the error in *why. */
-static int run(int version, int rank, int size, int pmi_id, const step_t *steps, int n,
-               client_fn client, char *why, size_t len) {
+/* Run `client` against a fake launcher playing `steps`; its result, the error in *why.
+ * `jobid` is the PMI_JOBID the client is given. */
+static int run_job(int version, int rank, int size, int pmi_id, const char *jobid,
+                   const step_t *steps, int n, client_fn client, char *why, size_t len) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
         perror("socketpair");
@@ -117,7 +137,7 @@ static int run(int version, int rank, int size, int pmi_id, const step_t *steps,
     close(sv[1]);
     tdm_pmi_t p;
     why[0] = 0;
-    int rc = tdm_pmi_connect_fd(&p, sv[0], version, rank, size, pmi_id, why, len);
+    int rc = tdm_pmi_connect_fd(&p, sv[0], version, rank, size, pmi_id, jobid, why, len);
     if (rc == 0 && client)
         rc = client(&p, why, len);
     close(sv[0]);
@@ -125,6 +145,11 @@ static int run(int version, int rank, int size, int pmi_id, const step_t *steps,
     waitpid(pid, &st, 0);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "fake launcher ended with status %#x", st);
     return rc;
+}
+
+static int run(int version, int rank, int size, int pmi_id, const step_t *steps, int n,
+               client_fn client, char *why, size_t len) {
+    return run_job(version, rank, size, pmi_id, NULL, steps, n, client, why, len);
 }
 
 /* ---- a whole conversation ---- */
@@ -141,6 +166,24 @@ static int conversation(tdm_pmi_t *p, char *why, size_t len) {
     if (tdm_pmi_job_attr(p, "PMI_process_mapping", v, sizeof(v), why, len) != 1 ||
         strcmp(v, "(vector,(0,1,2))") != 0)
         return snprintf(why, len, "mapping '%s'", v), -1;
+    return tdm_pmi_finalize(p, why, len);
+}
+
+static int conversation_slurm(tdm_pmi_t *p, char *why, size_t len) {
+    char v[TDM_PMI_VALUE_MAX];
+    int node_of[4];
+    seen = *p;
+    if (tdm_pmi_put(p, "k1", "v1", why, len) != 0 || tdm_pmi_fence(p, why, len) != 0)
+        return -1;
+    if (tdm_pmi_get(p, "k0", v, sizeof(v), why, len) != 1 || strcmp(v, "v0") != 0)
+        return snprintf(why, len, "get k0 gave '%s'", v), -1;
+    if (tdm_pmi_get(p, "nope", v, sizeof(v), why, len) != 0)
+        return snprintf(why, len, "get of a missing key found one"), -1;
+    if (tdm_pmi_job_attr(p, "PMI_process_mapping", v, sizeof(v), why, len) != 1)
+        return -1;
+    if (tdm_pmi_parse_mapping(v, 4, node_of, why, len) != 2 || node_of[0] != 0 || node_of[1] != 0 ||
+        node_of[2] != 1 || node_of[3] != 1)
+        return snprintf(why, len, "mapping '%s' is not 2 nodes x 2 ranks", v), -1;
     return tdm_pmi_finalize(p, why, len);
 }
 
@@ -191,6 +234,8 @@ static void good_conversations(void) {
           rc, seen.rank, seen.size, why);
 
     const step_t v2[] = {
+        {"cmd=init pmi_version=2 pmi_subversion=0\n",
+         "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0\n"},
         {"cmd=fullinit;pmirank=1;", "cmd=fullinit-response;pmi-version=2;pmi-subversion=0;rank=1;"
                                     "size=2;appnum=0;debugged=FALSE;pmiverbose=FALSE;rc=0;"},
         {"cmd=job-getid;", "cmd=job-getid-response;jobid=kvs_9_0;rc=0;"},
@@ -205,10 +250,49 @@ static void good_conversations(void) {
          "cmd=info-getjobattr-response;found=TRUE;value=(vector,(0,1,2));rc=0;"},
         {"cmd=finalize;", "cmd=finalize-response;rc=0;"},
     };
-    rc = run(2, 1, 0, -1, v2, 9, conversation, why, sizeof(why));
+    rc = run(2, 1, 0, -1, v2, 10, conversation, why, sizeof(why));
     CHECK(rc == 0, "PMI-2 conversation: %s", why);
     CHECK(seen.rank == 1 && seen.size == 2 && !strcmp(seen.kvsname, "kvs_9_0"),
           "PMI-2: rank %d size %d jobid %s", seen.rank, seen.size, seen.kvsname);
+
+    /* Slurm 22.05's srun --mpi=pmi2 (rank 3 of 4 on the second of 2 nodes, 2 per node):
+     * its replies word for word; the fullinit must name PMI_JOBID */
+    const step_t slurm[] = {
+        {"cmd=init pmi_version=2 pmi_subversion=0\n",
+         "cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n"},
+        {"cmd=fullinit;pmijobid=1.0;pmirank=3;",
+         "cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=3;size=4;appnum=-1;"
+         "debugged=FALSE;pmiverbose=FALSE;"},
+        {"cmd=job-getid;", "cmd=job-getid-response;rc=0;jobid=1.0;"},
+        {"cmd=kvs-put;key=k1;value=v1;", "cmd=kvs-put-response;rc=0;"},
+        {"cmd=kvs-fence;", "cmd=kvs-fence-response;rc=0;"},
+        {"cmd=kvs-get;jobid=1.0;srcid=-1;key=tdm-fence-never-put;",
+         "cmd=kvs-get-response;rc=0;found=FALSE;"},
+        {"cmd=kvs-get;jobid=1.0;srcid=-1;key=k0;",
+         "cmd=kvs-get-response;rc=0;found=TRUE;value=v0;"},
+        {"cmd=kvs-get;jobid=1.0;srcid=-1;key=nope;", "cmd=kvs-get-response;rc=0;found=FALSE;"},
+        {"cmd=info-getjobattr;key=PMI_process_mapping;",
+         "cmd=info-getjobattr-response;rc=0;found=TRUE;value=(vector,(0,2,2));"},
+        {"cmd=finalize;", "cmd=finalize-response;rc=0;"},
+    };
+    rc = run_job(2, 3, 4, -1, "1.0", slurm, 10, conversation_slurm, why, sizeof(why));
+    CHECK(rc == 0, "Slurm's PMI-2 conversation: %s", why);
+    CHECK(seen.rank == 3 && seen.size == 4 && seen.appnum == -1 && !strcmp(seen.kvsname, "1.0"),
+          "Slurm's PMI-2: rank %d size %d appnum %d jobid %s", seen.rank, seen.size, seen.appnum,
+          seen.kvsname);
+    /* Slurm refuses a fullinit without pmijobid: the error says so, quoting the reply */
+    const step_t refused[] = {slurm[0],
+                              {"cmd=fullinit;pmirank=0;",
+                               "cmd=fullinit-response;rc=3;pmi-version=2;"
+                               "pmi-subversion=0;rank=0;size=4;appnum=-1;"
+                               "debugged=FALSE;pmiverbose=FALSE;"}};
+    rc = run_job(2, 0, 4, -1, NULL, refused, 2, NULL, why, sizeof(why));
+    CHECK(rc != 0 && strstr(why, "refused 'cmd=fullinit") && strstr(why, "rc=3"),
+          "fullinit refused: rc %d '%s'", rc, why);
+    /* a PMI_JOBID that cannot go into a PMI-2 field is refused before it is sent */
+    rc = run_job(2, 0, 4, -1, "1;0", slurm, 1, NULL, why, sizeof(why));
+    CHECK(rc != 0 && strstr(why, "PMI_JOBID") && strstr(why, "cannot be sent"),
+          "PMI_JOBID with a ';': rc %d '%s'", rc, why);
 }
 
 static int put_k(tdm_pmi_t *p, char *why, size_t len) {
@@ -237,6 +321,7 @@ typedef struct bad {
 } bad_t;
 
 static const step_t v2_init[] = {
+    {"cmd=init pmi_version=2", "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0\n"},
     {"cmd=fullinit;", "cmd=fullinit-response;pmi-version=2;rank=0;size=1;appnum=0;rc=0;"},
     {"cmd=job-getid;", "cmd=job-getid-response;jobid=j;rc=0;"},
 };
@@ -258,19 +343,23 @@ static void bad_replies(void) {
         {1, 3, "cmd=my_kvsname kvsname=a", "cmd=get_my_kvsname", "closed"},
         {1, 3, "", "cmd=get_my_kvsname", "no reply"},
         {1, 3, "cmd=my_kvsname kvsname=a\0b\n", "cmd=get_my_kvsname", ""},
-        {2, 0, "!abcdefcmd=x", "cmd=fullinit", "PMI-2 length"},
-        {2, 0, "!20    cmd=short", "cmd=fullinit", "fewer than 20 bytes"},
-        {2, 0, "cmd=fullinit-response;rank=0;size=1;appnum=0;rc=0;", "cmd=fullinit",
+        {2, 0, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n",
+         "answered PMI-2's init with version 1", ""},
+        {2, 0, "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=-1\n", "refused 'cmd=init",
+         "rc=-1"},
+        {2, 1, "!abcdefcmd=x", "cmd=fullinit", "PMI-2 length"},
+        {2, 1, "!20    cmd=short", "cmd=fullinit", "fewer than 20 bytes"},
+        {2, 1, "cmd=fullinit-response;rank=0;size=1;appnum=0;rc=0;", "cmd=fullinit",
          "no pmi-version"},
-        {2, 0, "cmd=fullinit-response;pmi-version=2;rank=1;size=1;appnum=0;rc=0;",
+        {2, 1, "cmd=fullinit-response;pmi-version=2;rank=1;size=1;appnum=0;rc=0;",
          "fullinit for rank 0 answered for rank 1", ""},
-        {2, 0, "cmd=fullinit-response;pmi-version=2;rank=0;size=0;appnum=0;rc=0;", "rank 0 of 0",
+        {2, 1, "cmd=fullinit-response;pmi-version=2;rank=0;size=0;appnum=0;rc=0;", "rank 0 of 0",
          ""},
-        {2, 0, "cmd=fullinit-response;pmi-version=2;rank=0;size=1;appnum=0;rc=3;", "refused", ""},
-        {2, 0, "cmd=fullinit-response;pmi-version=2;rank=0;size;appnum=0;rc=0;", "does not parse",
+        {2, 1, "cmd=fullinit-response;pmi-version=2;rank=0;size=1;appnum=0;rc=3;", "refused", ""},
+        {2, 1, "cmd=fullinit-response;pmi-version=2;rank=0;size;appnum=0;rc=0;", "does not parse",
          "size;appnum"},
-        {2, 1, "cmd=job-getid-response;rc=0;", "cmd=job-getid", "no jobid"},
-        {2, 1, "cmd=kvs-fence-response;rc=0;", "expected cmd=job-getid-response",
+        {2, 2, "cmd=job-getid-response;rc=0;", "cmd=job-getid", "no jobid"},
+        {2, 2, "cmd=kvs-fence-response;rc=0;", "expected cmd=job-getid-response",
          "kvs-fence-response"},
     };
     char why[512];
@@ -278,7 +367,7 @@ static void bad_replies(void) {
         const bad_t *c = &cases[i];
         step_t steps[8];
         const step_t *base = c->version == 1 ? v1_init : v2_init;
-        int n = c->version == 1 ? 4 : 2;
+        int n = c->version == 1 ? 4 : 3;
         for (int k = 0; k <= c->at; k++)
             steps[k] = base[k];
         steps[c->at].reply = c->reply;
@@ -292,7 +381,8 @@ static void bad_replies(void) {
                 char m[512];
                 close(sv[0]);
                 for (int k = 0; k < 4; k++) {
-                    if (read_msg(sv[1], 1, m, sizeof(m)) != 0)
+                    int line;
+                    if (read_msg(sv[1], 1, m, sizeof(m), &line) != 0)
                         _exit(1);
                     if (k < 3 && write(sv[1], v1_init[k].reply, strlen(v1_init[k].reply)) < 0)
                         _exit(1);
@@ -303,7 +393,7 @@ static void bad_replies(void) {
             }
             close(sv[1]);
             tdm_pmi_t p;
-            int rc = tdm_pmi_connect_fd(&p, sv[0], 1, 0, 1, -1, why, sizeof(why));
+            int rc = tdm_pmi_connect_fd(&p, sv[0], 1, 0, 1, -1, NULL, why, sizeof(why));
             close(sv[0]);
             waitpid(pid, NULL, 0);
             CHECK(rc != 0 && strstr(why, "NUL byte") && strstr(why, "a\\x00b"),
@@ -325,9 +415,11 @@ static void bad_replies(void) {
     int rc = run(1, 0, 1, -1, s1, 5, put_k, why, sizeof(why));
     CHECK(rc != 0 && strstr(why, "refused 'cmd=put") && strstr(why, "duplicate_key"), "put: '%s'",
           why);
-    step_t s2[4] = {
-        v2_init[0], v2_init[1], {"cmd=kvs-get;", "cmd=kvs-get-response;found=MAYBE;value=v;rc=0;"}};
-    rc = run(2, 0, 1, -1, s2, 3, get_k, why, sizeof(why));
+    step_t s2[4] = {v2_init[0],
+                    v2_init[1],
+                    v2_init[2],
+                    {"cmd=kvs-get;", "cmd=kvs-get-response;found=MAYBE;value=v;rc=0;"}};
+    rc = run(2, 0, 1, -1, s2, 4, get_k, why, sizeof(why));
     CHECK(rc != 0 && strstr(why, "cmd=kvs-get key=k") && strstr(why, "found=MAYBE"), "get: '%s'",
           why);
     s1[4] = (step_t){"cmd=barrier_in", "cmd=barrier_in\n"};
