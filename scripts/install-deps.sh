@@ -8,6 +8,9 @@
 # libucx-dev (UCX 1.13) is the transport between nodes (src/net/ucx.c).
 # libpmix-dev gives the PMIx client (src/boot/pmix.c) its headers; libpmix2 is what it loads
 # under a PMIx server (Open MPI's mpirun, whose ranks the pmix tests start).
+# slurmctld, slurmd, slurm-client and munge run the private Slurm of tests/mpi/slurm (srun
+# --mpi=pmi2 and --mpi=pmix on the namespace cluster); slurm-wlm-basic-plugins has their
+# mpi/pmi2 and mpi/pmix plugins (bookworm has no separate mpi-pmix package).
 set -euo pipefail
 
 packages=(
@@ -17,6 +20,7 @@ packages=(
     openmpi-bin libopenmpi-dev
     iproute2 ucx-utils libucx-dev
     libpmix-dev libpmix2
+    slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then

@@ -4,7 +4,8 @@
 
 usage: run_test.py --mpirun PATH -n N [--timeout S] [--env K=V]... [--expect fail|exit=N]
                    [--ld-library-path DIR] [--check-lib NAME]
-                   [--launcher mpirun|hydra|hydra-port|hydra2|pmix|mpirun-hydra [--hosts H]]
+                   [--launcher mpirun|hydra|hydra-port|hydra2|pmix|mpirun-hydra|slurm-pmi2|
+                               slurm-pmix [--hosts H]]
                    [--nodes N [--cluster PATH]] [--node-split MODE] -- PROGRAM [ARGS...]
 
 --launcher hydra* starts the job with MPICH's mpiexec.hydra instead (PMI-1 on PMI_FD,
@@ -17,6 +18,11 @@ environment (HYDRA_LAUNCHER=fork for --hosts, rsh through the cluster's script f
 (77) where that is not installed: --oversubscribe, --allow-run-as-root as root, and no MCA
 component of Open MPI's own transports (the ranks are Tandem's); with --nodes its daemons
 go to the cluster's nodes through the cluster's script (plm_rsh_agent).
+
+--launcher slurm-pmi2|slurm-pmix (with --nodes N) starts a private Slurm on the cluster's
+nodes (tests/mpi/slurm_cluster.py: munged, slurmctld, one slurmd per node) and runs the
+job as `srun -N N -n NP --ntasks-per-node NP/N --mpi=pmi2|pmix`; skipped (77) with the
+reason where Slurm is not installed or its daemons cannot start here.
 
 --nodes N runs the job on N nodes of the namespace cluster (../shared/tools/netns-cluster,
 tests/mpi/netns_cluster.py), -n/N ranks on each: mpiexec.hydra -launcher rsh -launcher-exec
@@ -53,6 +59,7 @@ import uuid
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import netns_cluster  # noqa: E402
+import slurm_cluster  # noqa: E402
 
 SKIP = 77
 # the one place that names the library's fake-node tunable (src/base/params.def)
@@ -321,7 +328,8 @@ def main():
                     help="the job's output must have exactly N lines matching REGEX "
                          "(e.g. a warning printed once per job); N-M: from N to M lines")
     ap.add_argument("--launcher", default="mpirun",
-                    choices=["mpirun", "hydra", "hydra-port", "hydra2", "pmix", "mpirun-hydra"])
+                    choices=["mpirun", "hydra", "hydra-port", "hydra2", "pmix", "mpirun-hydra",
+                             "slurm-pmi2", "slurm-pmix"])
     ap.add_argument("--hosts", help="with a hydra launcher: -launcher fork -hosts H")
     ap.add_argument("--nodes", type=int, help="run on N nodes of the namespace cluster")
     ap.add_argument("--cluster", help="path of netns-cluster (default: ../shared/tools)")
@@ -365,7 +373,19 @@ def main():
             print(f"SKIP: {why}")
             return SKIP
 
-    if a.launcher == "mpirun":
+    slurm = None
+    if a.launcher.startswith("slurm-"):
+        if not cluster:
+            ap.error(f"--launcher {a.launcher} needs --nodes (Slurm's nodes are the cluster's)")
+        why = slurm_cluster.check(a.launcher[len("slurm-"):])
+        if why:
+            print(f"SKIP: {why}")
+            return SKIP
+        slurm = slurm_cluster.Slurm(cluster, a.launcher[len("slurm-"):])
+        # srun passes its whole environment on to the tasks (--export=ALL); SLURM_CONF,
+        # which names the private Slurm, is added once it runs
+        full = slurm.srun_command(a.np, cmd, timeout=a.timeout)
+    elif a.launcher == "mpirun":
         full = [a.mpirun, "-n", str(a.np), "--timeout", f"{a.timeout:g}"] + a.mpirun_arg + cmd
     elif a.launcher == "mpirun-hydra":
         if not shutil.which("mpiexec.hydra"):
@@ -447,14 +467,26 @@ def main():
         except netns_cluster.Unavailable as e:
             print(f"SKIP: {e}")
             return SKIP
+    daemon_logs = ""
     try:
+        if slurm:
+            try:
+                slurm.start()
+            except slurm_cluster.Unavailable as e:
+                print(f"SKIP: Slurm's daemons cannot run here: {e}")
+                return SKIP
+            env = slurm.environment(env)
         node_shm = {n: tandem_names(cluster.shm(n)) for n in cluster.names} if cluster else {}
         job = Job(full, env=env)
         # mpirun's own --timeout ends the job; this guard is for an mpirun that hangs itself
         rc, out, _ = job.wait(timeout=a.timeout + 15)
         problems = node_problems(cluster, job, node_shm) if cluster else []
         problems += job.cleanup_problems()
+        if slurm:
+            daemon_logs = slurm.logs()
     finally:
+        if slurm:
+            slurm.stop()
         if cluster:
             cluster.leave()
 
@@ -504,6 +536,8 @@ def main():
             print("output:" if lines else "output: (none)")
         for line in tail:
             print("  | " + line)
+        if daemon_logs:
+            print("Slurm's daemons:\n" + daemon_logs)
         return 1
     print(f"passed in {job.elapsed:.2f} s: {shown}")
     return 0
