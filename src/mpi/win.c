@@ -578,8 +578,10 @@ static __attribute__((noinline)) int flush_checked(const char *fn, MPI_Win win, 
 
 static inline int flush(const char *fn, MPI_Win win, int rank, bool local) {
     tdm_mpi_win_t *mw = tdm_mpi_win_get(win);
-    if (TDM_LIKELY(mw && tdm_mpi.users && tdm_rma_flush_direct(mw->w, rank)))
-        return MPI_SUCCESS; /* the common case; anything else is checked in full */
+    if (TDM_LIKELY(mw && tdm_mpi.users && tdm_rma_flush_direct(mw->w, rank))) {
+        tdm_p2p_poll_now_and_then(); /* the common case; anything else is checked in full */
+        return MPI_SUCCESS;
+    }
     return flush_checked(fn, win, rank, local);
 }
 
@@ -613,6 +615,7 @@ int PMPI_Win_sync(MPI_Win win) {
     tdm_mpi_win_t *mw;
     TDM_GET_WIN("MPI_Win_sync", win, mw);
     tdm_rma_sync(mw->w);
+    tdm_p2p_poll_now_and_then();
     return MPI_SUCCESS;
 }
 TDM_WEAK(MPI_Win_sync)

@@ -209,6 +209,13 @@ static int progress_threaded(void) {
     return events;
 }
 
+void tdm_p2p_poll_now_and_then(void) {
+    static _Thread_local unsigned calls;
+    /* (threaded, counting requests means a walk of every slot: the counter alone decides) */
+    if ((!tdm_threaded && tdm_req_in_use() > 0) || (++calls & 15u) == 0)
+        tdm_p2p_progress();
+}
+
 int tdm_p2p_progress(void) {
     if (TDM_UNLIKELY(tdm_threaded))
         return progress_threaded();

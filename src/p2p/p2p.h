@@ -111,6 +111,11 @@ void tdm_p2p_reconfigure(void);
 
 /* Poll every transport once; returns the number of events handled. */
 int tdm_p2p_progress(void);
+/* For calls that complete without waiting (an RMA flush with nothing to send,
+ * MPI_Win_sync): progress once when this process has requests in flight, else every
+ * 16th call. MPI's progress rule: programs poll window memory with such calls while
+ * their own sends, or RMA served by messages, wait for this process (mpi4py.util.sync). */
+void tdm_p2p_poll_now_and_then(void);
 /* The progress thread (TANDEM_ASYNC_PROGRESS, async.c): started by the library's first
  * user when the tunable is on (it makes the process threaded), stopped by
  * tdm_p2p_drain; its CPU seconds so far (or at its end). */
