@@ -73,9 +73,9 @@ int tdm_net_rdma_put(int peer, const void *local, size_t len, uint64_t remote, t
 /* Complete when every put and get to `peer` issued before is complete at the peer. */
 int tdm_net_rdma_flush(int peer, tdm_net_rdma_done_fn_t done, void *arg);
 
-/* A rendezvous packet with its payload attached (UCX's active-message rendezvous: the
- * payload moves when the receiver asks, straight into the buffer it names, by whatever
- * the transport does best; over TCP far faster than an emulated get).
+/* A rendezvous packet with its payload attached (UCX's tag rendezvous under a unique tag:
+ * the payload moves when the receiver asks, straight into the buffer it names, by
+ * whatever the transport does best; over TCP far faster than an emulated get).
  *
  * Sender: instead of tdm_net_send_commit, send the packet reserved by
  * tdm_net_send_reserve(peer) (its first `len` bytes, at most TDM_NET_DATA_PKT_MAX) with

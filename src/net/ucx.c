@@ -35,7 +35,7 @@
     _X(ucp_am_send_nbx) _X(ucp_am_recv_data_nbx) _X(ucp_am_data_release) _X(ucp_request_free)    \
     _X(ucp_request_check_status) _X(ucp_mem_map) _X(ucp_mem_unmap) _X(ucp_rkey_pack)             \
     _X(ucp_rkey_buffer_release) _X(ucp_ep_rkey_unpack) _X(ucp_rkey_destroy) _X(ucp_get_nbx)      \
-    _X(ucp_put_nbx) _X(ucs_status_string)
+    _X(ucp_put_nbx) _X(ucp_tag_send_nbx) _X(ucp_tag_recv_nbx) _X(ucs_status_string)
 /* clang-format on */
 
 static struct {
@@ -63,6 +63,8 @@ static struct {
 #define ucp_ep_close_nbx (*ucx_fn.p_ucp_ep_close_nbx)
 #define ucp_ep_flush_nbx (*ucx_fn.p_ucp_ep_flush_nbx)
 #define ucp_am_send_nbx (*ucx_fn.p_ucp_am_send_nbx)
+#define ucp_tag_send_nbx (*ucx_fn.p_ucp_tag_send_nbx)
+#define ucp_tag_recv_nbx (*ucx_fn.p_ucp_tag_recv_nbx)
 #define ucp_am_recv_data_nbx (*ucx_fn.p_ucp_am_recv_data_nbx)
 #define ucp_am_data_release (*ucx_fn.p_ucp_am_data_release)
 #define ucp_request_free (*ucx_fn.p_ucp_request_free)
@@ -120,11 +122,18 @@ typedef struct tdm_ucx_prefix {
 } tdm_ucx_prefix_t;
 #define PREFIX_FETCH 0x80000000u
 
+/* A tdm_ucx_send_rndv packet's active-message payload: the UCX tag its data is sent
+ * under (the sender's rank, then a sequence number of its own: unique in the job). */
+typedef struct tdm_ucx_tagmsg {
+    uint64_t tag;
+    uint64_t len;
+} tdm_ucx_tagmsg_t;
+#define TAG_SEQ_BITS 40
+
 struct tdm_ucx_data {
-    void *desc; /* UCX's rendezvous descriptor; NULL: the payload came along, in copy[] */
+    uint64_t tag;
     size_t len;
     int peer;
-    unsigned char copy[];
 };
 
 /* The blob another process hands to tdm_ucx_peer_set. */
@@ -171,7 +180,7 @@ typedef struct tdm_ucx_peer {
     struct tdm_ucx_peer *next_active;
 } tdm_ucx_peer_t;
 
-typedef enum { OP_SEND, OP_GET, OP_PUT, OP_FLUSH, OP_FETCH } tdm_ucx_op_kind_t;
+typedef enum { OP_SEND, OP_GET, OP_PUT, OP_FLUSH, OP_FETCH, OP_DROP } tdm_ucx_op_kind_t;
 
 /* One operation in flight (or, a get, waiting for a token). */
 typedef struct tdm_ucx_op {
@@ -187,6 +196,7 @@ typedef struct tdm_ucx_op {
     tdm_ucx_rkey_t *rkey;
     /* a send's wire header: UCX 1.13 reads it until the send completes */
     unsigned char hdr[sizeof(tdm_ucx_prefix_t) + TDM_UCX_HDR_MAX];
+    tdm_ucx_tagmsg_t tagmsg; /* tdm_ucx_send_rndv's announcement, read until sent too */
 } tdm_ucx_op_t;
 
 struct tdm_ucx_mem {
@@ -235,7 +245,8 @@ struct tdm_ucx {
     tdm_ucx_rx_t *fetch_head, *fetch_tail;
     tdm_ucx_peer_t *rx_active;
     unsigned events;
-    long pending; /* ops UCX still holds */
+    long pending;     /* ops UCX still holds */
+    uint64_t tag_seq; /* tdm_ucx_send_rndv's sequence numbers */
 
     tdm_ucx_mem_t *reg_head, *reg_tail;
     int reg_idle, reg_cap;
@@ -521,10 +532,40 @@ static bool op_issued(tdm_ucx_t *ux, ucs_status_ptr_t sp) {
     return false;
 }
 
-/* One active message; `rndv`: the payload waits at this process for the receiver's fetch. */
-static int am_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
-                   size_t len, bool rndv, tdm_ucx_done_fn_t done, void *arg) {
-    const char *what = rndv ? "tdm_ucx_send_rndv" : "tdm_ucx_send";
+/* One active message: the engine's header and a payload (`data`, which UCX reads until
+ * the send completes), with `flags` in the prefix. */
+static int am_send(tdm_ucx_t *ux, int peer, const char *what, const void *hdr, size_t hdr_len,
+                   const void *data, size_t len, uint32_t flags, tdm_ucx_op_t *op, ucp_ep_h ep) {
+    tdm_ucx_prefix_t pre = {.src = (uint32_t)ux->rank, .hdr_len = (uint32_t)hdr_len | flags};
+    memcpy(op->hdr, &pre, sizeof(pre));
+    if (hdr_len)
+        memcpy(op->hdr + sizeof(pre), hdr, hdr_len);
+    ucp_request_param_t prm = op_param(op);
+    if (flags & PREFIX_FETCH) {
+        /* the announcement is 16 bytes: never UCX's own rendezvous */
+        prm.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+        prm.flags = UCP_AM_SEND_FLAG_EAGER;
+    }
+    __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
+    ucs_status_ptr_t sp =
+        ucp_am_send_nbx(ep, TDM_UCX_AM_ID, op->hdr, sizeof(pre) + hdr_len, data, len, &prm);
+    UX_COUNT(ux, am_sent, 1);
+    if (!op_issued(ux, sp)) {
+        op_put(ux, op);
+        if (sp == NULL)
+            return TDM_UCX_DONE;
+        ucs_status_t s = UCS_PTR_STATUS(sp);
+        return fail(ux, map_status(s),
+                    "%s: ucp_am_send_nbx of %zu bytes from rank %d to rank %d (host %s) failed: %s",
+                    what, len, ux->rank, peer, ux->peers[peer].host, ucs_status_string(s));
+    }
+    UX_COUNT(ux, am_sent_pending, 1);
+    return TDM_UCX_PENDING;
+}
+
+/* The checks every send makes, its endpoint and its operation. */
+static int send_prepare(tdm_ucx_t *ux, int peer, const char *what, size_t hdr_len, ucp_ep_h *ep_p,
+                        tdm_ucx_op_t **op_p) {
     int rc = check_peer(ux, peer, what);
     if (rc)
         return rc;
@@ -532,61 +573,80 @@ static int am_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, con
         return fail(ux, TDM_UCX_ERR_INVALID,
                     "%s: header of %zu bytes to rank %d is longer than %d (rank %d)", what, hdr_len,
                     peer, TDM_UCX_HDR_MAX, ux->rank);
-    if (!rndv && len > ux->am_max)
+    if ((rc = ep_get(ux, peer, ep_p)))
+        return rc;
+    if (!(*op_p = op_get(ux)))
+        return fail(ux, TDM_UCX_ERR_NOMEM, "%s: out of memory (rank %d)", what, ux->rank);
+    return 0;
+}
+
+int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
+                 size_t len, tdm_ucx_done_fn_t done, void *arg) {
+    if (len > ux->am_max)
         return fail(ux, TDM_UCX_ERR_TOO_BIG,
                     "tdm_ucx_send: packet of %zu bytes to rank %d is larger than "
                     "TANDEM_UCX_AM_MAX=%zu (rank %d)",
                     len, peer, ux->am_max, ux->rank);
     ucp_ep_h ep;
-    if ((rc = ep_get(ux, peer, &ep)))
+    tdm_ucx_op_t *op;
+    int rc = send_prepare(ux, peer, "tdm_ucx_send", hdr_len, &ep, &op);
+    if (rc)
         return rc;
-    tdm_ucx_op_t *op = op_get(ux);
-    if (!op)
-        return fail(ux, TDM_UCX_ERR_NOMEM, "%s: out of memory (rank %d)", what, ux->rank);
-    tdm_ucx_prefix_t pre = {.src = (uint32_t)ux->rank,
-                            .hdr_len = (uint32_t)hdr_len | (rndv ? PREFIX_FETCH : 0)};
-    memcpy(op->hdr, &pre, sizeof(pre));
-    if (hdr_len)
-        memcpy(op->hdr + sizeof(pre), hdr, hdr_len);
     /* set before the call: under MULTI another thread's progress may complete it */
     op->kind = OP_SEND;
     op->peer = peer;
     op->done = done;
     op->arg = arg;
-    ucp_request_param_t prm = op_param(op);
-    if (rndv) {
-        prm.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
-        prm.flags = UCP_AM_SEND_FLAG_RNDV;
-    }
-    __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
-    ucs_status_ptr_t sp =
-        ucp_am_send_nbx(ep, TDM_UCX_AM_ID, op->hdr, sizeof(pre) + hdr_len, data, len, &prm);
-    if (rndv)
-        UX_COUNT(ux, rndv_sent, 1);
-    else
-        UX_COUNT(ux, am_sent, 1);
-    if (!op_issued(ux, sp)) {
+    return am_send(ux, peer, "tdm_ucx_send", hdr, hdr_len, data, len, 0, op, ep);
+}
+
+/* The header goes as an active message announcing a tag; the data as a tagged send under
+ * it, which UCX moves by its tag rendezvous: over tcp a zero-copy put into the buffer the
+ * receiver posts, where its active-message rendezvous copies every fragment once more.
+ * Matching stays the engine's: the tag is unique, and the receiver posts it exactly. */
+int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
+                      size_t len, tdm_ucx_done_fn_t done, void *arg) {
+    ucp_ep_h ep;
+    tdm_ucx_op_t *op;
+    int rc = send_prepare(ux, peer, "tdm_ucx_send_rndv", hdr_len, &ep, &op);
+    if (rc)
+        return rc;
+    tdm_ucx_op_t *dop = op_get(ux);
+    if (!dop) {
         op_put(ux, op);
+        return fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_send_rndv: out of memory (rank %d)", ux->rank);
+    }
+    uint64_t seq = __atomic_fetch_add(&ux->tag_seq, 1, __ATOMIC_RELAXED);
+    uint64_t tag = ((uint64_t)ux->rank << TAG_SEQ_BITS) | (seq & ((1ull << TAG_SEQ_BITS) - 1));
+    op->kind = OP_SEND;
+    op->peer = peer;
+    op->done = NULL; /* the data's completion is the send's */
+    op->arg = NULL;
+    op->tagmsg = (tdm_ucx_tagmsg_t){.tag = tag, .len = len};
+    rc = am_send(ux, peer, "tdm_ucx_send_rndv", hdr, hdr_len, &op->tagmsg, sizeof(op->tagmsg),
+                 PREFIX_FETCH, op, ep);
+    if (rc < 0) {
+        op_put(ux, dop);
+        return rc;
+    }
+    dop->kind = OP_SEND;
+    dop->peer = peer;
+    dop->done = done;
+    dop->arg = arg;
+    ucp_request_param_t prm = op_param(dop);
+    __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
+    ucs_status_ptr_t sp = ucp_tag_send_nbx(ep, data, len, tag, &prm);
+    UX_COUNT(ux, rndv_sent, 1);
+    if (!op_issued(ux, sp)) {
+        op_put(ux, dop);
         if (sp == NULL)
             return TDM_UCX_DONE;
         ucs_status_t s = UCS_PTR_STATUS(sp);
         return fail(ux, map_status(s),
-                    "ucp_am_send_nbx of %zu bytes from rank %d to rank %d (host %s) failed: %s",
+                    "ucp_tag_send_nbx of %zu bytes from rank %d to rank %d (host %s) failed: %s",
                     len, ux->rank, peer, ux->peers[peer].host, ucs_status_string(s));
     }
-    if (!rndv)
-        UX_COUNT(ux, am_sent_pending, 1);
     return TDM_UCX_PENDING;
-}
-
-int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
-                 size_t len, tdm_ucx_done_fn_t done, void *arg) {
-    return am_send(ux, peer, hdr, hdr_len, data, len, false, done, arg);
-}
-
-int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
-                      size_t len, tdm_ucx_done_fn_t done, void *arg) {
-    return am_send(ux, peer, hdr, hdr_len, data, len, true, done, arg);
 }
 
 static void rx_enqueue(tdm_ucx_t *ux, tdm_ucx_peer_t *p, tdm_ucx_rx_t *rx) {
@@ -604,40 +664,39 @@ static void rx_enqueue(tdm_ucx_t *ux, tdm_ucx_peer_t *p, tdm_ucx_rx_t *rx) {
 }
 
 /* A tdm_ucx_send_rndv packet: its header goes to recv_data at once (in the peer's order,
- * behind any packet of it still being fetched), its payload as a handle for later. */
+ * behind any packet of it still being fetched), its data as a handle naming the tag. */
 static ucs_status_t am_recv_fetchable(tdm_ucx_t *ux, tdm_ucx_peer_t *p, const void *hdr,
-                                      size_t hdr_len, void *data, size_t length, bool rndv) {
-    tdm_ucx_data_t *d = ux->recv_data ? malloc(sizeof(*d) + (rndv ? 0 : length)) : NULL;
+                                      size_t hdr_len, const void *data, size_t length) {
+    if (!ux->recv_data || length != sizeof(tdm_ucx_tagmsg_t)) {
+        tdm_error(UCX, "rank %d: dropped a rendezvous packet from rank %d (%s)", ux->rank, p->rank,
+                  ux->recv_data ? "not Tandem's" : "no handler");
+        return UCS_OK;
+    }
+    tdm_ucx_tagmsg_t m;
+    memcpy(&m, data, sizeof(m));
+    tdm_ucx_data_t *d = malloc(sizeof(*d));
     tdm_ucx_rx_t *rx = d && p->rx_head ? calloc(1, sizeof(*rx)) : NULL;
     if (!d || (p->rx_head && !rx)) {
         free(d);
-        if (ux->recv_data)
-            fail(ux, TDM_UCX_ERR_NOMEM, "rank %d: out of memory for a packet from rank %d",
-                 ux->rank, p->rank);
-        else
-            tdm_error(UCX, "rank %d: dropped a rendezvous packet from rank %d (no handler)",
-                      ux->rank, p->rank);
-        return rndv ? UCS_ERR_NO_MEMORY : UCS_OK;
+        fail(ux, TDM_UCX_ERR_NOMEM, "rank %d: out of memory for a packet from rank %d", ux->rank,
+             p->rank);
+        return UCS_OK;
     }
-    d->len = length;
-    d->peer = p->rank;
-    d->desc = rndv ? data : NULL;
-    if (!rndv)
-        memcpy(d->copy, data, length);
+    *d = (tdm_ucx_data_t){.tag = m.tag, .len = (size_t)m.len, .peer = p->rank};
     if (!rx) {
         ux->st.am_recv++;
-        ux->recv_data(ux->recv_arg, p->rank, hdr, hdr_len, d, length);
+        ux->recv_data(ux->recv_arg, p->rank, hdr, hdr_len, d, d->len);
     } else {
         rx->ux = ux;
         rx->peer = p->rank;
         rx->state = RX_READY;
         rx->hdr_len = hdr_len;
         memcpy(rx->hdr, hdr, hdr_len);
-        rx->len = length;
+        rx->len = d->len;
         rx->fdata = d;
         rx_enqueue(ux, p, rx);
     }
-    return rndv ? UCS_INPROGRESS : UCS_OK;
+    return UCS_OK;
 }
 
 static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_length, void *data,
@@ -661,8 +720,8 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
     const unsigned char *hdr = (const unsigned char *)header + sizeof(pre);
     bool rndv = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV;
     ux->events++;
-    if (fetchable)
-        return am_recv_fetchable(ux, p, hdr, pre.hdr_len, data, length, rndv);
+    if (fetchable && !rndv)
+        return am_recv_fetchable(ux, p, hdr, pre.hdr_len, data, length);
     if (!rndv && !p->rx_head) {
         ux->st.am_recv++;
         ux->recv(ux->recv_arg, (int)pre.src, hdr, pre.hdr_len, data, length);
@@ -819,54 +878,73 @@ static void rx_drain(tdm_ucx_t *ux) {
     }
 }
 
-static void fetch_op_done_cb(void *req, ucs_status_t status, size_t length, void *user_data) {
-    (void)length;
+static void tag_recv_done_cb(void *req, ucs_status_t status, const ucp_tag_recv_info_t *info,
+                             void *user_data) {
+    tdm_ucx_op_t *op = user_data;
+    if (status == UCS_OK && info->length != op->len)
+        status = UCS_ERR_MESSAGE_TRUNCATED; /* not the announced length: not ours */
     send_done_cb(req, status, user_data);
 }
 
-int tdm_ucx_fetch(tdm_ucx_t *ux, tdm_ucx_data_t *data, void *buf, tdm_ucx_done_fn_t done,
-                  void *arg) {
+/* Post the receive of a payload's tag into buf (len bytes). */
+static int tag_recv(tdm_ucx_t *ux, tdm_ucx_data_t *data, void *buf, tdm_ucx_op_kind_t kind,
+                    tdm_ucx_done_fn_t done, void *arg) {
     size_t len = data->len;
     int peer = data->peer;
-    if (!data->desc) {
-        memcpy(buf, data->copy, len);
-        free(data);
-        return TDM_UCX_DONE;
-    }
+    uint64_t tag = data->tag;
+    free(data);
     tdm_ucx_op_t *op = op_get(ux);
-    if (!op) {
-        tdm_ucx_data_drop(ux, data);
+    if (!op)
         return fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_fetch: out of memory (rank %d)", ux->rank);
-    }
-    op->kind = OP_FETCH;
+    op->kind = kind;
     op->peer = peer;
     op->done = done;
     op->arg = arg;
+    op->len = len;
+    ucp_tag_recv_info_t info = {0};
     ucp_request_param_t prm = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .cb.recv_am = fetch_op_done_cb,
+        .op_attr_mask =
+            UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO,
+        .cb.recv = tag_recv_done_cb,
         .user_data = op,
+        .recv_info.tag_info = &info, /* (UCX 1.13 wants it; the callback gets its own) */
     };
     __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
-    ucs_status_ptr_t sp = ucp_am_recv_data_nbx(ux->worker, data->desc, buf, len, &prm);
-    free(data); /* the descriptor is UCX's again, whatever the outcome */
+    ucs_status_ptr_t sp = ucp_tag_recv_nbx(ux->worker, buf, len, tag, (ucp_tag_t)-1, &prm);
     UX_COUNT(ux, fetches, 1);
     if (!op_issued(ux, sp)) {
         op_put(ux, op);
         if (sp == NULL)
-            return TDM_UCX_DONE;
+            return TDM_UCX_DONE; /* (a longer message fails with MESSAGE_TRUNCATED) */
         ucs_status_t s = UCS_PTR_STATUS(sp);
         return fail(ux, map_status(s),
-                    "rank %d: ucp_am_recv_data_nbx of %zu bytes from rank %d (host %s) failed: %s",
+                    "rank %d: ucp_tag_recv_nbx of %zu bytes from rank %d (host %s) failed: %s",
                     ux->rank, len, peer, ux->peers[peer].host, ucs_status_string(s));
     }
     return TDM_UCX_PENDING;
 }
 
+int tdm_ucx_fetch(tdm_ucx_t *ux, tdm_ucx_data_t *data, void *buf, tdm_ucx_done_fn_t done,
+                  void *arg) {
+    return tag_recv(ux, data, buf, OP_FETCH, done, arg);
+}
+
+static void drop_done(void *arg, int status) {
+    (void)status;
+    free(arg);
+}
+
 void tdm_ucx_data_drop(tdm_ucx_t *ux, tdm_ucx_data_t *data) {
-    if (data->desc)
-        ucp_am_data_release(ux->worker, data->desc);
-    free(data);
+    /* the sender completes when its data was taken: taken into a buffer thrown away */
+    void *scratch = malloc(data->len ? data->len : 1);
+    if (!scratch) {
+        fail(ux, TDM_UCX_ERR_NOMEM, "rank %d: out of memory dropping %zu bytes from rank %d",
+             ux->rank, data->len, data->peer);
+        free(data);
+        return;
+    }
+    if (tag_recv(ux, data, scratch, OP_DROP, drop_done, scratch) != TDM_UCX_PENDING)
+        free(scratch);
 }
 
 /* ---- progress and waiting --------------------------------------------------------------- */
@@ -1263,7 +1341,7 @@ int tdm_ucx_init(const tdm_ucx_config_t *cfg, tdm_ucx_t **ux_p) {
     }
     ucp_params_t prm = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-        .features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP,
+        .features = UCP_FEATURE_AM | UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP,
         .mt_workers_shared = 0,
     };
     s = ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &prm, config, &ux->ctx);

@@ -126,8 +126,9 @@ int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const
                  size_t len, tdm_ucx_done_fn_t done, void *arg);
 
 /* A packet whose payload stays at this process until the receiver, handed it by
- * recv_data, fetches it into a buffer of its choosing (UCX's rendezvous: no copy
- * through a bounce buffer at either end, where the transport allows). done runs once the
+ * recv_data, fetches it into a buffer of its choosing: the header goes as an active
+ * message naming a unique UCX tag, the payload as a tagged send under it (UCX's tag
+ * rendezvous: over tcp a zero-copy put into the posted buffer). done runs once the
  * payload was fetched (or dropped: the receiver's drop completes it too) or the peer
  * failed; `data` stays the caller's until then. Ordered with tdm_ucx_send's packets. */
 int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
