@@ -229,6 +229,7 @@ struct tdm_ucx {
     size_t blob_len;
     char host[64];
     size_t am_max;
+    bool peer_errors; /* UCP_ERR_HANDLING_MODE_PEER */
     tdm_ucx_peer_t *peers;
 
     /* `lock` (under mt) guards the op free list, the read bucket and FIFO, and the
@@ -417,7 +418,9 @@ static int ep_get(tdm_ucx_t *ux, int peer, ucp_ep_h *ep_p) {
             .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                           UCP_EP_PARAM_FIELD_ERR_HANDLER,
             .address = p->addr,
-            .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+            /* PEER mode costs the zero-copy rendezvous over tcp (TANDEM_UCX_PEER_ERRORS);
+             * without it a broken connection still reaches the handler below */
+            .err_mode = ux->peer_errors ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE,
             .err_handler = {.cb = ep_error_cb, .arg = p},
         };
         ucs_status_t s = ucp_ep_create(ux->worker, &prm, &ep);
@@ -1327,6 +1330,7 @@ int tdm_ucx_init(const tdm_ucx_config_t *cfg, tdm_ucx_t **ux_p) {
     ux->read_limit = ux->read_tokens = (int)TDM_PARAM_I(UCX_MAX_READS);
     ux->reg_cap = (int)TDM_PARAM_I(UCX_REG_CACHE);
     ux->am_max = (size_t)TDM_PARAM_I(UCX_AM_MAX);
+    ux->peer_errors = TDM_PARAM_I(UCX_PEER_ERRORS) != 0;
     if (gethostname(ux->host, sizeof(ux->host)) != 0)
         strcpy(ux->host, "?");
     ux->host[sizeof(ux->host) - 1] = '\0';
