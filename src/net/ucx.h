@@ -70,7 +70,12 @@ typedef void (*tdm_ucx_recv_data_fn_t)(void *arg, int peer, const void *hdr, siz
 /* An operation finished: status 0, or a negative tdm_ucx_status_t (the peer failed). */
 typedef void (*tdm_ucx_done_fn_t)(void *arg, int status);
 /* `peer` failed (once per peer); `msg` names it, its host and UCX's reason. Operations
- * pending toward it complete with TDM_UCX_ERR_PEER; later ones fail at once. */
+ * pending toward it complete with TDM_UCX_ERR_PEER; later ones fail at once. Both are
+ * promised with TANDEM_UCX_PEER_ERRORS=1 (UCX's peer error mode, with keepalive); by
+ * default (the zero-copy rendezvous over tcp) a broken connection is reported, but a
+ * peer dead on a transport with no connection may go unseen and operations pending
+ * toward it may never complete: the remote transport ends the job at the report, and
+ * the launcher ends it when a process dies. */
 typedef void (*tdm_ucx_peer_error_fn_t)(void *arg, int peer, const char *msg);
 
 typedef struct tdm_ucx_config {

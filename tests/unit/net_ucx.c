@@ -580,8 +580,11 @@ static int run_pair(const char *what, const char *tls, int kill_case) {
                 unsetenv("UCX_TLS");
             }
             /* a killed peer is noticed by UCX's keepalive on transports with no
-             * connection to break (shared memory) */
+             * connection to break (shared memory), and operations pending toward it
+             * fail, in UCX's peer error mode (the default mode promises neither) */
             setenv("UCX_KEEPALIVE_INTERVAL", "1s", 1);
+            if (kill_case)
+                setenv("TANDEM_UCX_PEER_ERRORS", "1", 1);
             int rfd = r == 0 ? p10[0] : p01[0], wfd = r == 0 ? p01[1] : p10[1];
             _exit(child(r, rfd, wfd, kill_case));
         }

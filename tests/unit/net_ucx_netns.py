@@ -31,7 +31,10 @@ except Unavailable as e:
     skip(str(e))
 cluster = script
 
-env = dict(os.environ, UCX_TLS="tcp", UCX_NET_DEVICES="ncl0", UCX_KEEPALIVE_INTERVAL="1s")
+# the kill case checks that operations pending toward the dead peer fail: UCX's peer
+# error mode promises that (ucx.h)
+env = dict(os.environ, UCX_TLS="tcp", UCX_NET_DEVICES="ncl0", UCX_KEEPALIVE_INTERVAL="1s",
+           TANDEM_UCX_PEER_ERRORS="1")
 failed = 0
 try:
     for case in ("traffic", "kill"):

@@ -22,15 +22,8 @@
  * grant and are not listed.
  */
 #include "rmatest.h"
-#include <time.h>
 
 enum { SLOT = 512, E_COUNT = 0, E_SUM = 1, E_FLAG = 8 /* + origin */, E_SLOT = 1024 };
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv) {
     rt_init(&argc, &argv);
@@ -60,7 +53,7 @@ int main(int argc, char **argv) {
 
     if (rank == 0) {
         volatile long long *vm = mem;
-        double t0 = now(), x = 1.0;
+        double t0 = rt_now(), x = 1.0;
         int done = 0;
         long spins = 0;
         while (!done) {
@@ -73,7 +66,7 @@ int main(int argc, char **argv) {
             } else {
                 done = __atomic_load_n(&mem[E_COUNT], __ATOMIC_ACQUIRE) == size - 1;
             }
-            if (!done && (++spins & 63) == 0 && now() - t0 > limit)
+            if (!done && (++spins & 63) == 0 && rt_now() - t0 > limit)
                 break;
         }
         CHECK(done,

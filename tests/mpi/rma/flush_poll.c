@@ -13,13 +13,6 @@
  * by a rendezvous that needs its sender (the attached form and the pipeline).
  */
 #include "rmatest.h"
-#include <time.h>
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv) {
     rt_init(&argc, &argv);
@@ -48,9 +41,9 @@ int main(int argc, char **argv) {
             buf[i] = (unsigned char)(i * 7 + 3);
         MPI_Request req;
         OK(MPI_Isend(buf, (int)bytes, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &req));
-        double t0 = now();
+        double t0 = rt_now();
         long polls = 0;
-        while (*(volatile int *)flag == 0 && now() - t0 < limit) {
+        while (*(volatile int *)flag == 0 && rt_now() - t0 < limit) {
             if (by_flush)
                 OK(MPI_Win_flush(0, win));
             else

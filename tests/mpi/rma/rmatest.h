@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int rank, size, errs;
 static int on_tandem; /* messages are checked only where their wording is ours */
@@ -58,6 +59,14 @@ static inline void rt_expect(int line, const char *what, int rc, int cls, const 
 }
 #define EXPECT(_call, _cls, _fn, _word)                                                            \
     rt_expect(__LINE__, #_call, (_call), (_cls), #_cls, (_fn), (_word))
+
+/* Seconds on the monotonic clock: the wall-time bounds of tests whose ranks wait for each
+ * other without MPI calls (a bound is a timeout, never a timing assertion). */
+static inline double rt_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* What rt_init does after MPI_Init, for programs that initialise otherwise. */
 static inline void rt_setup(void) {
