@@ -334,7 +334,13 @@ static void *watcher_main(void *arg) {
 }
 
 static bool remote_arm(void) {
-    if (rm.rx_head || tdm_ucx_arm(rm.ux) != 0)
+    /* the receive queue is the poller's: a thread polling now has work in hand, so the
+     * caller polls again instead of sleeping */
+    if (atomic_exchange_explicit(&rm.busy, 1, memory_order_acquire))
+        return false;
+    bool idle = !rm.rx_head && tdm_ucx_arm(rm.ux) == 0;
+    atomic_store_explicit(&rm.busy, 0, memory_order_release);
+    if (!idle)
         return false;
     if (!rm.watching)
         return true; /* no watcher (it could not start): the doorbell's timeout bounds the sleep */

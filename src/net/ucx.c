@@ -235,9 +235,12 @@ struct tdm_ucx {
     /* `lock` (under mt) guards the op free list, the read bucket and FIFO, and the
      * registration cache; it is never held across a UCX call that can run a callback,
      * nor while a callback of the caller runs. `progress_lock` makes one thread at a
-     * time the progress thread: the receive queues and the fetch list are its alone. */
+     * time the progress thread: the receive queues and the fetch list are its alone.
+     * `ep_lock` makes endpoints one at a time: ucp_ep_create takes the worker's lock, under
+     * which UCX runs callbacks that take `lock`, so `lock` cannot be held across it. */
     pthread_mutex_t lock;
     pthread_mutex_t progress_lock;
+    pthread_mutex_t ep_lock;
     tdm_ucx_op_t *op_free;
     int read_tokens;
     int read_limit;
@@ -408,7 +411,8 @@ static int ep_get(tdm_ucx_t *ux, int peer, ucp_ep_h *ep_p) {
         *ep_p = ep;
         return 0;
     }
-    UX_LOCK(ux);
+    if (ux->mt)
+        pthread_mutex_lock(&ux->ep_lock);
     ep = p->ep;
     int rc = 0;
     if (!ep && !p->addr) {
@@ -427,14 +431,16 @@ static int ep_get(tdm_ucx_t *ux, int peer, ucp_ep_h *ep_p) {
         if (s == UCS_OK) {
             __atomic_store_n(&p->ep, ep, __ATOMIC_RELEASE);
         } else {
-            UX_UNLOCK(ux);
+            if (ux->mt)
+                pthread_mutex_unlock(&ux->ep_lock);
             return fail(ux,
                         s == UCS_ERR_UNREACHABLE ? TDM_UCX_ERR_NO_TRANSPORT : TDM_UCX_ERR_CONNECT,
                         "ucp_ep_create from rank %d (host %s) to rank %d (host %s) failed: %s",
                         ux->rank, ux->host, peer, p->host, ucs_status_string(s));
         }
     }
-    UX_UNLOCK(ux);
+    if (ux->mt)
+        pthread_mutex_unlock(&ux->ep_lock);
     if (rc)
         return fail(ux, rc, "rank %d: no address for peer rank %d (tdm_ucx_peer_set first)",
                     ux->rank, peer);
@@ -975,15 +981,18 @@ int tdm_ucx_efd(tdm_ucx_t *ux) {
 }
 
 int tdm_ucx_arm(tdm_ucx_t *ux) {
+    /* the fetch list and receive queues are the progress thread's: one progressing now
+     * has work in hand, so the caller polls again instead of sleeping */
+    if (ux->mt && pthread_mutex_trylock(&ux->progress_lock) != 0)
+        return 1;
     /* work of our own that no UCX event will announce */
-    if (ux->fetch_head || ux->rx_active)
-        return 1;
+    bool busy = ux->fetch_head || ux->rx_active;
     UX_LOCK(ux);
-    bool reads = ux->read_head && ux->read_tokens > 0;
+    busy = busy || (ux->read_head && ux->read_tokens > 0);
     UX_UNLOCK(ux);
-    if (reads)
-        return 1;
-    ucs_status_t s = ucp_worker_arm(ux->worker);
+    ucs_status_t s = busy ? UCS_ERR_BUSY : ucp_worker_arm(ux->worker);
+    if (ux->mt)
+        pthread_mutex_unlock(&ux->progress_lock);
     if (s == UCS_OK)
         return 0;
     if (s == UCS_ERR_BUSY)
@@ -1327,6 +1336,7 @@ int tdm_ucx_init(const tdm_ucx_config_t *cfg, tdm_ucx_t **ux_p) {
     }
     pthread_mutex_init(&ux->lock, NULL);
     pthread_mutex_init(&ux->progress_lock, NULL);
+    pthread_mutex_init(&ux->ep_lock, NULL);
     ux->read_limit = ux->read_tokens = (int)TDM_PARAM_I(UCX_MAX_READS);
     ux->reg_cap = (int)TDM_PARAM_I(UCX_REG_CACHE);
     ux->am_max = (size_t)TDM_PARAM_I(UCX_AM_MAX);
@@ -1435,6 +1445,7 @@ err_free:;
         rc = TDM_UCX_ERR_NOMEM;
     pthread_mutex_destroy(&ux->lock);
     pthread_mutex_destroy(&ux->progress_lock);
+    pthread_mutex_destroy(&ux->ep_lock);
     free(ux->peers);
     free(ux);
     return rc;
@@ -1557,6 +1568,7 @@ int tdm_ucx_fini(tdm_ucx_t *ux) {
     free(ux->peers);
     pthread_mutex_destroy(&ux->lock);
     pthread_mutex_destroy(&ux->progress_lock);
+    pthread_mutex_destroy(&ux->ep_lock);
     free(ux);
     return rc;
 }
