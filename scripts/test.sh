@@ -6,7 +6,7 @@
 #   3. a ThreadSanitizer build in build-tsan (gcc -fsanitize=thread: the library, mpirun
 #      and the tests/mpi/threads programs only)
 #   4. ctest on build: unit, MPI testlists, ABI, launcher and wrapper checks
-#   5. ctest on build-tsan: every tests/mpi/threads line under TSan, whose
+#   5. ctest on build-tsan: every tests/mpi/threads line (and rma/threads) under TSan, whose
 #      first report ends the rank with exit status 66 and so fails the test
 #   6. clang-format --check of every .c/.h (STYLE.md: CI fails on unformatted code)
 # Ends with the line "N passed, N failed, N skipped" and exits non-zero on any failure.
@@ -56,7 +56,7 @@ fi
 if CC=gcc CXX=g++ cmake -G Ninja -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         "-DCMAKE_C_FLAGS=$tsan_flags" "-DCMAKE_CXX_FLAGS=$tsan_flags" >build/tsan-build.log 2>&1 &&
     cmake --build build-tsan --target mpi mpirun tests_threads mpitest_pt2pt_send_recv \
-        >>build/tsan-build.log 2>&1 &&
+        mpitest_rma_threads >>build/tsan-build.log 2>&1 &&
     readelf -d build-tsan/lib/libmpi.so.12 | grep -q 'NEEDED.*libtsan'; then
     echo "test: ThreadSanitizer build ok ($(($(date +%s) - tsan_t0)) s)"
     tsan_ok=1
@@ -85,8 +85,9 @@ ctest --test-dir build --output-on-failure -j "$jobs" --output-junit "$PWD/$juni
 ctest_rc=$?
 
 # Under TSan: every line of tests/mpi/threads/testlist (with its environment and
-# arguments; sendrecv does one round there instead of four), and pt2pt/send_recv:2, the
-# engine without threads. A data race ends the rank (exit 66) and fails its test.
+# arguments; sendrecv does one round there instead of four), the one-sided threads lines
+# (rma/threads), and pt2pt/send_recv:2, the engine without threads. A data race ends the
+# rank (exit 66) and fails its test.
 tsan_junit=build/ctest-tsan-results.xml
 rm -f "$tsan_junit"
 if [ "$tsan_ok" = 1 ]; then
@@ -96,7 +97,7 @@ if [ "$tsan_ok" = 1 ]; then
     UCX_MEM_EVENTS=no \
         TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$PWD/tests/tsan.supp ${TSAN_OPTIONS:-}" \
         ctest --test-dir build-tsan --output-on-failure -j "$jobs" --output-junit "$PWD/$tsan_junit" \
-        -R "^(threads/.*|pt2pt/send_recv:2)\$"
+        -R "^(threads/.*|rma/threads:.*|pt2pt/send_recv:2)\$"
     [ $? -eq 0 ] || ctest_rc=1
     echo "test: ThreadSanitizer tests took $(($(date +%s) - tsan_t0)) s"
 fi
