@@ -17,8 +17,11 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <ucm/api/ucm.h>
 #include <ucp/api/ucp.h>
 #include <unistd.h>
 
@@ -35,7 +38,8 @@
     _X(ucp_am_send_nbx) _X(ucp_am_recv_data_nbx) _X(ucp_am_data_release) _X(ucp_request_free)    \
     _X(ucp_request_check_status) _X(ucp_mem_map) _X(ucp_mem_unmap) _X(ucp_rkey_pack)             \
     _X(ucp_rkey_buffer_release) _X(ucp_ep_rkey_unpack) _X(ucp_rkey_destroy) _X(ucp_get_nbx)      \
-    _X(ucp_put_nbx) _X(ucp_tag_send_nbx) _X(ucp_tag_recv_nbx) _X(ucs_status_string)
+    _X(ucp_put_nbx) _X(ucp_tag_send_nbx) _X(ucp_tag_recv_nbx) _X(ucs_status_string)              \
+    _X(ucm_set_event_handler) _X(ucm_unset_event_handler)
 /* clang-format on */
 
 static struct {
@@ -78,6 +82,8 @@ static struct {
 #define ucp_get_nbx (*ucx_fn.p_ucp_get_nbx)
 #define ucp_put_nbx (*ucx_fn.p_ucp_put_nbx)
 #define ucs_status_string (*ucx_fn.p_ucs_status_string)
+#define ucm_set_event_handler (*ucx_fn.p_ucm_set_event_handler)
+#define ucm_unset_event_handler (*ucx_fn.p_ucm_unset_event_handler)
 
 /* Load libucp (and with it libucs, uct, ucm) once per process; never unloaded, UCX
  * does not support it. 0, or -1 with the reason in why. */
@@ -207,7 +213,12 @@ struct tdm_ucx_mem {
     void *rkey_buf;
     size_t rkey_len;
     int refs;
+    bool stale; /* its memory was unmapped: out of the cache, released at its last use */
 };
+
+/* Ranges unmapped since the registration cache last looked, up to this many (beyond it the
+ * whole cache is dropped). */
+#define UNMAPPED_MAX 32
 
 struct tdm_ucx_rkey {
     ucp_rkey_h rkey;
@@ -254,6 +265,20 @@ struct tdm_ucx {
 
     tdm_ucx_mem_t *reg_head, *reg_tail;
     int reg_idle, reg_cap;
+    /* A registration pins the pages behind its addresses (on RDMA hardware): one kept in
+     * the cache after its buffer was unmapped would reach the old pages when the address
+     * comes back. UCX's memory hook (UCM) reports each unmapping into `unmapped`, from any
+     * thread, inside munmap or free, so it takes only `unmapped_mu` and never allocates;
+     * the cache drops what overlaps at its next look. `reg_lo`..`reg_hi` spans the cached
+     * ranges: the hook ignores the rest. Without the hook the cache keeps nothing idle. */
+    bool reg_hook_tried, reg_hooked;
+    _Atomic uintptr_t reg_lo, reg_hi;
+    pthread_mutex_t unmapped_mu;
+    int unmapped_n;
+    bool unmapped_all;
+    struct {
+        uintptr_t lo, hi;
+    } unmapped[UNMAPPED_MAX];
 
     tdm_ucx_stats_t st;
     char err[512];
@@ -1030,11 +1055,101 @@ static void reg_destroy(tdm_ucx_t *ux, tdm_ucx_mem_t *m) {
     free(m);
 }
 
+/* UCM's callback, before memory leaves the address space (see reg_hooked). */
+static void reg_unmapped_cb(ucm_event_type_t type, ucm_event_t *ev, void *arg) {
+    (void)type;
+    tdm_ucx_t *ux = arg;
+    uintptr_t lo = (uintptr_t)ev->vm_unmapped.address, hi = lo + ev->vm_unmapped.size;
+    if (hi <= atomic_load_explicit(&ux->reg_lo, memory_order_relaxed) ||
+        lo >= atomic_load_explicit(&ux->reg_hi, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&ux->unmapped_mu);
+    if (ux->unmapped_n < UNMAPPED_MAX) {
+        ux->unmapped[ux->unmapped_n].lo = lo;
+        ux->unmapped[ux->unmapped_n].hi = hi;
+        ux->unmapped_n++;
+    } else {
+        ux->unmapped_all = true;
+    }
+    pthread_mutex_unlock(&ux->unmapped_mu);
+}
+
+/* Once, at the first registration: UCM installs its hooks then, so a job that registers
+ * nothing pays nothing. Under `lock`. */
+static void reg_hook(tdm_ucx_t *ux) {
+    ux->reg_hook_tried = true;
+    if (ux->reg_cap == 0)
+        return;
+    atomic_store(&ux->reg_lo, UINTPTR_MAX);
+    atomic_store(&ux->reg_hi, 0);
+    ucs_status_t s = ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, reg_unmapped_cb, ux);
+    if (s == UCS_OK) {
+        ux->reg_hooked = true;
+        return;
+    }
+    tdm_debug(UCX,
+              "rank %d: no memory hook from UCX (%s; UCX_MEM_EVENTS=no?): registrations are "
+              "released at their last use",
+              ux->rank, ucs_status_string(s));
+    ux->reg_cap = 0;
+}
+
+/* Drops the cached registrations whose memory was unmapped; those no operation uses are
+ * returned for reg_destroy outside the lock. Under `lock`. */
+static tdm_ucx_mem_t *reg_drop_unmapped(tdm_ucx_t *ux) {
+    pthread_mutex_lock(&ux->unmapped_mu);
+    int n = ux->unmapped_n;
+    bool all = ux->unmapped_all;
+    __typeof__(ux->unmapped) r;
+    memcpy(r, ux->unmapped, sizeof(r[0]) * (size_t)n);
+    ux->unmapped_n = 0;
+    ux->unmapped_all = false;
+    pthread_mutex_unlock(&ux->unmapped_mu);
+    if (n == 0 && !all)
+        return NULL;
+    tdm_ucx_mem_t *dead = NULL;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (tdm_ucx_mem_t *m = ux->reg_head, *next; m; m = next) {
+        next = m->next;
+        uintptr_t b = (uintptr_t)m->base, e = b + m->len;
+        bool hit = all;
+        for (int i = 0; i < n && !hit; i++)
+            hit = b < r[i].hi && r[i].lo < e;
+        if (!hit) {
+            lo = b < lo ? b : lo;
+            hi = e > hi ? e : hi;
+            continue;
+        }
+        reg_unlink(ux, m);
+        ux->st.reg_dropped++;
+        m->stale = true;
+        if (m->refs == 0) {
+            ux->reg_idle--;
+            m->next = dead;
+            dead = m;
+        }
+    }
+    atomic_store_explicit(&ux->reg_lo, lo, memory_order_relaxed);
+    atomic_store_explicit(&ux->reg_hi, hi, memory_order_relaxed);
+    return dead;
+}
+
+static void reg_destroy_list(tdm_ucx_t *ux, tdm_ucx_mem_t *m) {
+    while (m) {
+        tdm_ucx_mem_t *next = m->next;
+        reg_destroy(ux, m);
+        m = next;
+    }
+}
+
 int tdm_ucx_mem_reg(tdm_ucx_t *ux, void *base, size_t len, tdm_ucx_mem_t **mem_p) {
     if (!base || !len)
         return fail(ux, TDM_UCX_ERR_INVALID, "tdm_ucx_mem_reg: empty range %p+%zu (rank %d)", base,
                     len, ux->rank);
     UX_LOCK(ux);
+    if (!ux->reg_hook_tried)
+        reg_hook(ux);
+    tdm_ucx_mem_t *dead = reg_drop_unmapped(ux);
     for (tdm_ucx_mem_t *m = ux->reg_head; m; m = m->next) {
         if (m->base == base && m->len == len) {
             if (m->refs++ == 0)
@@ -1043,12 +1158,14 @@ int tdm_ucx_mem_reg(tdm_ucx_t *ux, void *base, size_t len, tdm_ucx_mem_t **mem_p
             reg_push_front(ux, m);
             ux->st.reg_hits++;
             UX_UNLOCK(ux);
+            reg_destroy_list(ux, dead);
             *mem_p = m;
             return 0;
         }
     }
     ux->st.reg_misses++;
     UX_UNLOCK(ux);
+    reg_destroy_list(ux, dead);
     tdm_ucx_mem_t *m = calloc(1, sizeof(*m));
     if (!m)
         return fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_mem_reg: out of memory (rank %d)", ux->rank);
@@ -1075,6 +1192,12 @@ int tdm_ucx_mem_reg(tdm_ucx_t *ux, void *base, size_t len, tdm_ucx_mem_t **mem_p
     m->refs = 1;
     UX_LOCK(ux);
     reg_push_front(ux, m);
+    /* widen the hook's filter before the buffer can be unmapped (its use has not begun) */
+    uintptr_t b = (uintptr_t)base, e = b + len;
+    if (b < atomic_load_explicit(&ux->reg_lo, memory_order_relaxed))
+        atomic_store_explicit(&ux->reg_lo, b, memory_order_relaxed);
+    if (e > atomic_load_explicit(&ux->reg_hi, memory_order_relaxed))
+        atomic_store_explicit(&ux->reg_hi, e, memory_order_relaxed);
     UX_UNLOCK(ux);
     *mem_p = m;
     return 0;
@@ -1083,7 +1206,10 @@ int tdm_ucx_mem_reg(tdm_ucx_t *ux, void *base, size_t len, tdm_ucx_mem_t **mem_p
 void tdm_ucx_mem_dereg(tdm_ucx_t *ux, tdm_ucx_mem_t *mem) {
     tdm_ucx_mem_t *evict = NULL;
     UX_LOCK(ux);
-    if (--mem->refs == 0) {
+    if (--mem->refs == 0 && mem->stale) {
+        evict = mem; /* dropped from the cache while in use */
+        evict->next = NULL;
+    } else if (mem->refs == 0) {
         ux->reg_idle++;
         /* evict the least recently used idle registrations beyond the cap */
         for (tdm_ucx_mem_t *m = ux->reg_tail; m && ux->reg_idle > ux->reg_cap;) {
@@ -1337,6 +1463,7 @@ int tdm_ucx_init(const tdm_ucx_config_t *cfg, tdm_ucx_t **ux_p) {
     pthread_mutex_init(&ux->lock, NULL);
     pthread_mutex_init(&ux->progress_lock, NULL);
     pthread_mutex_init(&ux->ep_lock, NULL);
+    pthread_mutex_init(&ux->unmapped_mu, NULL);
     ux->read_limit = ux->read_tokens = (int)TDM_PARAM_I(UCX_MAX_READS);
     ux->reg_cap = (int)TDM_PARAM_I(UCX_REG_CACHE);
     ux->am_max = (size_t)TDM_PARAM_I(UCX_AM_MAX);
@@ -1446,6 +1573,7 @@ err_free:;
     pthread_mutex_destroy(&ux->lock);
     pthread_mutex_destroy(&ux->progress_lock);
     pthread_mutex_destroy(&ux->ep_lock);
+    pthread_mutex_destroy(&ux->unmapped_mu);
     free(ux->peers);
     free(ux);
     return rc;
@@ -1549,6 +1677,8 @@ int tdm_ucx_fini(tdm_ucx_t *ux) {
         }
         free(p->addr);
     }
+    if (ux->reg_hooked) /* returns once no callback runs */
+        ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, reg_unmapped_cb, ux);
     while (ux->reg_head) {
         tdm_ucx_mem_t *m = ux->reg_head;
         if (m->refs)
@@ -1569,6 +1699,7 @@ int tdm_ucx_fini(tdm_ucx_t *ux) {
     pthread_mutex_destroy(&ux->lock);
     pthread_mutex_destroy(&ux->progress_lock);
     pthread_mutex_destroy(&ux->ep_lock);
+    pthread_mutex_destroy(&ux->unmapped_mu);
     free(ux);
     return rc;
 }

@@ -99,6 +99,7 @@ typedef struct tdm_ucx_stats {
     uint64_t reads_max_outstanding;    /* most gets in flight at once */
     uint64_t writes;                   /* puts issued */
     uint64_t reg_hits, reg_misses;     /* registration cache */
+    uint64_t reg_dropped;              /* cached registrations dropped: their memory was unmapped */
 } tdm_ucx_stats_t;
 
 bool tdm_ucx_built(void);
