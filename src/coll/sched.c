@@ -39,7 +39,7 @@
 #include <string.h>
 #include <time.h>
 
-typedef enum { STEP_SEND, STEP_RECV, STEP_COPY, STEP_REDUCE, STEP_ROUND } step_kind_t;
+typedef enum { STEP_SEND, STEP_RECV, STEP_COPY, STEP_REDUCE, STEP_ROUND, STEP_THEN } step_kind_t;
 
 typedef struct step {
     uint8_t kind;
@@ -49,7 +49,10 @@ typedef struct step {
     void *rbuf;
     size_t scount, rcount;
     tdm_dtype_t *sdt, *rdt;
-    tdm_op_t *op;
+    union {                        /* a step record stays 64 bytes */
+        tdm_op_t *op;              /* STEP_REDUCE */
+        tdm_sched_then_fn_t *then; /* STEP_THEN (its argument in sbuf) */
+    };
 } step_t;
 
 typedef struct tmp {
@@ -457,7 +460,7 @@ static void record(tdm_sched_t *s, const step_t *step) {
         tdm_dtype_retain(st->sdt);
     if (st->rdt)
         tdm_dtype_retain(st->rdt);
-    if (st->op)
+    if (st->kind != STEP_THEN && st->op)
         tdm_op_retain(st->op);
 }
 
@@ -551,12 +554,21 @@ void tdm_sched_round(tdm_sched_t *s) {
     record(s, &(step_t){.kind = STEP_ROUND});
 }
 
+void tdm_sched_then(tdm_sched_t *s, tdm_sched_then_fn_t *fn, void *arg, tdm_dtype_t *keep) {
+    tdm_sched_round(s);
+    if (s->immediate) { /* the round waited: what fn sizes by is here */
+        fn(s, arg);
+        return;
+    }
+    record(s, &(step_t){.kind = STEP_THEN, .sbuf = arg, .sdt = keep, .then = fn});
+}
+
 void tdm_sched_free(tdm_sched_t *s) {
     if (TDM_UNLIKELY(s->nheld))
         tdm_sched_round(s);
     for (size_t i = 0; i < s->n; i++) {
         step_t *st = &s->steps[i];
-        tdm_coll_refs_release(st->sdt, st->rdt, st->op);
+        tdm_coll_refs_release(st->sdt, st->rdt, st->kind != STEP_THEN ? st->op : NULL);
     }
     for (size_t i = 0; i < s->ntmps; i++)
         tmp_put(s->tmps[i].p, s->tmps[i].n);
@@ -792,6 +804,10 @@ static void run_step(tdm_sched_t *s, step_t *st) {
         break;
     case STEP_REDUCE:
         tdm_op_apply(st->op, st->sbuf, st->rbuf, st->scount, st->sdt);
+        break;
+    case STEP_THEN:
+        /* appends steps, which may move s->steps: st is not used after */
+        st->then(s, (void *)st->sbuf);
         break;
     case STEP_ROUND:
         break;

@@ -57,6 +57,14 @@ void tdm_sched_copy(tdm_sched_t *s, const void *sbuf, size_t scount, tdm_dtype_t
 void tdm_sched_reduce(tdm_sched_t *s, const void *in, void *inout, size_t count, tdm_dtype_t *dt,
                       tdm_op_t *op);
 void tdm_sched_round(tdm_sched_t *s);
+/* A step that builds the rest of the schedule once everything before it is done (it ends
+ * the round before it): fn(s, arg) then adds the steps that follow, sized by what the
+ * steps before received (a node's counts, known to its leader only when they arrive).
+ * It must be the last step the builder adds; fn may set views and take temporaries.
+ * `arg` must live as long as the schedule (a temporary of it); `keep` (or NULL), a
+ * datatype fn uses, is retained until the schedule ends. Immediate: fn runs at once. */
+typedef void tdm_sched_then_fn_t(tdm_sched_t *s, void *arg);
+void tdm_sched_then(tdm_sched_t *s, tdm_sched_then_fn_t *fn, void *arg, tdm_dtype_t *keep);
 /* Start the schedule (which it then owns). req_p NULL: wait for it and free it.
  * Returns TDM_OK or the first error (a failed build, truncation...). */
 int tdm_sched_run(tdm_sched_t *s, tdm_req_t **req_p);
