@@ -5,7 +5,7 @@
  * so the rendezvous selection sees Irecv x Send (RPUT: each sender writes into
  * the root's buffer in parallel) and Isend x Recv (RGET: each receiver reads).
  * The root copies its own block after posting the others, so the copy overlaps
- * the peers' transfers. The fixed-count forms run node-aware where the chooser says so
+ * the peers' transfers. On several nodes they run node-aware where the chooser says so
  * (node.c).
  */
 #include "select.h"
@@ -19,13 +19,26 @@ int tdm_coll_gatherv(const void *sbuf, size_t scount, tdm_dtype_t *sdt, void *rb
     if (!s)
         return TDM_ERR_NOMEM;
     int p = comm->size, r = comm->rank;
-    /* one block's bytes, the same at every rank */
-    size_t blk = r != root || sbuf != TDM_COLL_IN_PLACE ? scount * sdt->size : rcount * rdt->size;
-    const tdm_comm_nodes_t *nm =
-        fixed && p > 1 ? tdm_coll_node_choose(TDM_COLL_GATHER, comm, blk, true) : NULL;
-    if (nm) { /* a leader's message holds its node's blocks */
-        tdm_sched_immediate(s, (size_t)nm->max_local * blk);
-        tdm_coll_gather_node(s, nm, sbuf, scount, sdt, rbuf, rcount, rdt, root);
+    const tdm_comm_nodes_t *nm = NULL;
+    if (p > 1 && tdm_coll_node_maybe()) {
+        /* this rank's block: in a fixed form, the same at every rank */
+        size_t blk = r != root || sbuf != TDM_COLL_IN_PLACE
+                         ? scount * sdt->size
+                         : tdm_coll_count_of(rcounts, rcount, r) * rdt->size;
+        nm = tdm_coll_node_choose(fixed ? TDM_COLL_GATHER : TDM_COLL_GATHERV, comm, blk, true);
+    }
+    if (nm) {
+        tdm_coll_rooted_node(s, nm,
+                             &(tdm_coll_rooted_t){.buf = rbuf,
+                                                  .counts = rcounts,
+                                                  .displs = displs,
+                                                  .count = rcount,
+                                                  .dt = rdt,
+                                                  .own = (void *)sbuf,
+                                                  .own_count = scount,
+                                                  .own_dt = sdt,
+                                                  .root = root,
+                                                  .fixed = fixed});
         return tdm_sched_run(s, req_p);
     }
     tdm_sched_immediate(s, r != root   ? scount * sdt->size
@@ -74,13 +87,26 @@ int tdm_coll_scatterv(const void *sbuf, tdm_coll_arr_t scounts, tdm_coll_arr_t d
     tdm_sched_t *s = tdm_sched_new(comm, req_p == NULL);
     if (!s)
         return TDM_ERR_NOMEM;
-    size_t blk =
-        comm->rank != root || rbuf != TDM_COLL_IN_PLACE ? rcount * rdt->size : scount * sdt->size;
-    const tdm_comm_nodes_t *nm =
-        fixed && comm->size > 1 ? tdm_coll_node_choose(TDM_COLL_SCATTER, comm, blk, true) : NULL;
+    const tdm_comm_nodes_t *nm = NULL;
+    if (comm->size > 1 && tdm_coll_node_maybe()) {
+        size_t blk = comm->rank != root || rbuf != TDM_COLL_IN_PLACE
+                         ? rcount * rdt->size
+                         : tdm_coll_count_of(scounts, scount, root) * sdt->size;
+        nm = tdm_coll_node_choose(fixed ? TDM_COLL_SCATTER : TDM_COLL_SCATTERV, comm, blk, true);
+    }
     if (nm) {
-        tdm_sched_immediate(s, (size_t)nm->max_local * blk);
-        tdm_coll_scatter_node(s, nm, sbuf, scount, sdt, rbuf, rcount, rdt, root);
+        tdm_coll_rooted_node(s, nm,
+                             &(tdm_coll_rooted_t){.buf = (void *)sbuf,
+                                                  .counts = scounts,
+                                                  .displs = displs,
+                                                  .count = scount,
+                                                  .dt = sdt,
+                                                  .own = rbuf,
+                                                  .own_count = rcount,
+                                                  .own_dt = rdt,
+                                                  .root = root,
+                                                  .fixed = fixed,
+                                                  .scatter = true});
         return tdm_sched_run(s, req_p);
     }
     tdm_sched_immediate(s, comm->rank != root ? rcount * rdt->size

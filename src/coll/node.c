@@ -230,137 +230,220 @@ void tdm_coll_allgather_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const v
                            tdm_coll_at(rbuf, (size_t)nm->order[i] * rcount, rdt), rcount, rdt);
 }
 
-/* Are node k's ranks consecutive in the communicator (its run of blocks one piece of the
- * root's buffer)? */
-static bool node_consecutive(const tdm_comm_nodes_t *nm, int k) {
-    return nm->order[nm->first[k + 1] - 1] - nm->order[nm->first[k]] ==
-           nm->first[k + 1] - nm->first[k] - 1;
+/* ---- Gather(v) and Scatter(v): one skeleton, the data flowing to or from the root ---- */
+
+/* Send when the data flows this way (`out`), else receive. */
+static void xfer(tdm_sched_t *s, bool out, void *buf, size_t count, tdm_dtype_t *dt, int peer,
+                 int flags) {
+    if (out)
+        tdm_sched_send(s, buf, count, dt, peer, flags);
+    else
+        tdm_sched_recv(s, buf, count, dt, peer, flags);
 }
 
-/* Each node's blocks gather at its leader (in node order, packed), then every leader's run
- * goes to the root in one message, straight into rbuf where the node's ranks are
- * consecutive, else through a temporary unpacked block by block into rank order. The
- * root's own node sends to it directly. */
-void tdm_coll_gather_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf,
-                          size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount,
-                          tdm_dtype_t *rdt, int root) {
-    int p, me = tdm_sched_rank(s, &p);
-    const int *lead = leaders_with(s, nm, root);
-    if (!lead)
-        return;
+/* Copy a into b when `out`, else b into a. */
+static void copy_dir(tdm_sched_t *s, bool out, void *a, size_t an, tdm_dtype_t *adt, void *b,
+                     size_t bn, tdm_dtype_t *bdt) {
+    if (out)
+        tdm_sched_copy(s, a, an, adt, b, bn, bdt);
+    else
+        tdm_sched_copy(s, b, bn, bdt, a, an, adt);
+}
+
+static size_t blk_count(const tdm_coll_rooted_t *c, int r) {
+    return tdm_coll_count_of(c->counts, c->count, r);
+}
+
+static void *blk_at(const tdm_coll_rooted_t *c, int r) {
+    return tdm_coll_at(c->buf, tdm_coll_disp_of(c->displs, c->count, r), c->dt);
+}
+
+/* Do node k's blocks follow one another in node order in the root's buffer (its run one
+ * piece of it, sent or received as such)? Its items into *items_p. */
+static bool run_direct(const tdm_comm_nodes_t *nm, const tdm_coll_rooted_t *c, int k,
+                       size_t *items_p) {
+    size_t at = tdm_coll_disp_of(c->displs, c->count, nm->order[nm->first[k]]), items = 0;
+    bool direct = true;
+    for (int j = nm->first[k]; j < nm->first[k + 1]; j++) {
+        int r = nm->order[j];
+        direct = direct && tdm_coll_disp_of(c->displs, c->count, r) == at + items;
+        items += blk_count(c, r);
+    }
+    *items_p = items;
+    return direct;
+}
+
+/* Node k's blocks between their places in the root's buffer and a packed run at t. */
+static void run_copy(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const tdm_coll_rooted_t *c, int k,
+                     char *t) {
     tdm_dtype_t *byte = tdm_coll_byte_type();
-    int mine = lead[nm->node], rnode = nm->node_of[root];
-    view_locals(s, nm);
-    if (me == root) {
-        size_t blk = rcount * rdt->size;
-        char *t = NULL;
-        for (int i = 0; i < nm->nlocal; i++)
-            if (i != nm->local)
-                tdm_sched_recv(s, tdm_coll_at(rbuf, (size_t)nm->locals[i] * rcount, rdt), rcount,
-                               rdt, i, TDM_SCHED_AHEAD);
-        tdm_sched_view(s, lead, nm->n, nm->node);
-        for (int k = 0; k < nm->n; k++) {
-            if (k == nm->node)
-                continue;
-            size_t cnt = (size_t)(nm->first[k + 1] - nm->first[k]);
-            if (node_consecutive(nm, k)) {
-                tdm_sched_recv(s, tdm_coll_at(rbuf, (size_t)nm->order[nm->first[k]] * rcount, rdt),
-                               cnt * rcount, rdt, k, TDM_SCHED_AHEAD);
-                continue;
-            }
-            if (!t && !(t = tdm_sched_tmp(s, (size_t)p * blk)))
-                return;
-            tdm_sched_recv(s, t + (size_t)nm->first[k] * blk, cnt * blk, byte, k, TDM_SCHED_AHEAD);
+    for (int j = nm->first[k]; j < nm->first[k + 1]; j++) {
+        int r = nm->order[j];
+        size_t n = blk_count(c, r), b = n * c->dt->size;
+        copy_dir(s, c->scatter, blk_at(c, r), n, c->dt, t, b, byte);
+        t += b;
+    }
+}
+
+/* The root: every other node's run to (from) its leader in one message, from its place
+ * in the buffer where the node's blocks follow one another, else packed in a temporary;
+ * the blocks of its own node to (from) their ranks directly. */
+static void rooted_root(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const int *lead,
+                        const tdm_coll_rooted_t *c) {
+    bool out = c->scatter;
+    tdm_dtype_t *byte = tdm_coll_byte_type();
+    size_t items, tbytes = 0;
+    for (int k = 0; k < nm->n; k++)
+        if (k != nm->node && !run_direct(nm, c, k, &items))
+            tbytes += items * c->dt->size;
+    char *t = tbytes ? tdm_sched_tmp(s, tbytes) : NULL;
+    if (tbytes && !t)
+        return;
+    size_t off = 0;
+    tdm_sched_view(s, lead, nm->n, nm->node);
+    for (int k = 0; k < nm->n; k++) {
+        if (k == nm->node)
+            continue;
+        if (run_direct(nm, c, k, &items)) {
+            xfer(s, out, blk_at(c, nm->order[nm->first[k]]), items, c->dt, k, TDM_SCHED_AHEAD);
+            continue;
         }
-        if (sbuf != TDM_COLL_IN_PLACE)
-            tdm_sched_copy(s, sbuf, scount, sdt, tdm_coll_at(rbuf, (size_t)root * rcount, rdt),
-                           rcount, rdt);
+        size_t b = items * c->dt->size;
+        if (out)
+            run_copy(s, nm, c, k, t + off);
+        xfer(s, out, t + off, b, byte, k, TDM_SCHED_AHEAD);
+        off += b;
+    }
+    view_locals(s, nm);
+    for (int i = 0; i < nm->nlocal; i++)
+        if (i != nm->local)
+            xfer(s, out, blk_at(c, nm->locals[i]), blk_count(c, nm->locals[i]), c->dt, i,
+                 TDM_SCHED_AHEAD);
+    if (c->own != TDM_COLL_IN_PLACE)
+        copy_dir(s, out, blk_at(c, c->root), blk_count(c, c->root), c->dt, c->own, c->own_count,
+                 c->own_dt);
+    tdm_sched_round(s);
+    off = 0;
+    for (int k = 0; !out && t && k < nm->n; k++)
+        if (k != nm->node && !run_direct(nm, c, k, &items)) {
+            run_copy(s, nm, c, k, t + off);
+            off += items * c->dt->size;
+        }
+}
+
+/* A leader of a node without the root, once it knows each of its ranks' bytes: the
+ * node's blocks packed in node order, one message to (from) the root, the blocks handed
+ * to (taken from) the node's ranks. */
+typedef struct rooted_leader {
+    const tdm_comm_nodes_t *nm;
+    const int *lead;
+    const uint64_t *bytes; /* by local index */
+    void *own;
+    size_t own_count;
+    tdm_dtype_t *own_dt;
+    int rnode;
+    bool scatter;
+} rooted_leader_t;
+
+static void rooted_leader(tdm_sched_t *s, void *arg) {
+    const rooted_leader_t *l = arg;
+    const tdm_comm_nodes_t *nm = l->nm;
+    tdm_dtype_t *byte = tdm_coll_byte_type();
+    size_t total = 0;
+    for (int i = 0; i < nm->nlocal; i++)
+        total += l->bytes[i];
+    char *run = tdm_sched_tmp(s, total), *mine = run;
+    if (!run)
+        return;
+    if (l->scatter) {
+        tdm_sched_view(s, l->lead, nm->n, nm->node);
+        tdm_sched_recv(s, run, total, byte, l->rnode, 0);
         tdm_sched_round(s);
-        for (int k = 0; t && k < nm->n; k++)
-            if (k != nm->node && !node_consecutive(nm, k))
-                for (int j = nm->first[k]; j < nm->first[k + 1]; j++)
-                    tdm_sched_copy(s, t + (size_t)j * blk, blk, byte,
-                                   tdm_coll_at(rbuf, (size_t)nm->order[j] * rcount, rdt), rcount,
-                                   rdt);
-    } else if (me == mine && nm->node != rnode) {
-        size_t blk = scount * sdt->size;
-        char *t = tdm_sched_tmp(s, (size_t)nm->nlocal * blk);
-        if (!t)
-            return;
-        for (int i = 0; i < nm->nlocal; i++)
-            if (i != nm->local)
-                tdm_sched_recv(s, t + (size_t)i * blk, blk, byte, i, TDM_SCHED_AHEAD);
-        tdm_sched_copy(s, sbuf, scount, sdt, t + (size_t)nm->local * blk, blk, byte);
-        tdm_sched_round(s);
-        tdm_sched_view(s, lead, nm->n, nm->node);
-        tdm_sched_send(s, t, (size_t)nm->nlocal * blk, byte, rnode, 0);
-        tdm_sched_round(s);
-    } else {
-        tdm_sched_send(s, sbuf, scount, sdt, local_index(nm, mine), 0);
+    }
+    view_locals(s, nm);
+    size_t off = 0;
+    for (int i = 0; i < nm->nlocal; off += l->bytes[i], i++)
+        if (i != nm->local)
+            xfer(s, l->scatter, run + off, l->bytes[i], byte, i, TDM_SCHED_AHEAD);
+        else
+            mine = run + off;
+    copy_dir(s, !l->scatter, l->own, l->own_count, l->own_dt, mine, l->bytes[nm->local], byte);
+    tdm_sched_round(s);
+    if (!l->scatter) {
+        tdm_sched_view(s, l->lead, nm->n, nm->node);
+        tdm_sched_send(s, run, total, byte, l->rnode, 0);
         tdm_sched_round(s);
     }
     tdm_sched_view(s, NULL, 0, 0);
 }
 
-/* The reverse of the Gather: the root sends each other node's run of blocks to its leader
- * (straight from sbuf where the node's ranks are consecutive, else packed into a
- * temporary first) and the blocks of its own node directly; each leader hands out its
- * node's blocks. */
-void tdm_coll_scatter_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf,
-                           size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount,
-                           tdm_dtype_t *rdt, int root) {
+/*
+ * The root sends (receives) each other node's run of blocks to (from) its leader in one
+ * message and its own node's blocks directly; each leader hands out (gathers) its
+ * node's blocks. Blocks travel between ranks as bytes: away from the root only the own
+ * block's type is significant, so the leaders cannot use the root's.
+ *
+ * A v form's counts are the root's alone, yet a leader must size its node's run. Each
+ * rank of a node without the root sends its byte count to its leader first, over
+ * shared memory, and the leader builds the rest of the schedule once they are in
+ * (tdm_sched_then): no message crosses the network for them. (The root sending each
+ * leader its node's counts would add one network message per node, and a round trip's
+ * latency before the data.) The fixed forms skip that step: every block is as large as
+ * the leader's own.
+ */
+void tdm_coll_rooted_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const tdm_coll_rooted_t *c) {
     int p, me = tdm_sched_rank(s, &p);
-    const int *lead = leaders_with(s, nm, root);
+    const int *lead = leaders_with(s, nm, c->root);
     if (!lead)
         return;
     tdm_dtype_t *byte = tdm_coll_byte_type();
-    int mine = lead[nm->node], rnode = nm->node_of[root];
-    if (me == root) {
-        size_t blk = scount * sdt->size;
-        char *t = NULL;
-        tdm_sched_view(s, lead, nm->n, nm->node);
-        for (int k = 0; k < nm->n; k++) {
-            if (k == nm->node)
-                continue;
-            size_t cnt = (size_t)(nm->first[k + 1] - nm->first[k]);
-            if (node_consecutive(nm, k)) {
-                tdm_sched_send(s, tdm_coll_at(sbuf, (size_t)nm->order[nm->first[k]] * scount, sdt),
-                               cnt * scount, sdt, k, TDM_SCHED_AHEAD);
-                continue;
-            }
-            if (!t && !(t = tdm_sched_tmp(s, (size_t)p * blk)))
-                return;
-            for (int j = nm->first[k]; j < nm->first[k + 1]; j++)
-                tdm_sched_copy(s, tdm_coll_at(sbuf, (size_t)nm->order[j] * scount, sdt), scount,
-                               sdt, t + (size_t)j * blk, blk, byte);
-            tdm_sched_send(s, t + (size_t)nm->first[k] * blk, cnt * blk, byte, k, TDM_SCHED_AHEAD);
+    int mine = lead[nm->node], rnode = nm->node_of[c->root];
+    bool far = nm->node != rnode; /* the counts step, for a v form */
+    size_t own = me == c->root && c->own == TDM_COLL_IN_PLACE ? blk_count(c, me) * c->dt->size
+                                                              : c->own_count * c->own_dt->size;
+    /* a fixed form's largest message is a leader's run; a v form's leader and root do
+     * not know theirs yet (rooted_leader sizes it) */
+    tdm_sched_immediate(s, c->fixed                               ? (size_t)nm->max_local * own
+                           : me == c->root || (me == mine && far) ? SIZE_MAX
+                                                                  : own);
+    if (me == c->root) {
+        rooted_root(s, nm, lead, c);
+    } else if (me == mine && far) {
+        uint64_t *bytes = tdm_sched_tmp(s, (size_t)nm->nlocal * sizeof(uint64_t));
+        rooted_leader_t *l = tdm_sched_tmp(s, sizeof(*l));
+        if (!bytes || !l)
+            return;
+        *l = (rooted_leader_t){.nm = nm,
+                               .lead = lead,
+                               .bytes = bytes,
+                               .own = c->own,
+                               .own_count = c->own_count,
+                               .own_dt = c->own_dt,
+                               .rnode = rnode,
+                               .scatter = c->scatter};
+        for (int i = 0; i < nm->nlocal; i++)
+            bytes[i] = own;
+        if (c->fixed) {
+            rooted_leader(s, l);
+            return;
         }
         view_locals(s, nm);
         for (int i = 0; i < nm->nlocal; i++)
             if (i != nm->local)
-                tdm_sched_send(s, tdm_coll_at(sbuf, (size_t)nm->locals[i] * scount, sdt), scount,
-                               sdt, i, TDM_SCHED_AHEAD);
-        if (rbuf != TDM_COLL_IN_PLACE)
-            tdm_sched_copy(s, tdm_coll_at(sbuf, (size_t)root * scount, sdt), scount, sdt, rbuf,
-                           rcount, rdt);
-        tdm_sched_round(s);
-    } else if (me == mine && nm->node != rnode) {
-        size_t blk = rcount * rdt->size;
-        char *t = tdm_sched_tmp(s, (size_t)nm->nlocal * blk);
-        if (!t)
-            return;
-        tdm_sched_view(s, lead, nm->n, nm->node);
-        tdm_sched_recv(s, t, (size_t)nm->nlocal * blk, byte, rnode, 0);
-        tdm_sched_round(s);
-        view_locals(s, nm);
-        for (int i = 0; i < nm->nlocal; i++)
-            if (i != nm->local)
-                tdm_sched_send(s, t + (size_t)i * blk, blk, byte, i, TDM_SCHED_AHEAD);
-        tdm_sched_copy(s, t + (size_t)nm->local * blk, blk, byte, rbuf, rcount, rdt);
-        tdm_sched_round(s);
+                tdm_sched_recv(s, &bytes[i], sizeof(uint64_t), byte, i, TDM_SCHED_AHEAD);
+        tdm_sched_then(s, rooted_leader, l, c->own_dt);
     } else {
         view_locals(s, nm);
-        tdm_sched_recv(s, rbuf, rcount, rdt, local_index(nm, mine), 0);
+        int to = local_index(nm, mine);
+        if (!c->fixed && far) {
+            uint64_t *b = tdm_sched_tmp(s, sizeof(uint64_t));
+            if (!b)
+                return;
+            *b = own;
+            tdm_sched_send(s, b, sizeof(uint64_t), byte, to, 0);
+            tdm_sched_round(s);
+        }
+        xfer(s, !c->scatter, c->own, c->own_count, c->own_dt, to, 0);
         tdm_sched_round(s);
     }
     tdm_sched_view(s, NULL, 0, 0);

@@ -143,11 +143,12 @@ static const coll_choice_t choices[TDM_COLL_NFLAT] = {
 
 /* Every kind's name, as the node-aware counters and TANDEM_COLL_INFO give it. */
 static const char *const kind_names[TDM_COLL_NKINDS] = {
-    [TDM_COLL_BCAST] = "bcast",          [TDM_COLL_REDUCE] = "reduce",
-    [TDM_COLL_ALLREDUCE] = "allreduce",  [TDM_COLL_ALLGATHER] = "allgather",
-    [TDM_COLL_ALLTOALL] = "alltoall",    [TDM_COLL_BARRIER] = "barrier",
-    [TDM_COLL_GATHER] = "gather",        [TDM_COLL_SCATTER] = "scatter",
-    [TDM_COLL_ALLGATHERV] = "allgatherv"};
+    [TDM_COLL_BCAST] = "bcast",           [TDM_COLL_REDUCE] = "reduce",
+    [TDM_COLL_ALLREDUCE] = "allreduce",   [TDM_COLL_ALLGATHER] = "allgather",
+    [TDM_COLL_ALLTOALL] = "alltoall",     [TDM_COLL_BARRIER] = "barrier",
+    [TDM_COLL_GATHER] = "gather",         [TDM_COLL_SCATTER] = "scatter",
+    [TDM_COLL_ALLGATHERV] = "allgatherv", [TDM_COLL_GATHERV] = "gatherv",
+    [TDM_COLL_SCATTERV] = "scatterv"};
 
 /* The TANDEM_<COLL>_ALGORITHM setting, parsed once: -1 auto, or 0/1/2; again after
  * a write through MPI_T (tdm_coll_reconfigure): a strcmp per call showed in small
@@ -223,7 +224,7 @@ const tdm_comm_nodes_t *tdm_coll_node_choose(tdm_coll_kind_t kind, tdm_comm_t *c
 }
 
 static int forced_algo(tdm_coll_kind_t kind) {
-    /* Allgatherv runs Allgather's algorithms; Gather and Scatter have one each */
+    /* Allgatherv runs Allgather's algorithms; Gather(v) and Scatter(v) have one each */
     if (kind == TDM_COLL_ALLGATHERV)
         kind = TDM_COLL_ALLGATHER;
     else if (kind >= TDM_COLL_NFLAT)

@@ -16,11 +16,13 @@ typedef enum {
     TDM_COLL_ALLGATHER,
     TDM_COLL_ALLTOALL,
     TDM_COLL_BARRIER,
-    /* node-aware only: no flat chooser (Gather and Scatter are linear, Allgatherv takes
-     * Allgather's algorithm), but a node-aware form and its counters */
+    /* node-aware only: no flat chooser (Gather(v) and Scatter(v) are linear, Allgatherv
+     * takes Allgather's algorithm), but a node-aware form and its counters */
     TDM_COLL_GATHER,
     TDM_COLL_SCATTER,
     TDM_COLL_ALLGATHERV,
+    TDM_COLL_GATHERV,
+    TDM_COLL_SCATTERV,
     TDM_COLL_NKINDS
 } tdm_coll_kind_t;
 /* The kinds before it have a flat algorithm chooser (tdm_coll_choose). */
@@ -138,14 +140,26 @@ void tdm_coll_allreduce_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const v
 void tdm_coll_allgather_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf,
                              size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount,
                              tdm_dtype_t *rdt);
-/* Fixed counts. Blocks cross between nodes packed (bytes), as only the send (Gather) or
- * receive (Scatter) signature is known away from the root; the root may be in place. */
-void tdm_coll_gather_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf,
-                          size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount,
-                          tdm_dtype_t *rdt, int root);
-void tdm_coll_scatter_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf,
-                           size_t scount, tdm_dtype_t *sdt, void *rbuf, size_t rcount,
-                           tdm_dtype_t *rdt, int root);
+/* A Gather(v) or Scatter(v) as its node-aware form takes it. At the root, rank r's block
+ * is tdm_coll_count_of(counts, count, r) items of dt at tdm_coll_disp_of(displs, count, r)
+ * in buf (read while the schedule is built); at every rank `own` is its own block (the
+ * Gather's send buffer, the Scatter's receive buffer), TDM_COLL_IN_PLACE at a root whose
+ * block is in place. Blocks cross between nodes packed (bytes), as only the own block's
+ * signature is known away from the root. */
+typedef struct tdm_coll_rooted {
+    void *buf;
+    tdm_coll_arr_t counts, displs; /* absent: `count` each, rank order */
+    size_t count;
+    tdm_dtype_t *dt;
+    void *own;
+    size_t own_count;
+    tdm_dtype_t *own_dt;
+    int root;
+    bool fixed;   /* the fixed-count form at every rank: all blocks the size of one's own */
+    bool scatter; /* the data leaves the root (Scatter(v)), else it comes to it */
+} tdm_coll_rooted_t;
+/* Calls tdm_sched_immediate itself (only it knows each rank's largest message). */
+void tdm_coll_rooted_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const tdm_coll_rooted_t *c);
 /* Any counts and displacements; sbuf may be TDM_COLL_IN_PLACE. */
 void tdm_coll_allgatherv_node(tdm_sched_t *s, const tdm_comm_nodes_t *nm, const void *sbuf,
                               size_t scount, tdm_dtype_t *sdt, void *rbuf, tdm_coll_arr_t rcounts,

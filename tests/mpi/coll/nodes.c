@@ -12,10 +12,11 @@
  *   MPI_COMM_WORLD, on a copy whose ranks are reversed (the nodes then come in the
  *   other order) and on one without rank 0 (uneven nodes);
  * - Gather and Scatter (every root, in place at the root, contiguous and strided types on
- *   either side, mixed between ranks) and Allgatherv (counts with zeros, displacements in
- *   rank order and reversed with gaps, a strided receive type, in place), blocking, not
- *   ("nb") or persistent ("persist", each request started twice); Gatherv and Scatterv
- *   stay flat;
+ *   either side, mixed between ranks), Gatherv and Scatterv (the same, with counts with
+ *   zeros and displacements in rank order or reversed with gaps) and Allgatherv (counts
+ *   with zeros, displacements in rank order and reversed with gaps, a strided receive
+ *   type, in place), blocking, not ("nb") or persistent ("persist", each request started
+ *   twice);
  * - a non-commutative (associative) op keeps rank order: 2x2 matrix products;
  * - the node-aware algorithm ran when the library should choose it (performance
  *   variables tandem_coll_<kind>_node): on a communicator of several nodes with two ranks
@@ -209,16 +210,18 @@ static int val(int wr, int i) {
     return wr * 1000 + i + 1;
 }
 
-#define NKINDS 8
+#define NKINDS 10
 typedef struct counters {
     MPI_T_pvar_session s;
     MPI_T_pvar_handle h[NKINDS];
 } counters_t;
-static const char *const kinds[NKINDS] = {"barrier",   "bcast",  "reduce",  "allreduce",
-                                          "allgather", "gather", "scatter", "allgatherv"};
+static const char *const kinds[NKINDS] = {"barrier",   "bcast",   "reduce",  "allreduce",
+                                          "allgather", "gather",  "scatter", "allgatherv",
+                                          "gatherv",   "scatterv"};
 /* the TANDEM_<COLL>_ALGORITHM that keeps each flat in auto (Allgatherv: Allgather's) */
-static const char *const envs[NKINDS] = {"BARRIER",   "BCAST",  "REDUCE",  "ALLREDUCE",
-                                         "ALLGATHER", "GATHER", "SCATTER", "ALLGATHER"};
+static const char *const envs[NKINDS] = {"BARRIER",   "BCAST",   "REDUCE",  "ALLREDUCE",
+                                         "ALLGATHER", "GATHER",  "SCATTER", "ALLGATHER",
+                                         "GATHERV",   "SCATTERV"};
 
 static void read_all(counters_t *ct, unsigned long long *v) {
     for (int k = 0; k < NKINDS; k++)
@@ -246,7 +249,88 @@ static void check_counts(counters_t *ct, const unsigned long long *before, const
     }
 }
 
-/* Gather and Scatter (every root), and Allgatherv, with the node-aware counters. */
+/* Gatherv and Scatterv at one root: rank r's block is cnt + r ints, none when r % 3 == 1;
+ * the root's displacements in rank order packed, or from the last rank down with a gap
+ * of one item; the root's buffer an int every other int or not, in place or not; odd
+ * ranks send or receive their own block strided too. */
+static void test_v(MPI_Comm c, const char *what, const int *wr, int cnt, int root, int *calls) {
+    int n, me;
+    MPI_Comm_size(c, &n);
+    MPI_Comm_rank(c, &me);
+    int *vc = malloc(sizeof(int) * (size_t)n), *vd = malloc(sizeof(int) * (size_t)n);
+    int total = 0;
+    for (int r = 0; r < n; r++)
+        vc[r] = r % 3 == 1 ? 0 : cnt + r, total += vc[r] + 1;
+    int *g = malloc(sizeof(int) * 2 * (size_t)total),
+        *want = malloc(sizeof(int) * 2 * (size_t)total);
+    int *a = malloc(sizeof(int) * 2 * (size_t)(cnt + n));
+    MPI_Datatype every2; /* an int every other int */
+    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &every2);
+    MPI_Type_commit(&every2);
+    MPI_Datatype mytype = me % 2 ? every2 : MPI_INT;
+    int sd = me % 2 ? 2 : 1, mine = vc[me];
+    for (int v = 0; v < 8; v++) {
+        if (cnt > 1000 && v != 0 && v != 7) /* large: the plainest case and every twist at once */
+            continue;
+        int inplace = v & 1, rstrided = (v >> 1) & 1, reversed = v >> 2;
+        MPI_Datatype rt = rstrided ? every2 : MPI_INT;
+        int stride = rstrided ? 2 : 1, ip = inplace && me == root;
+        for (int r = 0, at = 0; r < n; r++) {
+            int q = reversed ? n - 1 - r : r;
+            vd[q] = at;
+            at += vc[q] + reversed;
+        }
+        /* the root's buffer as it should end (Gatherv) or start (Scatterv, + 7) */
+        for (int i = 0; i < 2 * total; i++)
+            want[i] = -1;
+        for (int r = 0; r < n; r++)
+            for (int i = 0; i < vc[r]; i++)
+                want[(size_t)(vd[r] + i) * stride] = val(wr[r], i);
+        /* Gatherv */
+        for (int i = 0; i < 2 * (cnt + n); i++)
+            a[i] = i % sd || i / sd >= mine ? -7 : val(wr[me], i / sd);
+        for (int i = 0; i < 2 * total; i++)
+            g[i] = -1;
+        if (ip)
+            for (int i = 0; i < mine; i++)
+                g[(size_t)(vd[me] + i) * stride] = val(wr[me], i);
+        const void *sb = ip ? MPI_IN_PLACE : a;
+        const int *rc = me == root ? vc : NULL, *rd = me == root ? vd : NULL;
+        COLL3(MPI_Gatherv(sb, mine, mytype, g, rc, rd, rt, root, c),
+              MPI_Igatherv(sb, mine, mytype, g, rc, rd, rt, root, c, RQ),
+              MPI_Gatherv_init(sb, mine, mytype, g, rc, rd, rt, root, c, MPI_INFO_NULL, &rq_));
+        calls[8] += RUNS;
+        if (me == root)
+            for (int i = 0; i < 2 * total; i++)
+                M_CHECK(g[i] == want[i], "%s: gatherv n=%d root %d%s%s%s: [%d] = %d, want %d", what,
+                        cnt, root, inplace ? " in place" : "", rstrided ? " strided" : "",
+                        reversed ? " reversed" : "", i, g[i], want[i]);
+        /* Scatterv */
+        for (int i = 0; i < 2 * total; i++)
+            g[i] = me == root && want[i] != -1 ? want[i] + 7 : -1;
+        for (int i = 0; i < 2 * (cnt + n); i++)
+            a[i] = -3;
+        void *rb = ip ? MPI_IN_PLACE : a;
+        COLL3(MPI_Scatterv(g, rc, rd, rt, rb, mine, mytype, root, c),
+              MPI_Iscatterv(g, rc, rd, rt, rb, mine, mytype, root, c, RQ),
+              MPI_Scatterv_init(g, rc, rd, rt, rb, mine, mytype, root, c, MPI_INFO_NULL, &rq_));
+        calls[9] += RUNS;
+        if (!ip)
+            for (int i = 0; i < 2 * (cnt + n); i++) {
+                int w = i % sd || i / sd >= mine ? -3 : val(wr[me], i / sd) + 7;
+                M_CHECK(a[i] == w, "%s: scatterv n=%d root %d%s%s: [%d] = %d, want %d", what, cnt,
+                        root, rstrided ? " strided" : "", reversed ? " reversed" : "", i, a[i], w);
+            }
+    }
+    MPI_Type_free(&every2);
+    free(vc);
+    free(vd);
+    free(g);
+    free(want);
+    free(a);
+}
+
+/* Gather(v) and Scatter(v) (every root), and Allgatherv, with the node-aware counters. */
 static void test_gathers(MPI_Comm c, const char *what, counters_t *ct, const int *wr) {
     int n, me;
     MPI_Comm_size(c, &n);
@@ -320,24 +404,7 @@ static void test_gathers(MPI_Comm c, const char *what, counters_t *ct, const int
                                 what, cnt, root, rstrided ? " strided" : "", i, a[i], want);
                     }
             }
-            /* the v forms stay flat (their counts are the root's alone) */
-            int *vc = malloc(sizeof(int) * (size_t)n), *vd = malloc(sizeof(int) * (size_t)n);
-            for (int r = 0; r < n; r++)
-                vc[r] = cnt, vd[r] = r * cnt;
-            for (int i = 0; i < cnt; i++)
-                a[i] = val(wr[me], i);
-            MPI_Gatherv(a, cnt, MPI_INT, b, me == root ? vc : NULL, me == root ? vd : NULL, MPI_INT,
-                        root, c);
-            if (me == root)
-                for (int r = 0; r < n; r++)
-                    M_CHECK(b[(size_t)r * cnt + (size_t)cnt - 1] == val(wr[r], cnt - 1),
-                            "%s: gatherv n=%d root %d: block %d", what, cnt, root, r);
-            MPI_Scatterv(b, me == root ? vc : NULL, me == root ? vd : NULL, MPI_INT, a, cnt,
-                         MPI_INT, root, c);
-            M_CHECK(a[cnt - 1] == val(wr[me], cnt - 1), "%s: scatterv n=%d root %d", what, cnt,
-                    root);
-            free(vc);
-            free(vd);
+            test_v(c, what, wr, cnt, root, calls);
         }
         /* Allgatherv: rank r brings cnt + r ints, none when r % 3 == 1 */
         int *rcounts = malloc(sizeof(int) * (size_t)n), *displs = malloc(sizeof(int) * (size_t)n);
