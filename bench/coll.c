@@ -8,9 +8,12 @@
  * Sizes are bytes per rank: the Bcast message, the Reduce/Allreduce vector
  * (MPI_FLOAT, MPI_SUM; sizes below 4 bytes are skipped), the block each rank
  * contributes to Gather/Allgather, receives from Scatter, exchanges with
- * each peer in Alltoall. Barrier runs once, at size 0.
+ * each peer in Alltoall. Barrier runs once, at size 0. Gatherv and Scatterv
+ * move the same blocks as Gather and Scatter, with counts and displacements
+ * given per rank (only when named: not in the default list).
  *
- * -c selects: bcast,reduce,allreduce,gather,scatter,allgather,alltoall,barrier
+ * -c selects: bcast,reduce,allreduce,gather,scatter,allgather,alltoall,barrier,
+ *             gatherv,scatterv
  */
 #include "common.h"
 
@@ -19,7 +22,8 @@
 #include <string.h>
 
 static const char *const coll_names[] = {"bcast",   "reduce",    "allreduce", "gather",
-                                         "scatter", "allgather", "alltoall",  "barrier"};
+                                         "scatter", "allgather", "alltoall",  "barrier",
+                                         "gatherv", "scatterv"};
 enum {
     C_BCAST,
     C_REDUCE,
@@ -29,8 +33,13 @@ enum {
     C_ALLGATHER,
     C_ALLTOALL,
     C_BARRIER,
+    C_GATHERV,
+    C_SCATTERV,
     C_N
 };
+
+/* Gatherv and Scatterv: every rank's count and displacement, set before each call */
+static int *vcounts, *vdispls;
 
 static int coll_selected(const char *list, const char *name) {
     char buf[256];
@@ -51,6 +60,11 @@ static float coll_val(int r, long it, size_t i) {
 static void coll_prepare(bench_t *b, int c, size_t size, long it, char *s, char *r) {
     int n = b->nprocs, me = b->rank;
     size_t cnt = size / sizeof(float);
+    if (c == C_GATHERV || c == C_SCATTERV) {
+        for (int p = 0; p < n; p++)
+            vcounts[p] = (int)size, vdispls[p] = p * (int)size;
+        c = c == C_GATHERV ? C_GATHER : C_SCATTER;
+    }
     switch (c) {
     case C_BCAST:
         if (me == 0)
@@ -99,6 +113,8 @@ static void coll_prepare(bench_t *b, int c, size_t size, long it, char *s, char 
 static void coll_check(bench_t *b, int c, size_t size, long it, char *s, char *r) {
     int n = b->nprocs, me = b->rank;
     size_t cnt = size / sizeof(float);
+    if (c == C_GATHERV || c == C_SCATTERV)
+        c = c == C_GATHERV ? C_GATHER : C_SCATTER;
     switch (c) {
     case C_BCAST:
         if (me != 0)
@@ -167,6 +183,12 @@ static void coll_call(bench_t *b, int c, size_t size, char *s, char *r) {
     case C_BARRIER:
         MPI_Barrier(w);
         break;
+    case C_GATHERV:
+        MPI_Gatherv(s, cnt, MPI_CHAR, r, vcounts, vdispls, MPI_CHAR, 0, w);
+        break;
+    case C_SCATTERV:
+        MPI_Scatterv(s, vcounts, vdispls, MPI_CHAR, r, cnt, MPI_CHAR, 0, w);
+        break;
     default:
         break;
     }
@@ -184,12 +206,15 @@ int main(int argc, char **argv) {
         .budget_s = 0.3,
         .list = "bcast,reduce,allreduce,gather,scatter,allgather,alltoall,barrier",
         .usage = "  -c LIST    collectives: bcast,reduce,allreduce,gather,scatter,allgather,\n"
-                 "             alltoall,barrier or all [all]\n"};
+                 "             alltoall,barrier,gatherv,scatterv or all\n"
+                 "             [all but gatherv,scatterv]\n"};
 
     bench_init(&b, "coll", &d, &argc, &argv);
     size_t max = bench_size_max(&b);
     bench_buf_alloc(&b, &sbuf, max * (size_t)b.nprocs, 1);
     bench_buf_alloc(&b, &rbuf, max * (size_t)b.nprocs, 1);
+    vcounts = malloc(sizeof(int) * 2 * (size_t)b.nprocs);
+    vdispls = vcounts + b.nprocs;
 
     for (int c = 0; c < C_N; c++) {
         if (!coll_selected(b.list, coll_names[c]))
@@ -237,6 +262,7 @@ int main(int argc, char **argv) {
     }
     bench_buf_free(&sbuf);
     bench_buf_free(&rbuf);
+    free(vcounts);
     bench_finalize(&b);
     return 0;
 }
