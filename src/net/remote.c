@@ -49,10 +49,12 @@ typedef struct rbuf {
     struct rbuf *next;
     int peer;
     uint32_t len;
-    uint64_t pad[6]; /* the body starts on a cache line, as a ring cell's does */
+    uint64_t pad[6]; /* the body starts on a cache line, as a ring cell's does; its last
+                      * TDM_UCX_FRAME bytes are tdm_ucx_send_framed's */
     unsigned char body[];
 } rbuf_t;
 _Static_assert(sizeof(rbuf_t) == 64, "a bounce buffer's head is one cache line");
+_Static_assert(sizeof(((rbuf_t *)0)->pad) >= TDM_UCX_FRAME, "room for the frame");
 
 static struct {
     tdm_ucx_t *ux;
@@ -141,7 +143,7 @@ static void tx_done(void *arg, int status) {
 static void remote_send_commit(int peer, size_t len) {
     rbuf_t *b = rm.resv[peer];
     rm.resv[peer] = NULL;
-    int rc = tdm_ucx_send(rm.ux, peer, NULL, 0, b->body, len, tx_done, b);
+    int rc = tdm_ucx_send_framed(rm.ux, peer, b->body, len, tx_done, b);
     if (rc != TDM_UCX_PENDING)
         tx_release(b);
     if (rc < 0 && !atomic_load(&rm.quiet)) {

@@ -6,6 +6,7 @@
  */
 #include "ucx.h"
 
+#include "base/lock.h"
 #include "base/log.h"
 #include "base/params.h"
 
@@ -127,6 +128,23 @@ typedef struct tdm_ucx_prefix {
     uint32_t hdr_len; /* | PREFIX_FETCH: a tdm_ucx_send_rndv packet */
 } tdm_ucx_prefix_t;
 #define PREFIX_FETCH 0x80000000u
+/* What tdm_ucx_send_framed writes in front of the packet: its completion, and the prefix,
+ * the first bytes on the wire. */
+typedef struct tdm_ucx_frame {
+    tdm_ucx_t *ux;
+    tdm_ucx_done_fn_t done;
+    void *arg;
+    uint32_t to;
+    uint32_t pad;
+    tdm_ucx_prefix_t pre;
+} tdm_ucx_frame_t;
+_Static_assert(sizeof(tdm_ucx_frame_t) == TDM_UCX_FRAME, "the frame fills TDM_UCX_FRAME");
+/* A framed packet (tdm_ucx_send_framed) goes as UCX's payload alone, the prefix at its
+ * start, when it is this small: UCX 1.13 reads a separate header until the send completes,
+ * so that one needs an operation from the free list to live in, where a frame lives in the
+ * caller's buffer. Forced eager, so the receiver always finds the prefix in the data;
+ * larger packets keep the prefix as UCX's header, free to go by UCX's rendezvous. */
+#define FRAMED_MAX 8192u
 
 /* A tdm_ucx_send_rndv packet's active-message payload: the UCX tag its data is sent
  * under (the sender's rank, then a sequence number of its own: unique in the job). */
@@ -248,9 +266,12 @@ struct tdm_ucx {
      * nor while a callback of the caller runs. `progress_lock` makes one thread at a
      * time the progress thread: the receive queues and the fetch list are its alone.
      * `ep_lock` makes endpoints one at a time: ucp_ep_create takes the worker's lock, under
-     * which UCX runs callbacks that take `lock`, so `lock` cannot be held across it. */
-    pthread_mutex_t lock;
-    pthread_mutex_t progress_lock;
+     * which UCX runs callbacks that take `lock`, so `lock` cannot be held across it.
+     * `lock` and `progress_lock` are tdm_lock_t: a process not running MPI_THREAD_MULTIPLE
+     * has one thread in here and pays a branch, where pthread mutexes cost two calls per
+     * op and per poll. */
+    tdm_lock_t lock;
+    tdm_lock_t progress_lock;
     pthread_mutex_t ep_lock;
     tdm_ucx_op_t *op_free;
     int read_tokens;
@@ -287,14 +308,14 @@ struct tdm_ucx {
 #define UX_LOCK(_ux)                                                                               \
     do {                                                                                           \
         if ((_ux)->mt)                                                                             \
-            pthread_mutex_lock(&(_ux)->lock);                                                      \
+            tdm_lock_acquire(&(_ux)->lock);                                                        \
     } while (0)
 #define UX_UNLOCK(_ux)                                                                             \
     do {                                                                                           \
         if ((_ux)->mt)                                                                             \
-            pthread_mutex_unlock(&(_ux)->lock);                                                    \
+            tdm_lock_release(&(_ux)->lock);                                                        \
     } while (0)
-#define UX_COUNT(_ux, _field, _n) __atomic_fetch_add(&(_ux)->st._field, (_n), __ATOMIC_RELAXED)
+#define UX_COUNT(_ux, _field, _n) TDM_COUNTER_ADD(&(_ux)->st._field, (_n))
 
 bool tdm_ucx_built(void) {
     return true;
@@ -532,7 +553,7 @@ static void send_done_cb(void *req, ucs_status_t status, void *user_data) {
     tdm_ucx_op_t *op = user_data;
     tdm_ucx_t *ux = op->ux;
     ucp_request_free(req);
-    __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+    TDM_COUNTER_SUB(&ux->pending, 1);
     int rc = map_status(status);
     if (rc && op->kind != OP_GET)
         tdm_debug(UCX, "operation toward rank %d ended with %s", op->peer,
@@ -562,7 +583,7 @@ static ucp_request_param_t op_param(tdm_ucx_op_t *op) {
 static bool op_issued(tdm_ucx_t *ux, ucs_status_ptr_t sp) {
     if (sp != NULL && !UCS_PTR_IS_ERR(sp))
         return true;
-    __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+    TDM_COUNTER_SUB(&ux->pending, 1);
     return false;
 }
 
@@ -580,7 +601,7 @@ static int am_send(tdm_ucx_t *ux, int peer, const char *what, const void *hdr, s
         prm.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
         prm.flags = UCP_AM_SEND_FLAG_EAGER;
     }
-    __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
+    TDM_COUNTER_ADD(&ux->pending, 1);
     ucs_status_ptr_t sp =
         ucp_am_send_nbx(ep, TDM_UCX_AM_ID, op->hdr, sizeof(pre) + hdr_len, data, len, &prm);
     UX_COUNT(ux, am_sent, 1);
@@ -634,6 +655,58 @@ int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const
     return am_send(ux, peer, "tdm_ucx_send", hdr, hdr_len, data, len, 0, op, ep);
 }
 
+/* A framed send's completion: the frame in front of the packet says whom to tell. */
+static void framed_done_cb(void *req, ucs_status_t status, void *user_data) {
+    tdm_ucx_frame_t *f = user_data;
+    tdm_ucx_t *ux = f->ux;
+    ucp_request_free(req);
+    TDM_COUNTER_SUB(&ux->pending, 1);
+    int rc = map_status(status);
+    if (rc)
+        tdm_debug(UCX, "a packet toward rank %u ended with %s", f->to, ucs_status_string(status));
+    ux->events++;
+    f->done(f->arg, rc); /* may reuse the packet's buffer: the last look at f */
+}
+
+int tdm_ucx_send_framed(tdm_ucx_t *ux, int peer, void *pkt, size_t len, tdm_ucx_done_fn_t done,
+                        void *arg) {
+    if (len + sizeof(tdm_ucx_prefix_t) > FRAMED_MAX || len > ux->am_max || !done)
+        return tdm_ucx_send(ux, peer, NULL, 0, pkt, len, done, arg);
+    int rc = check_peer(ux, peer, "tdm_ucx_send_framed");
+    ucp_ep_h ep;
+    if (rc || (rc = ep_get(ux, peer, &ep)))
+        return rc;
+    /* no operation from the free list: the frame holds what the completion needs */
+    tdm_ucx_frame_t *f = (tdm_ucx_frame_t *)((unsigned char *)pkt - TDM_UCX_FRAME);
+    f->ux = ux;
+    f->done = done;
+    f->arg = arg;
+    f->to = (uint32_t)peer;
+    f->pre = (tdm_ucx_prefix_t){.src = (uint32_t)ux->rank, .hdr_len = 0};
+    ucp_request_param_t prm = {
+        .op_attr_mask =
+            UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS,
+        .cb.send = framed_done_cb,
+        .user_data = f,
+        .flags = UCP_AM_SEND_FLAG_EAGER,
+    };
+    TDM_COUNTER_ADD(&ux->pending, 1);
+    ucs_status_ptr_t sp =
+        ucp_am_send_nbx(ep, TDM_UCX_AM_ID, NULL, 0, &f->pre, sizeof(f->pre) + len, &prm);
+    UX_COUNT(ux, am_sent, 1);
+    if (!op_issued(ux, sp)) {
+        if (sp == NULL)
+            return TDM_UCX_DONE;
+        ucs_status_t s = UCS_PTR_STATUS(sp);
+        return fail(ux, map_status(s),
+                    "tdm_ucx_send_framed: ucp_am_send_nbx of %zu bytes from rank %d to rank %d "
+                    "(host %s) failed: %s",
+                    len, ux->rank, peer, ux->peers[peer].host, ucs_status_string(s));
+    }
+    UX_COUNT(ux, am_sent_pending, 1);
+    return TDM_UCX_PENDING;
+}
+
 /* The header goes as an active message announcing a tag; the data as a tagged send under
  * it, which UCX moves by its tag rendezvous: over tcp a zero-copy put into the buffer the
  * receiver posts, where its active-message rendezvous copies every fragment once more.
@@ -668,7 +741,7 @@ int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, 
     dop->done = done;
     dop->arg = arg;
     ucp_request_param_t prm = op_param(dop);
-    __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
+    TDM_COUNTER_ADD(&ux->pending, 1);
     ucs_status_ptr_t sp = ucp_tag_send_nbx(ep, data, len, tag, &prm);
     UX_COUNT(ux, rndv_sent, 1);
     if (!op_issued(ux, sp)) {
@@ -736,13 +809,28 @@ static ucs_status_t am_recv_fetchable(tdm_ucx_t *ux, tdm_ucx_peer_t *p, const vo
 static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_length, void *data,
                                size_t length, const ucp_am_recv_param_t *param) {
     tdm_ucx_t *ux = arg;
+    void *desc = data; /* what UCX knows the payload by */
     tdm_ucx_prefix_t pre;
-    if (header_length < sizeof(pre)) {
+    if (header_length == 0 && length >= sizeof(pre) &&
+        !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+        /* a framed packet (forced eager): the prefix is the payload's start */
+        memcpy(&pre, data, sizeof(pre));
+        if (pre.hdr_len != 0 || pre.src >= (uint32_t)ux->nranks) {
+            tdm_error(UCX, "rank %d: dropped a framed active message from rank %u (prefix %u)",
+                      ux->rank, pre.src, pre.hdr_len);
+            return UCS_OK;
+        }
+        header = data; /* a prefix and no header of the engine's */
+        header_length = sizeof(pre);
+        data = (unsigned char *)data + sizeof(pre);
+        length -= sizeof(pre);
+    } else if (header_length < sizeof(pre)) {
         tdm_error(UCX, "rank %d: dropped an active message with a %zu-byte header (not Tandem's)",
                   ux->rank, header_length);
         return UCS_OK;
+    } else {
+        memcpy(&pre, header, sizeof(pre));
     }
-    memcpy(&pre, header, sizeof(pre));
     bool fetchable = (pre.hdr_len & PREFIX_FETCH) != 0;
     pre.hdr_len &= ~PREFIX_FETCH;
     if (pre.src >= (uint32_t)ux->nranks || pre.hdr_len != header_length - sizeof(pre)) {
@@ -787,7 +875,7 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
         ret = UCS_INPROGRESS;
     } else if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
         rx->state = RX_READY;
-        rx->desc = data;
+        rx->desc = desc;
         rx->held = true;
         rx->data = data;
         ret = UCS_INPROGRESS;
@@ -811,7 +899,7 @@ static void fetch_done_cb(void *req, ucs_status_t status, size_t length, void *u
     tdm_ucx_rx_t *rx = user_data;
     tdm_ucx_t *ux = rx->ux;
     ucp_request_free(req);
-    __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+    TDM_COUNTER_SUB(&ux->pending, 1);
     if (status != UCS_OK) {
         rx->state = RX_FAILED;
         fail(ux, map_status(status),
@@ -845,15 +933,15 @@ static void fetch_start(tdm_ucx_t *ux) {
             .cb.recv_am = fetch_done_cb,
             .user_data = rx,
         };
-        __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
+        TDM_COUNTER_ADD(&ux->pending, 1);
         ucs_status_ptr_t sp = ucp_am_recv_data_nbx(ux->worker, rx->desc, rx->buf, rx->len, &prm);
         rx->desc = NULL; /* UCX owns it now, whatever the outcome */
         ux->st.am_recv_rndv++;
         if (sp == NULL) {
-            __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+            TDM_COUNTER_SUB(&ux->pending, 1);
             rx->state = RX_READY;
         } else if (UCS_PTR_IS_ERR(sp)) {
-            __atomic_fetch_sub(&ux->pending, 1, __ATOMIC_RELAXED);
+            TDM_COUNTER_SUB(&ux->pending, 1);
             rx->state = RX_FAILED;
             fail(ux, map_status(UCS_PTR_STATUS(sp)),
                  "rank %d: ucp_am_recv_data_nbx of %zu bytes from rank %d (host %s) failed: %s",
@@ -943,7 +1031,7 @@ static int tag_recv(tdm_ucx_t *ux, tdm_ucx_data_t *data, void *buf, tdm_ucx_op_k
         .user_data = op,
         .recv_info.tag_info = &info, /* (UCX 1.13 wants it; the callback gets its own) */
     };
-    __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
+    TDM_COUNTER_ADD(&ux->pending, 1);
     ucs_status_ptr_t sp = ucp_tag_recv_nbx(ux->worker, buf, len, tag, (ucp_tag_t)-1, &prm);
     UX_COUNT(ux, fetches, 1);
     if (!op_issued(ux, sp)) {
@@ -986,7 +1074,7 @@ void tdm_ucx_data_drop(tdm_ucx_t *ux, tdm_ucx_data_t *data) {
 static void reads_issue(tdm_ucx_t *ux);
 
 int tdm_ucx_progress(tdm_ucx_t *ux) {
-    if (ux->mt && pthread_mutex_trylock(&ux->progress_lock) != 0)
+    if (ux->mt && !tdm_lock_try(&ux->progress_lock))
         return 0;
     ux->events = 0;
     /* queued reads first (seed 001 §4.2): they were asked for before any new one */
@@ -997,7 +1085,7 @@ int tdm_ucx_progress(tdm_ucx_t *ux) {
     rx_drain(ux);
     int n = (int)ux->events;
     if (ux->mt)
-        pthread_mutex_unlock(&ux->progress_lock);
+        tdm_lock_release(&ux->progress_lock);
     return n;
 }
 
@@ -1008,7 +1096,7 @@ int tdm_ucx_efd(tdm_ucx_t *ux) {
 int tdm_ucx_arm(tdm_ucx_t *ux) {
     /* the fetch list and receive queues are the progress thread's: one progressing now
      * has work in hand, so the caller polls again instead of sleeping */
-    if (ux->mt && pthread_mutex_trylock(&ux->progress_lock) != 0)
+    if (ux->mt && !tdm_lock_try(&ux->progress_lock))
         return 1;
     /* work of our own that no UCX event will announce */
     bool busy = ux->fetch_head || ux->rx_active;
@@ -1017,7 +1105,7 @@ int tdm_ucx_arm(tdm_ucx_t *ux) {
     UX_UNLOCK(ux);
     ucs_status_t s = busy ? UCS_ERR_BUSY : ucp_worker_arm(ux->worker);
     if (ux->mt)
-        pthread_mutex_unlock(&ux->progress_lock);
+        tdm_lock_release(&ux->progress_lock);
     if (s == UCS_OK)
         return 0;
     if (s == UCS_ERR_BUSY)
@@ -1276,7 +1364,7 @@ void tdm_ucx_rkey_release(tdm_ucx_t *ux, tdm_ucx_rkey_t *rkey) {
 static int read_start(tdm_ucx_t *ux, tdm_ucx_op_t *op, bool deferred) {
     ucp_ep_h ep = ux->peers[op->peer].ep;
     ucp_request_param_t prm = op_param(op);
-    __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
+    TDM_COUNTER_ADD(&ux->pending, 1);
     ucs_status_ptr_t sp = ucp_get_nbx(ep, op->local, op->len, op->remote, op->rkey->rkey, &prm);
     if (op_issued(ux, sp))
         return TDM_UCX_PENDING;
@@ -1390,7 +1478,7 @@ int tdm_ucx_put(tdm_ucx_t *ux, int peer, const void *local, size_t len, uint64_t
     *op = (tdm_ucx_op_t){.ux = ux, .kind = OP_PUT, .peer = peer, .done = done, .arg = arg};
     ucp_request_param_t prm = op_param(op);
     UX_COUNT(ux, writes, 1);
-    __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
+    TDM_COUNTER_ADD(&ux->pending, 1);
     ucs_status_ptr_t sp = ucp_put_nbx(ux->peers[peer].ep, local, len, remote, rkey->rkey, &prm);
     if (op_issued(ux, sp))
         return TDM_UCX_PENDING;
@@ -1414,7 +1502,7 @@ int tdm_ucx_flush(tdm_ucx_t *ux, int peer, tdm_ucx_done_fn_t done, void *arg) {
         return fail(ux, TDM_UCX_ERR_NOMEM, "tdm_ucx_flush: out of memory (rank %d)", ux->rank);
     *op = (tdm_ucx_op_t){.ux = ux, .kind = OP_FLUSH, .peer = peer, .done = done, .arg = arg};
     ucp_request_param_t prm = op_param(op);
-    __atomic_fetch_add(&ux->pending, 1, __ATOMIC_RELAXED);
+    TDM_COUNTER_ADD(&ux->pending, 1);
     ucs_status_ptr_t sp = ucp_ep_flush_nbx(ep, &prm);
     if (op_issued(ux, sp))
         return TDM_UCX_PENDING;
@@ -1460,8 +1548,8 @@ int tdm_ucx_init(const tdm_ucx_config_t *cfg, tdm_ucx_t **ux_p) {
         peers[i].rank = i;
         strcpy(peers[i].host, "?");
     }
-    pthread_mutex_init(&ux->lock, NULL);
-    pthread_mutex_init(&ux->progress_lock, NULL);
+    tdm_lock_init(&ux->lock);
+    tdm_lock_init(&ux->progress_lock);
     pthread_mutex_init(&ux->ep_lock, NULL);
     pthread_mutex_init(&ux->unmapped_mu, NULL);
     ux->read_limit = ux->read_tokens = (int)TDM_PARAM_I(UCX_MAX_READS);
@@ -1570,8 +1658,8 @@ err_free:;
         rc = TDM_UCX_ERR_UNSUPPORTED;
     else if (strstr(ux->err, "out of memory"))
         rc = TDM_UCX_ERR_NOMEM;
-    pthread_mutex_destroy(&ux->lock);
-    pthread_mutex_destroy(&ux->progress_lock);
+    tdm_lock_fini(&ux->lock);
+    tdm_lock_fini(&ux->progress_lock);
     pthread_mutex_destroy(&ux->ep_lock);
     pthread_mutex_destroy(&ux->unmapped_mu);
     free(ux->peers);
@@ -1637,7 +1725,7 @@ int tdm_ucx_fini(tdm_ucx_t *ux) {
             reqs[k] = NULL;
         }
         /* a failed peer's operations end with errors from progress: run it until they have */
-        long ops = __atomic_load_n(&ux->pending, __ATOMIC_RELAXED);
+        long ops = TDM_COUNTER_READ(&ux->pending);
         if (!open && ops == 0)
             break;
         if (now_ms() > deadline) {
@@ -1696,8 +1784,8 @@ int tdm_ucx_fini(tdm_ucx_t *ux) {
     }
     free(ux->blob);
     free(ux->peers);
-    pthread_mutex_destroy(&ux->lock);
-    pthread_mutex_destroy(&ux->progress_lock);
+    tdm_lock_fini(&ux->lock);
+    tdm_lock_fini(&ux->progress_lock);
     pthread_mutex_destroy(&ux->ep_lock);
     pthread_mutex_destroy(&ux->unmapped_mu);
     free(ux);
@@ -1740,6 +1828,10 @@ const char *tdm_ucx_peer_host(tdm_ucx_t *ux, int peer) {
 int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
                  size_t len, tdm_ucx_done_fn_t done, void *arg) {
     return unsupported("tdm_ucx_send");
+}
+int tdm_ucx_send_framed(tdm_ucx_t *ux, int peer, void *pkt, size_t len, tdm_ucx_done_fn_t done,
+                        void *arg) {
+    return unsupported("tdm_ucx_send_framed");
 }
 int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
                       size_t len, tdm_ucx_done_fn_t done, void *arg) {

@@ -7,8 +7,9 @@
  *
  * Ownership and threads:
  * - One tdm_ucx_t per process (one UCP context, one worker). With `multi_thread`
- *   the worker is UCS_THREAD_MODE_MULTI and every call may come from any thread;
- *   otherwise the caller serializes all calls (UCS_THREAD_MODE_SINGLE).
+ *   the worker is UCS_THREAD_MODE_MULTI and, once `tdm_threaded` is raised
+ *   (base/lock.h: ucx.c's own locks are tdm_lock_t), every call may come from any
+ *   thread; otherwise the caller serializes all calls (UCS_THREAD_MODE_SINGLE).
  * - Callbacks (receive, completion, peer error) run only inside tdm_ucx_progress
  *   (and tdm_ucx_fini, which fails what is still pending), never inside the call that
  *   started an operation. They may start new operations; they must not call
@@ -130,6 +131,16 @@ const char *tdm_ucx_peer_host(tdm_ucx_t *ux, int peer);
  * in the order of these calls. */
 int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
                  size_t len, tdm_ucx_done_fn_t done, void *arg);
+
+/* The bytes in front of a framed packet that tdm_ucx_send_framed writes. */
+#define TDM_UCX_FRAME 40
+/* One packet of `len` bytes at `pkt` (8-byte aligned), no header: as tdm_ucx_send(ux,
+ * peer, NULL, 0, pkt, len, done, arg), but the TDM_UCX_FRAME bytes before `pkt` are the
+ * call's to write (the completion and this file's prefix go there, so a small packet
+ * leaves as one contiguous buffer and needs no operation of its own). Both stay the
+ * caller's until done runs (or TDM_UCX_DONE is returned). */
+int tdm_ucx_send_framed(tdm_ucx_t *ux, int peer, void *pkt, size_t len, tdm_ucx_done_fn_t done,
+                        void *arg);
 
 /* A packet whose payload stays at this process until the receiver, handed it by
  * recv_data, fetches it into a buffer of its choosing: the header goes as an active

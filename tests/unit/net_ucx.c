@@ -78,6 +78,12 @@ static void recv_cb(void *arg, int peer, const void *hdr, size_t hdr_len, const 
                     size_t len) {
     msg_hdr_t h;
     CHECK(peer == 1 - me.rank);
+    if (hdr_len == 0 && len >= sizeof(h)) { /* a framed packet: the header leads the data */
+        hdr = data;
+        hdr_len = sizeof(h);
+        data = (const unsigned char *)data + sizeof(h);
+        len -= sizeof(h);
+    }
     CHECK(hdr_len == sizeof(h));
     if (hdr_len != sizeof(h))
         return;
@@ -396,6 +402,24 @@ static void run_fetch(void) {
     CHECK(st.fetches >= 1); /* the 4 MiB one at least waited at its sender */
 }
 
+/* A data packet by tdm_ucx_send_framed: header and payload in one buffer, behind the
+ * frame's room (sizes past the framed limit take tdm_ucx_send's path, rendezvous too). */
+static void send_framed(uint32_t seq, size_t len) {
+    msg_hdr_t h = {.type = T_DATA, .seq = seq, .len = len};
+    unsigned char *buf = malloc(TDM_UCX_FRAME + sizeof(h) + len);
+    unsigned char *pkt = buf + TDM_UCX_FRAME;
+    memcpy(pkt, &h, sizeof(h));
+    for (size_t i = 0; i < len; i++)
+        pkt[sizeof(h) + i] = pattern(seq + 1000u * (uint32_t)me.rank, i);
+    me.sends_pending++;
+    int rc = tdm_ucx_send_framed(me.ux, 1 - me.rank, pkt, sizeof(h) + len, send_done, buf);
+    CHECK(rc == TDM_UCX_DONE || rc == TDM_UCX_PENDING);
+    if (rc != TDM_UCX_PENDING) {
+        me.sends_pending--;
+        free(buf);
+    }
+}
+
 static void run_traffic(void) {
     int peer = 1 - me.rank;
     /* bad arguments are refused with an error */
@@ -404,9 +428,13 @@ static void run_traffic(void) {
     CHECK(strstr(tdm_ucx_errmsg(me.ux), "peer 2") != NULL);
     CHECK(tdm_ucx_send(me.ux, peer, big, sizeof(big), NULL, 0, NULL, NULL) == TDM_UCX_ERR_INVALID);
 
-    /* packets of every size, interleaved, both ways at once */
+    /* packets of every size, interleaved, both ways at once; every other round framed */
     for (uint32_t seq = 0; seq < NMSG; seq++) {
         size_t len = sizes[seq % NSIZES];
+        if ((seq / NSIZES) & 1) {
+            send_framed(seq, len);
+            continue;
+        }
         unsigned char *buf = malloc(len ? len : 1);
         for (size_t i = 0; i < len; i++)
             buf[i] = pattern(seq + 1000u * (uint32_t)me.rank, i);
