@@ -64,7 +64,7 @@ static struct {
     tdm_lock_t tx_lock;
     rbuf_t *tx_free;
     int tx_nfree;
-    _Atomic int tx_out;
+    int tx_out; /* TDM_COUNTER_*: no locked instruction unthreaded */
     /* receiving: one poller at a time owns the queue (filled inside tdm_ucx_progress) */
     _Atomic int busy;
     rbuf_t *rx_head, *rx_tail, *rx_free;
@@ -104,7 +104,7 @@ static size_t remote_body_size(void) {
 }
 
 static void *remote_send_reserve(int peer) {
-    if (atomic_load_explicit(&rm.tx_out, memory_order_relaxed) >= REMOTE_TX_MAX)
+    if (TDM_COUNTER_READ(&rm.tx_out) >= REMOTE_TX_MAX)
         return NULL;
     tdm_lock_acquire(&rm.tx_lock);
     rbuf_t *b = rm.tx_free;
@@ -115,14 +115,14 @@ static void *remote_send_reserve(int peer) {
     tdm_lock_release(&rm.tx_lock);
     if (!b && !(b = rbuf_new()))
         return NULL;
-    atomic_fetch_add_explicit(&rm.tx_out, 1, memory_order_relaxed);
+    TDM_COUNTER_ADD(&rm.tx_out, 1);
     b->peer = peer;
     rm.resv[peer] = b; /* the pair's lock is held from reserve to commit */
     return b->body;
 }
 
 static void tx_release(rbuf_t *b) {
-    atomic_fetch_sub_explicit(&rm.tx_out, 1, memory_order_relaxed);
+    TDM_COUNTER_SUB(&rm.tx_out, 1);
     tdm_lock_acquire(&rm.tx_lock);
     if (rm.tx_nfree < REMOTE_KEEP) {
         b->next = rm.tx_free;
@@ -258,8 +258,15 @@ static void remote_recv(void *arg, int peer, const void *hdr, size_t hdr_len, co
  * polling meanwhile finds the flag taken and leaves, as a busy pair's lock is skipped). */
 static int remote_poll(void (*handler)(int peer, const void *body), int max) {
     (void)max; /* a batch is what one UCX progress brought */
-    if (atomic_exchange_explicit(&rm.busy, 1, memory_order_acquire))
-        return 0;
+    if (TDM_UNLIKELY(tdm_threaded)) {
+        if (atomic_exchange_explicit(&rm.busy, 1, memory_order_acquire))
+            return 0;
+    } else {
+        /* one thread: the flag only keeps a handler's own poll out (no locked exchange) */
+        if (atomic_load_explicit(&rm.busy, memory_order_relaxed))
+            return 0;
+        atomic_store_explicit(&rm.busy, 1, memory_order_relaxed);
+    }
     rm.inline_handler = tdm_threaded ? NULL : handler;
     rm.inline_n = 0;
     int events = tdm_ucx_progress(rm.ux);
@@ -363,7 +370,7 @@ static void barrier_sent(void *arg, int status) {
  * What this process sent has left it before it arrives, and a leader's own messages have
  * left before it leaves (a process may exit right after). */
 static void remote_barrier(void (*progress)(void)) {
-    while (atomic_load_explicit(&rm.tx_out, memory_order_relaxed) > 0)
+    while (TDM_COUNTER_READ(&rm.tx_out) > 0)
         progress();
     atomic_store(&rm.in_barrier, 1);
     tdm_shm_barrier(progress);
