@@ -549,12 +549,17 @@ const char *tdm_ucx_peer_host(tdm_ucx_t *ux, int peer) {
 
 /* ---- active messages -------------------------------------------------------------------- */
 
+/* A request UCX completed: freed, uncounted, its status in Tandem's terms. */
+static int req_end(tdm_ucx_t *ux, void *req, ucs_status_t status) {
+    ucp_request_free(req);
+    TDM_COUNTER_SUB(&ux->pending, 1);
+    return map_status(status);
+}
+
 static void send_done_cb(void *req, ucs_status_t status, void *user_data) {
     tdm_ucx_op_t *op = user_data;
     tdm_ucx_t *ux = op->ux;
-    ucp_request_free(req);
-    TDM_COUNTER_SUB(&ux->pending, 1);
-    int rc = map_status(status);
+    int rc = req_end(ux, req, status);
     if (rc && op->kind != OP_GET)
         tdm_debug(UCX, "operation toward rank %d ended with %s", op->peer,
                   ucs_status_string(status));
@@ -659,9 +664,7 @@ int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const
 static void framed_done_cb(void *req, ucs_status_t status, void *user_data) {
     tdm_ucx_frame_t *f = user_data;
     tdm_ucx_t *ux = f->ux;
-    ucp_request_free(req);
-    TDM_COUNTER_SUB(&ux->pending, 1);
-    int rc = map_status(status);
+    int rc = req_end(ux, req, status);
     if (rc)
         tdm_debug(UCX, "a packet toward rank %u ended with %s", f->to, ucs_status_string(status));
     ux->events++;
