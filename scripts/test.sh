@@ -28,8 +28,11 @@ if ! scripts/build.sh; then
 fi
 
 echo "test: clang build (compile only, warnings are errors)"
+# -O0 without -g: clang warns from its front end, whatever the optimisation, and nothing
+# built here runs; it takes half the time of the default -O2 -g
 if cmake -G Ninja -S . -B build-clang -DTANDEM_WERROR=ON -DCMAKE_C_COMPILER=clang \
-        -DCMAKE_CXX_COMPILER=clang++ >build/clang-build.log 2>&1 &&
+        -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG=-O0 \
+        -DCMAKE_CXX_FLAGS_DEBUG=-O0 >build/clang-build.log 2>&1 &&
     cmake --build build-clang >>build/clang-build.log 2>&1; then
     echo "test: clang build ok"
     clang_ok=1
