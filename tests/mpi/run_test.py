@@ -55,11 +55,9 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import netns_cluster  # noqa: E402
-import slurm_cluster  # noqa: E402
 
 SKIP = 77
 # the one place that names the library's fake-node tunable (src/base/params.def)
@@ -226,7 +224,7 @@ class Job:
 
     def __init__(self, cmd, env=None, stdin=subprocess.DEVNULL, merge_stderr=True,
                  preexec_fn=None):
-        self.marker = f"{MARKER_VAR}={uuid.uuid4().hex}"
+        self.marker = f"{MARKER_VAR}={os.urandom(16).hex()}"
         full_env = dict(os.environ if env is None else env)
         k, v = self.marker.split("=", 1)
         full_env[k] = v
@@ -260,13 +258,21 @@ class Job:
                                             daemon=True))
         for t in threads:
             t.start()
-        rc = None
-        try:
-            rc = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        # a blocking wait and a timer, not wait(timeout=), which polls with sleeps of up to
+        # 50 ms and so noticed the end of each of the suite's short jobs late
+        expired = threading.Event()
+
+        def expire():
+            expired.set()
             self.kill_all()
             self.proc.kill()
-            self.proc.wait()
+        timer = threading.Timer(timeout, expire)
+        timer.daemon = True
+        timer.start()
+        rc = self.proc.wait()
+        timer.cancel()
+        if expired.is_set():
+            rc = None
         self.elapsed = time.monotonic() - self.start
         for t in threads:
             t.join(timeout=2)
@@ -375,6 +381,7 @@ def main():
 
     slurm = None
     if a.launcher.startswith("slurm-"):
+        import slurm_cluster  # only here: its imports cost every other test's start
         if not cluster:
             ap.error(f"--launcher {a.launcher} needs --nodes (Slurm's nodes are the cluster's)")
         why = slurm_cluster.check(a.launcher[len("slurm-"):])
