@@ -8,7 +8,8 @@
 #   4. ctest on build: unit, MPI testlists, ABI, launcher and wrapper checks
 #   5. ctest on build-tsan: every tests/mpi/threads line (and rma/threads) under TSan, whose
 #      first report ends the rank with exit status 66 and so fails the test
-#   6. clang-format --check of every .c/.h (STYLE.md: CI fails on unformatted code)
+#   6. clang-format --check of every .c/.h (STYLE.md: CI fails on unformatted code), run
+#      beside the builds
 # Ends with the line "N passed, N failed, N skipped" and exits non-zero on any failure.
 #
 # Parallelism: every MPI test claims as many ctest processors as it has ranks, so
@@ -21,7 +22,14 @@ jobs=$(nproc 2>/dev/null || echo 2)
 extra_failed=0
 enforce_format=1
 
+# the format check (one clang-format per file, mostly process start-up) runs beside the
+# builds, whose last steps leave a core idle; its result is read at the end
+mkdir -p build
+scripts/format.sh --check >build/format.log 2>&1 &
+format_pid=$!
+
 if ! scripts/build.sh; then
+    kill "$format_pid" 2>/dev/null
     echo "test: the gcc build failed"
     echo "0 passed, 1 failed"
     exit 1
@@ -71,7 +79,7 @@ else
 fi
 
 format_ok=1
-if ! scripts/format.sh --check >build/format.log 2>&1; then
+if ! wait "$format_pid"; then
     tail -n 1 build/format.log
     if [ "$enforce_format" = 1 ]; then
         cat build/format.log
