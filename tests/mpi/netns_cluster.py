@@ -5,7 +5,8 @@ Tests of several worktrees, and bench/compare, may use the nodes at the same tim
 - bringing nodes up and taking them down happens under an exclusive lock (LOCK);
 - every user holds a shared lock (USERS) for as long as its job runs;
 - the last user leaves takes the cluster down, but only when a user of this module
-  brought it up (the marker file MADE): a cluster someone made by hand stays up.
+  brought it up (the marker file MADE): a cluster someone made by hand stays up;
+- ctest's fixture holds the cluster for the whole run (hold, release): one more user.
 `up` of the script is idempotent, but it also drops nodes beyond N, so it is called only
 when fewer than N nodes exist. Where namespaces cannot be made (not root, no `ip netns`,
 no script, `up` failing) `Cluster.enter` raises Unavailable with the reason: the caller
@@ -15,7 +16,9 @@ skips, it never passes.
 import fcntl
 import os
 import shutil
+import signal
 import subprocess
+import time
 
 LOCK = "/tmp/tandem-netns-cluster.lock"
 USERS = "/tmp/tandem-netns-cluster.users"
@@ -138,6 +141,73 @@ def cleanup(script):
     return 0
 
 
+def hold(script, pidfile, nodes=2):
+    """ctest's fixture setup: a process of its own is a user of the cluster until release()
+    or until ctest (our parent) is gone, so that the tests do not each bring the nodes up
+    and take them down again (about 0.3 s a test). Returns at once; where the cluster
+    cannot be made, nothing is held and each test skips with the reason as before."""
+    cluster = Cluster(script, nodes)
+    if cluster.check():
+        return 0
+    watch = os.getppid()
+    r, w = os.pipe()
+    if os.fork():
+        os.close(w)
+        print(os.read(r, 4096).decode(errors="replace") or "the holder did not start")
+        return 0
+    os.close(r)
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    try:
+        cluster.enter()
+    except (Unavailable, OSError, subprocess.SubprocessError) as e:
+        os.write(w, f"not held: {e}".encode())
+        os._exit(0)
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    with open(pidfile, "w") as f:
+        f.write(f"{os.getpid()}\n")
+    os.write(w, f"held by pid {os.getpid()}".encode())
+    os.close(w)
+    while not stop:
+        try:
+            os.kill(watch, 0)
+        except OSError:
+            break  # ctest ended without the fixture's cleanup (killed)
+        time.sleep(0.5)
+    cluster.leave()
+    try:
+        os.unlink(pidfile)
+    except OSError:
+        pass
+    os._exit(0)
+
+
+def release(script, pidfile):
+    """ctest's fixture cleanup: the holder leaves, then cleanup()."""
+    try:
+        with open(pidfile) as f:
+            pid = int(f.read())
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            ours = b"netns_cluster.py" in f.read()
+    except (OSError, ValueError):
+        ours = False
+    if ours:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 60
+        while os.path.exists(pidfile) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return cleanup(script)
+
+
 if __name__ == "__main__":
     import sys
+    # netns_cluster.py [--hold PIDFILE | --release PIDFILE] SCRIPT
+    if len(sys.argv) > 2 and sys.argv[1] in ("--hold", "--release"):
+        fn = hold if sys.argv[1] == "--hold" else release
+        sys.exit(fn(sys.argv[3] if len(sys.argv) > 3 else None, sys.argv[2]))
     sys.exit(cleanup(sys.argv[1] if len(sys.argv) > 1 else None))
