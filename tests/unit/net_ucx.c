@@ -606,6 +606,10 @@ static int run_pair(const char *what, const char *tls, int kill_case) {
                 setenv("UCX_NET_DEVICES", "lo", 1);
             } else {
                 unsetenv("UCX_TLS");
+                /* UCX's own choice of transports, but not of network devices: the
+                 * namespace cluster's bridge, which other tests bring up and take down
+                 * meanwhile, would be one */
+                setenv("UCX_NET_DEVICES", "lo", 1);
             }
             /* a killed peer is noticed by UCX's keepalive on transports with no
              * connection to break (shared memory), and operations pending toward it
