@@ -592,6 +592,29 @@ static bool op_issued(tdm_ucx_t *ux, ucs_status_ptr_t sp) {
     return false;
 }
 
+/* An operation UCX did not keep: `op` (if any) goes back to the free list, and the call's
+ * outcome is DONE, or its failure logged as "<what the caller names> failed: <UCX's why>". */
+__attribute__((format(printf, 4, 5))) static int
+op_not_issued(tdm_ucx_t *ux, ucs_status_ptr_t sp, tdm_ucx_op_t *op, const char *fmt, ...) {
+    if (op)
+        op_put(ux, op);
+    if (sp == NULL)
+        return TDM_UCX_DONE;
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    ucs_status_t s = UCS_PTR_STATUS(sp);
+    return fail(ux, map_status(s), "%s failed: %s", what, ucs_status_string(s));
+}
+
+/* The end of starting an operation counted in `pending`: PENDING when UCX keeps it (its
+ * callback will run), else op_not_issued's outcome; the message's arguments are evaluated
+ * only then, off the send path. */
+#define OP_END(_ux, _sp, _op, ...)                                                                 \
+    (op_issued((_ux), (_sp)) ? TDM_UCX_PENDING : op_not_issued((_ux), (_sp), (_op), __VA_ARGS__))
+
 /* One active message: the engine's header and a payload (`data`, which UCX reads until
  * the send completes), with `flags` in the prefix. */
 static int am_send(tdm_ucx_t *ux, int peer, const char *what, const void *hdr, size_t hdr_len,
@@ -610,17 +633,12 @@ static int am_send(tdm_ucx_t *ux, int peer, const char *what, const void *hdr, s
     ucs_status_ptr_t sp =
         ucp_am_send_nbx(ep, TDM_UCX_AM_ID, op->hdr, sizeof(pre) + hdr_len, data, len, &prm);
     UX_COUNT(ux, am_sent, 1);
-    if (!op_issued(ux, sp)) {
-        op_put(ux, op);
-        if (sp == NULL)
-            return TDM_UCX_DONE;
-        ucs_status_t s = UCS_PTR_STATUS(sp);
-        return fail(ux, map_status(s),
-                    "%s: ucp_am_send_nbx of %zu bytes from rank %d to rank %d (host %s) failed: %s",
-                    what, len, ux->rank, peer, ux->peers[peer].host, ucs_status_string(s));
-    }
-    UX_COUNT(ux, am_sent_pending, 1);
-    return TDM_UCX_PENDING;
+    int rc =
+        OP_END(ux, sp, op, "%s: ucp_am_send_nbx of %zu bytes from rank %d to rank %d (host %s)",
+               what, len, ux->rank, peer, ux->peers[peer].host);
+    if (rc == TDM_UCX_PENDING)
+        UX_COUNT(ux, am_sent_pending, 1);
+    return rc;
 }
 
 /* The checks every send makes, its endpoint and its operation. */
@@ -697,17 +715,13 @@ int tdm_ucx_send_framed(tdm_ucx_t *ux, int peer, void *pkt, size_t len, tdm_ucx_
     ucs_status_ptr_t sp =
         ucp_am_send_nbx(ep, TDM_UCX_AM_ID, NULL, 0, &f->pre, sizeof(f->pre) + len, &prm);
     UX_COUNT(ux, am_sent, 1);
-    if (!op_issued(ux, sp)) {
-        if (sp == NULL)
-            return TDM_UCX_DONE;
-        ucs_status_t s = UCS_PTR_STATUS(sp);
-        return fail(ux, map_status(s),
-                    "tdm_ucx_send_framed: ucp_am_send_nbx of %zu bytes from rank %d to rank %d "
-                    "(host %s) failed: %s",
-                    len, ux->rank, peer, ux->peers[peer].host, ucs_status_string(s));
-    }
-    UX_COUNT(ux, am_sent_pending, 1);
-    return TDM_UCX_PENDING;
+    rc = OP_END(ux, sp, NULL,
+                "tdm_ucx_send_framed: ucp_am_send_nbx of %zu bytes from rank %d to rank %d "
+                "(host %s)",
+                len, ux->rank, peer, ux->peers[peer].host);
+    if (rc == TDM_UCX_PENDING)
+        UX_COUNT(ux, am_sent_pending, 1);
+    return rc;
 }
 
 /* The header goes as an active message announcing a tag; the data as a tagged send under
@@ -747,16 +761,8 @@ int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, 
     TDM_COUNTER_ADD(&ux->pending, 1);
     ucs_status_ptr_t sp = ucp_tag_send_nbx(ep, data, len, tag, &prm);
     UX_COUNT(ux, rndv_sent, 1);
-    if (!op_issued(ux, sp)) {
-        op_put(ux, dop);
-        if (sp == NULL)
-            return TDM_UCX_DONE;
-        ucs_status_t s = UCS_PTR_STATUS(sp);
-        return fail(ux, map_status(s),
-                    "ucp_tag_send_nbx of %zu bytes from rank %d to rank %d (host %s) failed: %s",
-                    len, ux->rank, peer, ux->peers[peer].host, ucs_status_string(s));
-    }
-    return TDM_UCX_PENDING;
+    return OP_END(ux, sp, dop, "ucp_tag_send_nbx of %zu bytes from rank %d to rank %d (host %s)",
+                  len, ux->rank, peer, ux->peers[peer].host);
 }
 
 static void rx_enqueue(tdm_ucx_t *ux, tdm_ucx_peer_t *p, tdm_ucx_rx_t *rx) {
@@ -1037,16 +1043,9 @@ static int tag_recv(tdm_ucx_t *ux, tdm_ucx_data_t *data, void *buf, tdm_ucx_op_k
     TDM_COUNTER_ADD(&ux->pending, 1);
     ucs_status_ptr_t sp = ucp_tag_recv_nbx(ux->worker, buf, len, tag, (ucp_tag_t)-1, &prm);
     UX_COUNT(ux, fetches, 1);
-    if (!op_issued(ux, sp)) {
-        op_put(ux, op);
-        if (sp == NULL)
-            return TDM_UCX_DONE; /* (a longer message fails with MESSAGE_TRUNCATED) */
-        ucs_status_t s = UCS_PTR_STATUS(sp);
-        return fail(ux, map_status(s),
-                    "rank %d: ucp_tag_recv_nbx of %zu bytes from rank %d (host %s) failed: %s",
-                    ux->rank, len, peer, ux->peers[peer].host, ucs_status_string(s));
-    }
-    return TDM_UCX_PENDING;
+    /* (done at once: a longer message fails with MESSAGE_TRUNCATED) */
+    return OP_END(ux, sp, op, "rank %d: ucp_tag_recv_nbx of %zu bytes from rank %d (host %s)",
+                  ux->rank, len, peer, ux->peers[peer].host);
 }
 
 int tdm_ucx_fetch(tdm_ucx_t *ux, tdm_ucx_data_t *data, void *buf, tdm_ucx_done_fn_t done,
@@ -1188,6 +1187,8 @@ static void reg_hook(tdm_ucx_t *ux) {
 /* Drops the cached registrations whose memory was unmapped; those no operation uses are
  * returned for reg_destroy outside the lock. Under `lock`. */
 static tdm_ucx_mem_t *reg_drop_unmapped(tdm_ucx_t *ux) {
+    if (!ux->reg_hooked)
+        return NULL; /* nothing reports, and nothing idle is kept */
     pthread_mutex_lock(&ux->unmapped_mu);
     int n = ux->unmapped_n;
     bool all = ux->unmapped_all;
@@ -1483,14 +1484,8 @@ int tdm_ucx_put(tdm_ucx_t *ux, int peer, const void *local, size_t len, uint64_t
     UX_COUNT(ux, writes, 1);
     TDM_COUNTER_ADD(&ux->pending, 1);
     ucs_status_ptr_t sp = ucp_put_nbx(ux->peers[peer].ep, local, len, remote, rkey->rkey, &prm);
-    if (op_issued(ux, sp))
-        return TDM_UCX_PENDING;
-    op_put(ux, op);
-    if (sp == NULL)
-        return TDM_UCX_DONE;
-    return fail(ux, map_status(UCS_PTR_STATUS(sp)),
-                "ucp_put_nbx of %zu bytes to rank %d (host %s) failed on rank %d: %s", len, peer,
-                ux->peers[peer].host, ux->rank, ucs_status_string(UCS_PTR_STATUS(sp)));
+    return OP_END(ux, sp, op, "ucp_put_nbx of %zu bytes to rank %d (host %s) on rank %d", len, peer,
+                  ux->peers[peer].host, ux->rank);
 }
 
 int tdm_ucx_flush(tdm_ucx_t *ux, int peer, tdm_ucx_done_fn_t done, void *arg) {
@@ -1507,14 +1502,8 @@ int tdm_ucx_flush(tdm_ucx_t *ux, int peer, tdm_ucx_done_fn_t done, void *arg) {
     ucp_request_param_t prm = op_param(op);
     TDM_COUNTER_ADD(&ux->pending, 1);
     ucs_status_ptr_t sp = ucp_ep_flush_nbx(ep, &prm);
-    if (op_issued(ux, sp))
-        return TDM_UCX_PENDING;
-    op_put(ux, op);
-    if (sp == NULL)
-        return TDM_UCX_DONE;
-    return fail(ux, map_status(UCS_PTR_STATUS(sp)),
-                "ucp_ep_flush_nbx toward rank %d (host %s) failed on rank %d: %s", peer,
-                ux->peers[peer].host, ux->rank, ucs_status_string(UCS_PTR_STATUS(sp)));
+    return OP_END(ux, sp, op, "ucp_ep_flush_nbx toward rank %d (host %s) on rank %d", peer,
+                  ux->peers[peer].host, ux->rank);
 }
 
 /* ---- start-up and shutdown -------------------------------------------------------------- */
