@@ -3,7 +3,7 @@
 """mpi4py's own test suite (test/ of the mpi4py source release), on Tandem.
 
 usage: check_suite.py --mpirun MPIRUN --libdir DIR --venv DIR --src DIR [-n N] [--timeout S]
-                      [--only MODULE]... [--env K=V]... [--thread-level LEVEL]
+                      [--only MODULE]... [--env K=V]... [--thread-level LEVEL] [--nodes N]
 
 The tests of the pinned source release are fetched once into --src (pip download of
 the sdist, test/ extracted); they run with the PyPI wheel of the same version and NumPy
@@ -18,7 +18,9 @@ ranks (TANDEM_THREAD_LEVEL=multiple), --thread-level has mpi4py initialise MPI a
 level and first checks, in a job of its own, that MPI_Query_thread gives it: test_threads
 takes a weaker path, and still passes, on a library that grants less. That job also
 checks that mpi4py runs on Tandem: when our libmpi.so.12 cannot be dlopen'ed, mpi4py
-quietly takes another MPI it finds (Open MPI's libmpi.so.40).
+quietly takes another MPI it finds (Open MPI's libmpi.so.40). With --nodes that job
+also checks that the ranks are on N nodes (--env TANDEM_NODE_SPLIT=nolocal makes each
+rank a node of its own, so the suite runs through the transport between nodes).
 """
 import argparse
 import glob
@@ -97,6 +99,8 @@ def main():
     ap.add_argument("--only", action="append", default=[], metavar="MODULE")
     ap.add_argument("--env", action="append", default=[], metavar="K=V")
     ap.add_argument("--thread-level", choices=["single", "funneled", "serialized", "multiple"])
+    ap.add_argument("--nodes", type=int, metavar="N",
+                    help="first check that the ranks are on N nodes (MPI_COMM_TYPE_SHARED)")
     a = ap.parse_args()
     py = check_mpi4py.ensure_venv(a.venv)
     ensure_numpy(py, a.venv)
@@ -119,12 +123,18 @@ def main():
              "    sys.exit('mpi4py runs on ' + lib.splitlines()[0] + ', not on Tandem')\n"
              + (f"if MPI.Query_thread() != MPI.{want}:\n"
                 f"    sys.exit(f'asked for MPI_{want}, MPI_Query_thread gives "
-                "{MPI.Query_thread()}')\n" if a.thread_level else ""))
+                "{MPI.Query_thread()}')\n" if a.thread_level else "")
+             + ("leaders = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED).rank == 0\n"
+                "nodes = MPI.COMM_WORLD.allreduce(int(leaders))\n"
+                f"if nodes != {a.nodes}:\n"
+                f"    sys.exit(f'the ranks are on {{nodes}} nodes, not {a.nodes}')\n"
+                if a.nodes else ""))
     r = subprocess.run([a.mpirun, "-n", str(a.n), "--timeout", "120", py, "-c", probe],
                        capture_output=True, text=True, env=env, timeout=180)
     if r.returncode != 0:
         sys.stdout.write(r.stdout + r.stderr)
-        print("FAIL: mpi4py is not on Tandem" + (f" at MPI_{want}" if a.thread_level else ""))
+        print("FAIL: mpi4py is not on Tandem" + (f" at MPI_{want}" if a.thread_level else "")
+              + (f", or not on {a.nodes} nodes" if a.nodes else ""))
         return 1
     exclude = "^(" + "|".join(EXCLUDED_MODULES) + r")\.py$"  # main.py matches file names
     # --tag-output: each rank's lines whole, whatever the other writes at the same time
