@@ -18,6 +18,12 @@
  *                 with a second argument (bytes per message) above the eager
  *                 limit and at most TANDEM_EXCHANGE_PIPELINE_MAX the two-copy
  *                 pipeline for at least the first of each pair
+ *   isend-turns   an exchange at every match, whatever the scheduling: the ranks
+ *                 take turns to receive, each with one Isend of its own to the
+ *                 other in flight that the other cannot have matched yet (an
+ *                 adaptive exchange: the lower rank times and chooses, the higher
+ *                 follows its word); a second argument: bytes per message, a
+ *                 third: turns of each rank (5)
  *
  * Without the counters (any other environment) it is a plain data test.
  */
@@ -98,7 +104,43 @@ int main(int argc, char **argv) {
         }
         free(out);
     }
-    for (int k = 0; k < N_MSGS && strcmp(rmode, "xchg") != 0; k++) {
+    if (!strcmp(rmode, "turns")) {
+        /* Rank 0 receives message k while its own message k is in flight, then rank 1
+         * receives it while its message k + 1 is: each match finds exactly one send
+         * of its own to the peer out and unmatched, since the peer, held in the
+         * barrier, posts the receive for it only in its next turn. So every match is
+         * an exchange, and rank 1's k-th match reads the word rank 0's k-th decision
+         * wrote (the barrier orders them), however the two ranks are scheduled.
+         * Message j each way has tag j; rank 1's last receive has no send out. */
+        unsigned char *out = malloc(BYTES);
+        MPI_Request sreq = MPI_REQUEST_NULL, rreq;
+        int k = 0, turns = 2 * rounds;
+        if (rank == 1) {
+            fill(out, 100);
+            MPI_Isend(out, BYTES, MPI_BYTE, 0, 0, MPI_COMM_WORLD, &sreq);
+        }
+        MPI_Barrier(MPI_COMM_WORLD); /* rank 1's first RTS is in before rank 0's turn */
+        for (int t = 0; t < turns; t++) {
+            if (t % 2 == rank) {
+                /* my previous message was received in the peer's last turn */
+                MPI_Wait(&sreq, MPI_STATUS_IGNORE);
+                if (rank == 0 || t + 1 < turns) {
+                    fill(out, 100 + k + rank);
+                    MPI_Isend(out, BYTES, MPI_BYTE, 1 - rank, k + rank, MPI_COMM_WORLD, &sreq);
+                }
+                memset(buf, 0, BYTES);
+                MPI_Irecv(buf, BYTES, MPI_BYTE, 1 - rank, k, MPI_COMM_WORLD, &rreq);
+                MPI_Wait(&rreq, MPI_STATUS_IGNORE);
+                check(buf, 100 + k);
+            }
+            if (t % 2 == 1)
+                k++;
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        MPI_Wait(&sreq, MPI_STATUS_IGNORE);
+        free(out);
+    }
+    for (int k = 0; k < N_MSGS && strcmp(rmode, "xchg") != 0 && strcmp(rmode, "turns") != 0; k++) {
         if (rank == 0) {
             fill(buf, k);
             if (!strncmp(mode, "rsend", slen)) {
