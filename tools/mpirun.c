@@ -252,6 +252,10 @@ static void hand_to_hydra(const opts_t *o) {
         argv[n++] = "-bind-to";
         argv[n++] = "core";
     }
+    /* Hydra leaves ranks unbound, and unbound ranks bind themselves (TANDEM_BIND) unless
+     * told that no binding was asked for */
+    if (o->bind == BIND_NONE)
+        setenv("TANDEM_BIND", "none", 1);
     /* Hydra's timeout is MPIEXEC_TIMEOUT, whole seconds */
     if (o->timeout_s > 0) {
         snprintf(tmo, sizeof(tmo), "%.0f", o->timeout_s < 1 ? 1 : o->timeout_s + 0.5);

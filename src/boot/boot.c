@@ -139,6 +139,8 @@ static int make_singleton(tdm_boot_info_t *info) {
     info->local_size = 1;
     info->ctl_fd = -1;
     info->shm_offset = 0;
+    info->bind = TDM_BOOT_BIND_ALONE;
+    info->bind_cpu = -1;
     info->shm_fd = memfd_create("tandem-shm", MFD_CLOEXEC);
     if (info->shm_fd < 0) {
         tdm_error(BOOT, "memfd_create for the singleton segment failed: %m");
@@ -469,6 +471,61 @@ static _Noreturn void pmi_job_fails(const char *why) {
     _exit(1);
 }
 
+/* This kernel's boot time (/proc/stat's btime, seconds), "" when unknown. */
+static void boot_time_value(char *out, size_t len) {
+    char line[256];
+    out[0] = 0;
+    FILE *f = fopen("/proc/stat", "re");
+    while (f && fgets(line, sizeof(line), f))
+        if (!strncmp(line, "btime ", 6)) {
+            snprintf(out, len, "%.*s", (int)strcspn(line + 6, "\n"), line + 6);
+            break;
+        }
+    if (f)
+        fclose(f);
+}
+
+/* This rank's index among the job's ranks on this machine, and their number: the ranks of
+ * every node whose lowest rank's kernel booted when this one's did. Not the boot id: the
+ * namespace cluster gives each of its nodes one of its own (UCX must see them as hosts
+ * apart), but their ranks share this machine's CPUs, as TANDEM_NODE_SPLIT's nodes and
+ * Hydra's -hosts names under its fork launcher do. Two machines booted in the same second
+ * count as one, which can only leave their ranks unbound or bound to later CPUs, never
+ * two on one CPU. */
+static int machine_ranks(const int *node_of, int nodes, int size, int me, int *rank_p, int *size_p,
+                         char *why, size_t len) {
+    char key[64], val[TDM_PMI_VALUE_MAX], mine[64];
+    signed char *same = calloc((size_t)nodes, 1); /* 0 unknown, 1 this machine, -1 not */
+    if (!same) {
+        snprintf(why, len, "out of memory for the node map of %d ranks", size);
+        return -1;
+    }
+    boot_time_value(mine, sizeof(mine));
+    int rank = 0, count = 0;
+    for (int r = 0; r < size; r++) {
+        int n = node_of[r];
+        if (!same[n] && n == node_of[me]) {
+            same[n] = 1;
+        } else if (!same[n]) {
+            snprintf(key, sizeof(key), "tdm-btime-%d", r);
+            int got = tdm_boot_kvs_get(r, key, val, sizeof(val), why, len);
+            if (got < 0) {
+                free(same);
+                return -1;
+            }
+            same[n] = got && mine[0] && !strcmp(val, mine) ? 1 : -1;
+        }
+        if (same[n] > 0) {
+            rank += r < me;
+            count++;
+        }
+    }
+    free(same);
+    *rank_p = rank;
+    *size_p = count;
+    return 0;
+}
+
 #define PMI_TRY(_call)                                                                             \
     do {                                                                                           \
         if ((_call) < 0)                                                                           \
@@ -524,6 +581,12 @@ static int boot_from_pmi(tdm_boot_info_t *info, bool pmix) {
     host_key_value(mine, sizeof(mine));
     snprintf(key, sizeof(key), "tdm-host-%d", me);
     PMI_TRY(tdm_boot_kvs_put(key, mine, why, sizeof(why)));
+    /* which nodes share this machine's CPUs (machine_ranks; put by every rank, as
+     * TANDEM_BIND may differ between them) */
+    char btime[64];
+    boot_time_value(btime, sizeof(btime));
+    snprintf(key, sizeof(key), "tdm-btime-%d", me);
+    PMI_TRY(tdm_boot_kvs_put(key, btime[0] ? btime : "unknown", why, sizeof(why)));
     const char *nodemap = TDM_PARAM_S(PMI_NODEMAP);
     int nodes = 0, found = 0;
     if (pmix && strcmp(nodemap, "hosts") != 0) {
@@ -724,6 +787,14 @@ static int boot_from_pmi(tdm_boot_info_t *info, bool pmix) {
     int ncpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
     if (!info->oversubscribed)
         info->oversubscribed = local_size > ncpus;
+    /* unbound, two ranks that wake each other end up on one CPU (tdm_boot_bind) */
+    if (tdm_boot_bind_unbound(info)) {
+        int machine_rank = local_rank, machine_size = local_size;
+        if (nodes > 1)
+            PMI_TRY(machine_ranks(info->node_of, nodes, size, me, &machine_rank, &machine_size, why,
+                                  sizeof(why)));
+        tdm_boot_bind(info, machine_rank, machine_size);
+    }
     tdm_info(BOOT, "rank %d of %d by %s (%s), %d on this node, segment by %s", me, size,
              pmix           ? "PMIx"
              : version == 2 ? "PMI-2"
@@ -815,6 +886,9 @@ int tdm_boot_init(tdm_boot_info_t *info_p) {
         return 0;
     }
     info.shm_offset = (size_t)stamp.seg_offset;
+    /* mpirun applied its own policy (--bind-to): never bind again under it */
+    info.bind = TDM_BOOT_BIND_MPIRUN;
+    info.bind_cpu = -1;
     tdm_log_set_rank(info.rank);
     /* mpirun starts every rank on this host; TANDEM_NODE_SPLIT may make nodes of it, whose
      * segments then follow one another in the one memfd */

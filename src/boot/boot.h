@@ -50,6 +50,8 @@
 #ifndef TDM_BOOT_H
 #define TDM_BOOT_H
 
+#include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -101,8 +103,22 @@ typedef struct tdm_boot_info {
     int *node_of;       /* node of each rank, 0 .. nodes - 1, numbered by their lowest rank */
     int shm_shared;     /* every node's segment is in shm_fd, one after another (mpirun with
                            TANDEM_NODE_SPLIT: the nodes are one host's) */
+    int bind;           /* where the process runs and who decided: TDM_BOOT_BIND_* */
+    int bind_cpu;       /* the CPU it bound itself to (TDM_BOOT_BIND_SELF), else -1 */
     char jobid[64];
 } tdm_boot_info_t;
+
+/* tdm_boot_info_t.bind */
+enum {
+    TDM_BOOT_BIND_OFF,            /* TANDEM_BIND=none: the launcher's placement kept */
+    TDM_BOOT_BIND_MPIRUN,         /* Tandem's mpirun placed it by its own policy */
+    TDM_BOOT_BIND_LAUNCHER,       /* another launcher bound it (its mask is narrower than
+                                     the machine's or its cgroup's CPUs): kept */
+    TDM_BOOT_BIND_SELF,           /* unbound by its launcher: it bound itself to one CPU */
+    TDM_BOOT_BIND_ALONE,          /* the job's only rank on this machine: left as it is */
+    TDM_BOOT_BIND_OVERSUBSCRIBED, /* the job's ranks on this machine outnumber its CPUs */
+    TDM_BOOT_BIND_FAILED,         /* binding failed (warned): left unbound */
+};
 
 #define TDM_BOOT_PMIX 3 /* tdm_boot_info_t.pmi of a job a PMIx server started */
 
@@ -121,6 +137,20 @@ int tdm_boot_kvs_get(int rank, const char *key, char *value, size_t vlen, char *
  * the nodes 0, 1, ... in the order of their lowest ranks. The number of nodes, or -1
  * with the reason in `why` for a value it does not know. */
 int tdm_boot_node_split(const char *how, int *node_of, int size, char *why, size_t len);
+
+/* Under a launcher other than Tandem's mpirun, with TANDEM_BIND=auto: did the launcher
+ * leave the process unbound (its mask holds every CPU of the machine or of its cpuset
+ * cgroup)? When not, info->bind says why it stays as it is. */
+bool tdm_boot_bind_unbound(tdm_boot_info_t *info);
+/* Then bind it to the `machine_rank`-th CPU of its mask when the job has 2 to as many ranks
+ * on this machine (`machine_size`) as the mask has CPUs. Sets info->bind and bind_cpu;
+ * never fails (a failed bind warns and leaves the process as it was). */
+void tdm_boot_bind(tdm_boot_info_t *info, int machine_rank, int machine_size);
+/* One line saying where the process runs and why (TANDEM_SHOW_BINDING). */
+const char *tdm_boot_bind_reason(const tdm_boot_info_t *info);
+/* Read a CPU list file ("0-3,8,10-11", sysfs and cgroups): 0, or -1 when it is missing or
+ * not a list. */
+int tdm_boot_cpulist_read(const char *path, cpu_set_t *set_p);
 
 /* Fill *info_p from the environment; 0 on success, -errno on failure (logged). */
 int tdm_boot_init(tdm_boot_info_t *info_p);

@@ -13,6 +13,7 @@
  */
 #include "hwtopo.h"
 #include "../base/log.h"
+#include "../boot/boot.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -69,27 +70,9 @@ static long read_first(const char *path) {
 
 /* Does the CPU list in `path` ("0-3,8,10-11") hold cpu? */
 static bool list_has(const char *path, int cpu) {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    char buf[4096];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    for (char *s = buf; *s;) {
-        char *end;
-        long lo = strtol(s, &end, 10), hi = lo;
-        if (end == s)
-            break;
-        if (*end == '-')
-            hi = strtol(end + 1, &end, 10);
-        if (cpu >= lo && cpu <= hi)
-            return true;
-        s = *end == ',' ? end + 1 : end;
-        if (*s == '\n')
-            break;
-    }
-    return false;
+    cpu_set_t set;
+    return cpu >= 0 && cpu < CPU_SETSIZE && tdm_boot_cpulist_read(path, &set) == 0 &&
+           CPU_ISSET(cpu, &set);
 }
 
 /* The cache of `level` (1..3) that serves cpu: its lowest CPU; -1 if none. */

@@ -31,8 +31,8 @@ static void show_binding(void) {
     }
     char host[256];
     gethostname(host, sizeof(host));
-    fprintf(stderr, "tandem: rank %d (pid %d) on %s bound to cpus %s\n", tdm_mpi.boot.rank,
-            (int)getpid(), host, list);
+    fprintf(stderr, "tandem: rank %d (pid %d) on %s runs on cpus %s (%s)\n", tdm_mpi.boot.rank,
+            (int)getpid(), host, list, tdm_boot_bind_reason(&tdm_mpi.boot));
 }
 
 /* For the pending-operations dump (p2p/dump.c), from a signal handler: field reads only. */

@@ -459,7 +459,7 @@ def main():
             # the launcher passes the environment on too; -genv says it on the line
             for kv in shown_env:
                 full += ["-genv"] + kv.split("=", 1)
-        full += cmd
+        full += a.mpirun_arg + cmd
     shown = " ".join(shlex.quote(x) for x in shown_env + full)
 
     if a.check_lib:

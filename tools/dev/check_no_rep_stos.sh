@@ -11,7 +11,7 @@ command -v objdump >/dev/null || exit 77
 hits=$(objdump -d --no-show-raw-insn "$lib" |
     awk '/^[0-9a-f]+ <.*>:$/ {fn = $2} /rep stos/ {print fn}' | sort -u)
 # start-up and set-up code may keep them; anything else is a per-call path
-hits=$(printf '%s\n' "$hits" | grep -Ev '<(tdm_dtype_init|tdm_comm_init|tdm_shm_init|tdm_boot_init|tdm_params_init|show_binding)>:' || true)
+hits=$(printf '%s\n' "$hits" | grep -Ev '<(tdm_dtype_init|tdm_comm_init|tdm_shm_init|tdm_boot_init|tdm_boot_bind|tdm_boot_bind_unbound|tdm_boot_cpulist_read|tdm_params_init|show_binding)>:' || true)
 if [ -n "$hits" ]; then
     echo "rep stos in: $hits"
     exit 1
