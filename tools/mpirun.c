@@ -111,6 +111,7 @@ static struct job {
     char stdin_buf[65536];
     cpu_set_t cpus;
     int ncpus;
+    int bind_block; /* CPUs per rank when bound: 1 for --bind-to core */
     sigset_t oldmask;
 } job;
 
@@ -148,8 +149,9 @@ static void usage(FILE *f) {
             "                       (also -prepend-rank, -l)\n"
             "  --bind-to core|hwthread|none\n"
             "                       core: bind rank r to the r-th CPU mpirun may use\n"
-            "                       (modulo their number); default core for 2 or more\n"
-            "                       ranks that do not outnumber those CPUs, else none\n"
+            "                       (modulo their number); by default, 2 or more ranks\n"
+            "                       that do not outnumber those CPUs take equal blocks\n"
+            "                       of them in order (rank r the r-th), else none\n"
             "  -x NAME[=VALUE]      export NAME (with VALUE) to the ranks\n"
             "  -env, -genv NAME VALUE  set NAME=VALUE for the ranks\n"
             "  -wdir DIR            working directory of the ranks\n"
@@ -731,7 +733,9 @@ static void child_exec(rank_t *rk, int shm_fd, int ctl_wr, int in_fd, int out_wr
     if (job.opt.bind == BIND_CORE && job.ncpus > 0) {
         cpu_set_t set;
         CPU_ZERO(&set);
-        CPU_SET(nth_cpu(rk->rank % job.ncpus), &set);
+        int first = job.bind_block * rk->rank;
+        for (int i = 0; i < job.bind_block; i++)
+            CPU_SET(nth_cpu((first + i) % job.ncpus), &set);
         report[0] = STAGE_BIND;
         if (sched_setaffinity(0, sizeof(set), &set) != 0)
             goto fail;
@@ -1265,8 +1269,13 @@ int main(int argc, char **argv) {
      * one CPU, where a rank that polls for its peer keeps that peer off the CPU for a
      * whole time slice: with other work on the node, 8-byte ping-pong took milliseconds.
      * A rank alone has no peer to wait for, and ranks that outnumber the CPUs must share. */
-    if (job.opt.bind == BIND_AUTO)
+    job.bind_block = 1;
+    if (job.opt.bind == BIND_AUTO) {
         job.opt.bind = np >= 2 && np <= job.ncpus && !sharing ? BIND_CORE : BIND_NONE;
+        /* chosen, not asked for: a block of CPUs each, so a rank's own threads (OpenMP) are
+         * not all pinned to one CPU (as src/boot/bind.c does under other launchers) */
+        job.bind_block = job.ncpus / np;
+    }
 
     if (job.opt.timeout_s > 0)
         job.deadline_ms = now_ms() + (int64_t)(job.opt.timeout_s * 1000.0 + 0.5);

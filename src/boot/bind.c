@@ -111,34 +111,42 @@ bool tdm_boot_bind_unbound(tdm_boot_info_t *info) {
     return true;
 }
 
+int tdm_boot_bind_domain(const cpu_set_t *mask, int rank, int size, cpu_set_t *out) {
+    int n = CPU_COUNT(mask), k = size > 0 ? n / size : 0;
+    CPU_ZERO(out);
+    if (k == 0 || rank < 0 || rank >= size)
+        return 0;
+    for (int c = 0, seen = 0; c < CPU_SETSIZE && seen < (rank + 1) * k; c++)
+        if (CPU_ISSET(c, mask) && seen++ >= rank * k)
+            CPU_SET(c, out);
+    return k;
+}
+
 void tdm_boot_bind(tdm_boot_info_t *info, int machine_rank, int machine_size) {
-    cpu_set_t mask;
+    cpu_set_t mask, domain;
     if (machine_size < 2) {
         info->bind = TDM_BOOT_BIND_ALONE;
         return;
     }
-    if (sched_getaffinity(0, sizeof(mask), &mask) != 0 || machine_size > CPU_COUNT(&mask)) {
+    if (sched_getaffinity(0, sizeof(mask), &mask) != 0 ||
+        tdm_boot_bind_domain(&mask, machine_rank, machine_size, &domain) == 0) {
         info->bind = TDM_BOOT_BIND_OVERSUBSCRIBED;
         return;
     }
-    /* the machine's i-th rank takes the i-th CPU of the mask, as mpirun does */
-    int cpu = -1;
-    for (int c = 0, seen = 0; c < CPU_SETSIZE && cpu < 0; c++)
-        if (CPU_ISSET(c, &mask) && seen++ == machine_rank)
-            cpu = c;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    if (sched_setaffinity(0, sizeof(one), &one) != 0) {
+    int first = -1;
+    for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+        if (CPU_ISSET(c, &domain))
+            first = c;
+    if (sched_setaffinity(0, sizeof(domain), &domain) != 0) {
         tdm_warn(BOOT,
-                 "rank %d: binding itself to cpu %d failed (%m): left unbound "
+                 "rank %d: binding itself to %d cpus from cpu %d failed (%m): left unbound "
                  "(TANDEM_BIND=none keeps the launcher's placement)",
-                 info->rank, cpu);
+                 info->rank, CPU_COUNT(&domain), first);
         info->bind = TDM_BOOT_BIND_FAILED;
         return;
     }
     info->bind = TDM_BOOT_BIND_SELF;
-    info->bind_cpu = cpu;
-    tdm_info(BOOT, "rank %d bound itself to cpu %d (rank %d of %d on this machine)", info->rank,
-             cpu, machine_rank, machine_size);
+    info->bind_cpu = first;
+    tdm_info(BOOT, "rank %d bound itself to %d cpus from cpu %d (rank %d of %d on this machine)",
+             info->rank, CPU_COUNT(&domain), first, machine_rank, machine_size);
 }

@@ -104,7 +104,7 @@ typedef struct tdm_boot_info {
     int shm_shared;     /* every node's segment is in shm_fd, one after another (mpirun with
                            TANDEM_NODE_SPLIT: the nodes are one host's) */
     int bind;           /* where the process runs and who decided: TDM_BOOT_BIND_* */
-    int bind_cpu;       /* the CPU it bound itself to (TDM_BOOT_BIND_SELF), else -1 */
+    int bind_cpu;       /* the first CPU it bound itself to (TDM_BOOT_BIND_SELF), else -1 */
     char jobid[64];
 } tdm_boot_info_t;
 
@@ -142,10 +142,15 @@ int tdm_boot_node_split(const char *how, int *node_of, int size, char *why, size
  * leave the process unbound (its mask holds every CPU of the machine or of its cpuset
  * cgroup)? When not, info->bind says why it stays as it is. */
 bool tdm_boot_bind_unbound(tdm_boot_info_t *info);
-/* Then bind it to the `machine_rank`-th CPU of its mask when the job has 2 to as many ranks
- * on this machine (`machine_size`) as the mask has CPUs. Sets info->bind and bind_cpu;
+/* Then bind it to the `machine_rank`-th domain of its mask when the job has 2 to as many
+ * ranks on this machine (`machine_size`) as the mask has CPUs. Sets info->bind and bind_cpu;
  * never fails (a failed bind warns and leaves the process as it was). */
 void tdm_boot_bind(tdm_boot_info_t *info, int machine_rank, int machine_size);
+/* The rank-th of `size` equal blocks of the CPUs in `mask`, in order (the CPUs left over
+ * by the division go to nobody), into *out; returns the block's size, 0 when the ranks
+ * outnumber the CPUs. Blocks, not single CPUs: a rank's own threads (OpenMP) keep CPUs of
+ * their own, as under Intel MPI's default domains, and no two ranks ever share one. */
+int tdm_boot_bind_domain(const cpu_set_t *mask, int rank, int size, cpu_set_t *out);
 /* One line saying where the process runs and why (TANDEM_SHOW_BINDING). */
 const char *tdm_boot_bind_reason(const tdm_boot_info_t *info);
 /* Read a CPU list file ("0-3,8,10-11", sysfs and cgroups): 0, or -1 when it is missing or

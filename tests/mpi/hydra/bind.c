@@ -2,7 +2,8 @@
 /*
  * Where MPI_Init leaves each rank (TANDEM_BIND, src/boot/bind.c), every rank of the job on
  * this machine. The argument says what must happen to the mask the launcher gave:
- *   tandem    the launcher left it unbound: rank r runs on the r-th CPU of it alone
+ *   tandem    the launcher left it unbound: rank r runs on the r-th of `size` equal
+ *             blocks of it, in order (one CPU each when the ranks fill the machine)
  *   kept      unchanged (TANDEM_BIND=none, Tandem's mpirun --bind-to none)
  *   launcher  the launcher bound it to one CPU (skipped when it did not): unchanged
  *   over      more ranks than its CPUs (skipped when not): unchanged
@@ -38,14 +39,18 @@ int main(int argc, char **argv) {
         if (ncpus < size) {
             skip = 1; /* fewer CPUs than ranks: the library must not bind */
         } else {
-            int cpu = -1;
-            for (int c = 0, seen = 0; c < CPU_SETSIZE && cpu < 0; c++)
-                if (CPU_ISSET(c, &given) && seen++ == rank)
-                    cpu = c;
-            if (CPU_COUNT(&now) != 1 || !CPU_ISSET(cpu, &now)) {
-                printf("rank %d: started on cpus %s, runs on %s after MPI_Init, not on cpu %d "
-                       "alone\n",
-                       rank, a, b, cpu);
+            /* every rank of the job runs on this machine here */
+            int k = ncpus / size;
+            cpu_set_t want_set;
+            CPU_ZERO(&want_set);
+            for (int c = 0, seen = 0; c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, &given) && seen++ / k == rank)
+                    CPU_SET(c, &want_set);
+            if (!CPU_EQUAL(&now, &want_set)) {
+                char w[256];
+                show(&want_set, w, sizeof(w));
+                printf("rank %d: started on cpus %s, runs on %s after MPI_Init, not on %s\n", rank,
+                       a, b, w);
                 errs++;
             }
         }

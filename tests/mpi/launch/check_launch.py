@@ -484,12 +484,15 @@ def check_bind(ctx):
     p += expect(r, rc=0, out=[rf"^rank {k} cpus {allc}$" for k in range(2)])
     r = run(ctx, ["-n", "1", "--bind-to", "socket", ctx.prog])
     p += expect(r, rc=2, err=[r"--bind-to takes core, hwthread or none"])
-    # by default 2 or more ranks that do not outnumber the CPUs are bound one per CPU (a
-    # waiting rank polls, and unbound ranks that wake each other end up on one CPU);
-    # one rank, more ranks than CPUs, or forced sharing stay unbound
+    # by default 2 or more ranks that do not outnumber the CPUs take equal blocks of them
+    # in order (a waiting rank polls, and unbound ranks that wake each other end up on one
+    # CPU; a block, not one CPU, leaves a rank's own threads room); one rank, more ranks
+    # than CPUs, or forced sharing stay unbound
     if len(cpus) >= 2:
+        b = len(cpus) // 2
+        block = [" ".join(str(c) for c in cpus[k * b:(k + 1) * b]) for k in range(2)]
         r = run(ctx, ["-n", "2", ctx.prog, "*=init,affinity,fin"])
-        p += expect(r, rc=0, out=[rf"^rank {k} cpus {cpus[k]}$" for k in range(2)])
+        p += expect(r, rc=0, out=[rf"^rank {k} cpus {block[k]}$" for k in range(2)])
         env = dict(os.environ, TANDEM_OVERSUBSCRIBED="1")
         r = run(ctx, ["-n", "2", ctx.prog, "*=init,affinity,fin"], env=env)
         p += expect(r, rc=0, out=[rf"^rank {k} cpus {allc}$" for k in range(2)])
