@@ -32,6 +32,7 @@
 /* clang-format off */
 #define TDM_UCX_FUNCS(_X)                                                                          \
     _X(ucp_init_version) _X(ucp_cleanup) _X(ucp_config_read) _X(ucp_config_release)              \
+    _X(ucp_config_modify) _X(ucp_ep_print_info)                                                  \
     _X(ucp_get_version_string) _X(ucp_worker_create) _X(ucp_worker_destroy)                      \
     _X(ucp_worker_query) _X(ucp_worker_get_address) _X(ucp_worker_release_address)               \
     _X(ucp_worker_set_am_recv_handler) _X(ucp_worker_get_efd) _X(ucp_worker_arm)                 \
@@ -39,7 +40,7 @@
     _X(ucp_am_send_nbx) _X(ucp_am_recv_data_nbx) _X(ucp_am_data_release) _X(ucp_request_free)    \
     _X(ucp_request_check_status) _X(ucp_mem_map) _X(ucp_mem_unmap) _X(ucp_rkey_pack)             \
     _X(ucp_rkey_buffer_release) _X(ucp_ep_rkey_unpack) _X(ucp_rkey_destroy) _X(ucp_get_nbx)      \
-    _X(ucp_put_nbx) _X(ucp_tag_send_nbx) _X(ucp_tag_recv_nbx) _X(ucs_status_string)              \
+    _X(ucp_put_nbx) _X(ucp_tag_send_sync_nbx) _X(ucp_tag_recv_nbx) _X(ucs_status_string)              \
     _X(ucm_set_event_handler) _X(ucm_unset_event_handler)
 /* clang-format on */
 
@@ -54,6 +55,8 @@ static struct {
 #define ucp_cleanup (*ucx_fn.p_ucp_cleanup)
 #define ucp_config_read (*ucx_fn.p_ucp_config_read)
 #define ucp_config_release (*ucx_fn.p_ucp_config_release)
+#define ucp_config_modify (*ucx_fn.p_ucp_config_modify)
+#define ucp_ep_print_info (*ucx_fn.p_ucp_ep_print_info)
 #define ucp_get_version_string (*ucx_fn.p_ucp_get_version_string)
 #define ucp_worker_create (*ucx_fn.p_ucp_worker_create)
 #define ucp_worker_destroy (*ucx_fn.p_ucp_worker_destroy)
@@ -68,7 +71,7 @@ static struct {
 #define ucp_ep_close_nbx (*ucx_fn.p_ucp_ep_close_nbx)
 #define ucp_ep_flush_nbx (*ucx_fn.p_ucp_ep_flush_nbx)
 #define ucp_am_send_nbx (*ucx_fn.p_ucp_am_send_nbx)
-#define ucp_tag_send_nbx (*ucx_fn.p_ucp_tag_send_nbx)
+#define ucp_tag_send_sync_nbx (*ucx_fn.p_ucp_tag_send_sync_nbx)
 #define ucp_tag_recv_nbx (*ucx_fn.p_ucp_tag_recv_nbx)
 #define ucp_am_recv_data_nbx (*ucx_fn.p_ucp_am_recv_data_nbx)
 #define ucp_am_data_release (*ucx_fn.p_ucp_am_data_release)
@@ -759,10 +762,13 @@ int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, 
     dop->arg = arg;
     ucp_request_param_t prm = op_param(dop);
     TDM_COUNTER_ADD(&ux->pending, 1);
-    ucs_status_ptr_t sp = ucp_tag_send_nbx(ep, data, len, tag, &prm);
+    /* synchronous: done only once the receiver has posted the tag, i.e. matched the message
+     * (MPI_Ssend's promise), whether UCX moves it eagerly or by its own rendezvous */
+    ucs_status_ptr_t sp = ucp_tag_send_sync_nbx(ep, data, len, tag, &prm);
     UX_COUNT(ux, rndv_sent, 1);
-    return OP_END(ux, sp, dop, "ucp_tag_send_nbx of %zu bytes from rank %d to rank %d (host %s)",
-                  len, ux->rank, peer, ux->peers[peer].host);
+    return OP_END(ux, sp, dop,
+                  "ucp_tag_send_sync_nbx of %zu bytes from rank %d to rank %d (host %s)", len,
+                  ux->rank, peer, ux->peers[peer].host);
 }
 
 static void rx_enqueue(tdm_ucx_t *ux, tdm_ucx_peer_t *p, tdm_ucx_rx_t *rx) {
@@ -1508,6 +1514,33 @@ int tdm_ucx_flush(tdm_ucx_t *ux, int peer, tdm_ucx_done_fn_t done, void *arg) {
 
 /* ---- start-up and shutdown -------------------------------------------------------------- */
 
+/* UCX's tcp transport sends in segments of 8 KiB by default: a message of a few of them
+ * goes by its zero-copy path, which took 3 times as long at 32 KiB as one segment does
+ * (docs/performance.md). TANDEM_UCX_TCP_SEG makes it one segment, unless the user set
+ * the segment sizes (a transmit segment must fit the receiver's). */
+static void tcp_segments(tdm_ucx_t *ux, ucp_config_t *config) {
+    size_t seg = (size_t)TDM_PARAM_I(UCX_TCP_SEG);
+    if (!seg || getenv("UCX_TCP_TX_SEG_SIZE") || getenv("UCX_TCP_RX_SEG_SIZE") ||
+        getenv("UCX_TX_SEG_SIZE"))
+        return;
+    char v[32];
+    snprintf(v, sizeof(v), "%zu", seg);
+    /* the key without its transport's prefix: tcp is the transport that has it */
+    ucs_status_t s = ucp_config_modify(config, "TX_SEG_SIZE", v);
+    if (s != UCS_OK)
+        tdm_warn(UCX, "rank %d: UCX refused a tcp segment of %zu bytes (%s): UCX's own kept",
+                 ux->rank, seg, ucs_status_string(s));
+}
+
+int tdm_ucx_ep_print(tdm_ucx_t *ux, int peer, FILE *f) {
+    ucp_ep_h ep;
+    int rc = check_peer(ux, peer, "tdm_ucx_ep_print");
+    if (rc || (rc = ep_get(ux, peer, &ep)))
+        return rc;
+    ucp_ep_print_info(ep, f);
+    return 0;
+}
+
 int tdm_ucx_init(const tdm_ucx_config_t *cfg, tdm_ucx_t **ux_p) {
     tdm_params_init();
     char why[400];
@@ -1560,6 +1593,7 @@ int tdm_ucx_init(const tdm_ucx_config_t *cfg, tdm_ucx_t **ux_p) {
              ux->host, ucs_status_string(s));
         goto err_free;
     }
+    tcp_segments(ux, config);
     ucp_params_t prm = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
         .features = UCP_FEATURE_AM | UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP,
@@ -1813,6 +1847,9 @@ int tdm_ucx_peer_set(tdm_ucx_t *ux, int peer, const void *blob, size_t len) {
 }
 int tdm_ucx_connect(tdm_ucx_t *ux, int peer) {
     return unsupported("tdm_ucx_connect");
+}
+int tdm_ucx_ep_print(tdm_ucx_t *ux, int peer, FILE *f) {
+    return unsupported("tdm_ucx_ep_print");
 }
 const char *tdm_ucx_peer_host(tdm_ucx_t *ux, int peer) {
     return "?";

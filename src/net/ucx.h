@@ -32,6 +32,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* The largest packet header: the engine's packets start with a header of at most
@@ -125,6 +126,9 @@ int tdm_ucx_peer_set(tdm_ucx_t *ux, int peer, const void *blob, size_t len);
 int tdm_ucx_connect(tdm_ucx_t *ux, int peer);
 /* The host name in `peer`'s blob ("?" before tdm_ucx_peer_set). */
 const char *tdm_ucx_peer_host(tdm_ucx_t *ux, int peer);
+/* UCX's description of the endpoint toward `peer` (its lanes, and its thresholds between
+ * short, zero-copy and rendezvous per operation) on `f`. */
+int tdm_ucx_ep_print(tdm_ucx_t *ux, int peer, FILE *f);
 
 /* One packet: `hdr` (copied) and `data` as one active message. `data` stays the
  * caller's until done runs (or TDM_UCX_DONE is returned). Packets to one peer arrive
@@ -144,8 +148,9 @@ int tdm_ucx_send_framed(tdm_ucx_t *ux, int peer, void *pkt, size_t len, tdm_ucx_
 
 /* A packet whose payload stays at this process until the receiver, handed it by
  * recv_data, fetches it into a buffer of its choosing: the header goes as an active
- * message naming a unique UCX tag, the payload as a tagged send under it (UCX's tag
- * rendezvous: over tcp a zero-copy put into the posted buffer). done runs once the
+ * message naming a unique UCX tag, the payload as a synchronous tagged send under it
+ * (UCX's tag rendezvous, over tcp a zero-copy put into the posted buffer, or below UCX's
+ * rendezvous threshold an eager send the receiver acknowledges). done runs once the
  * payload was fetched (or dropped: the receiver's drop completes it too) or the peer
  * failed; `data` stays the caller's until then. Ordered with tdm_ucx_send's packets. */
 int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
