@@ -16,6 +16,7 @@
 #if TDM_HAVE_UCX
 
 #include <dlfcn.h>
+#include <net/if.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -1518,10 +1519,44 @@ int tdm_ucx_flush(tdm_ucx_t *ux, int peer, tdm_ucx_done_fn_t done, void *arg) {
  * goes by its zero-copy path, which took 3 times as long at 32 KiB as one segment does
  * (docs/performance.md). TANDEM_UCX_TCP_SEG makes it one segment, unless the user set
  * the segment sizes (a transmit segment must fit the receiver's). */
+static bool list_has(const char *list, const char *word) {
+    size_t n = strlen(word);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, word, n) && (p[n] == ',' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+/* Will UCX open its tcp transport? A key that no transport reads makes UCX warn on every
+ * rank, e.g. on an InfiniBand cluster with UCX_TLS=rc,sm,self or UCX_NET_DEVICES=mlx5_0:1. */
+static bool tcp_expected(void) {
+    const char *tls = getenv("UCX_TLS");
+    if (tls && *tls) {
+        bool neg = tls[0] == '^';
+        if (neg ? list_has(tls + 1, "tcp") : !list_has(tls, "tcp") && !list_has(tls, "all"))
+            return false;
+    }
+    const char *dev = getenv("UCX_NET_DEVICES");
+    if (!dev || !*dev || list_has(dev, "all"))
+        return true;
+    /* a network interface among the devices (not an HCA's port such as mlx5_0:1) */
+    char name[IF_NAMESIZE + 1];
+    for (const char *p = dev; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        size_t n = strcspn(p, ",:");
+        if (n > 0 && n < sizeof(name)) {
+            memcpy(name, p, n);
+            name[n] = '\0';
+            if (if_nametoindex(name))
+                return true;
+        }
+    }
+    return false;
+}
+
 static void tcp_segments(tdm_ucx_t *ux, ucp_config_t *config) {
     size_t seg = (size_t)TDM_PARAM_I(UCX_TCP_SEG);
     if (!seg || getenv("UCX_TCP_TX_SEG_SIZE") || getenv("UCX_TCP_RX_SEG_SIZE") ||
-        getenv("UCX_TX_SEG_SIZE"))
+        getenv("UCX_TX_SEG_SIZE") || !tcp_expected())
         return;
     char v[32];
     snprintf(v, sizeof(v), "%zu", seg);
