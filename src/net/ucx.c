@@ -41,7 +41,7 @@
     _X(ucp_am_send_nbx) _X(ucp_am_recv_data_nbx) _X(ucp_am_data_release) _X(ucp_request_free)    \
     _X(ucp_request_check_status) _X(ucp_mem_map) _X(ucp_mem_unmap) _X(ucp_rkey_pack)             \
     _X(ucp_rkey_buffer_release) _X(ucp_ep_rkey_unpack) _X(ucp_rkey_destroy) _X(ucp_get_nbx)      \
-    _X(ucp_put_nbx) _X(ucp_tag_send_sync_nbx) _X(ucp_tag_recv_nbx) _X(ucs_status_string)              \
+    _X(ucp_put_nbx) _X(ucp_tag_send_sync_nbx) _X(ucp_tag_recv_nbx) _X(ucs_status_string)         \
     _X(ucm_set_event_handler) _X(ucm_unset_event_handler)
 /* clang-format on */
 
@@ -1515,10 +1515,7 @@ int tdm_ucx_flush(tdm_ucx_t *ux, int peer, tdm_ucx_done_fn_t done, void *arg) {
 
 /* ---- start-up and shutdown -------------------------------------------------------------- */
 
-/* UCX's tcp transport sends in segments of 8 KiB by default: a message of a few of them
- * goes by its zero-copy path, which took 3 times as long at 32 KiB as one segment does
- * (docs/performance.md). TANDEM_UCX_TCP_SEG makes it one segment, unless the user set
- * the segment sizes (a transmit segment must fit the receiver's). */
+/* `word` is an element of the comma-separated `list`. */
 static bool list_has(const char *list, const char *word) {
     size_t n = strlen(word);
     for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
@@ -1553,6 +1550,10 @@ static bool tcp_expected(void) {
     return false;
 }
 
+/* UCX's tcp transport sends in segments of 8 KiB by default: a message of a few of them
+ * goes by its zero-copy path, which took 2.5 times as long at 32 KiB as one segment does
+ * (docs/performance.md). TANDEM_UCX_TCP_SEG makes it one segment, unless the user set
+ * the segment sizes (a transmit segment must fit the receiver's). */
 static void tcp_segments(tdm_ucx_t *ux, ucp_config_t *config) {
     size_t seg = (size_t)TDM_PARAM_I(UCX_TCP_SEG);
     if (!seg || getenv("UCX_TCP_TX_SEG_SIZE") || getenv("UCX_TCP_RX_SEG_SIZE") ||
