@@ -92,7 +92,6 @@ const char *tdm_boot_bind_reason(const tdm_boot_info_t *info) {
 
 bool tdm_boot_bind_unbound(tdm_boot_info_t *info) {
     cpu_set_t mask, allowed, both;
-    info->bind_cpu = -1;
     if (strcmp(TDM_PARAM_S(BIND), "none") == 0) {
         info->bind = TDM_BOOT_BIND_OFF;
         return false;
@@ -128,8 +127,12 @@ void tdm_boot_bind(tdm_boot_info_t *info, int machine_rank, int machine_size) {
         info->bind = TDM_BOOT_BIND_ALONE;
         return;
     }
-    if (sched_getaffinity(0, sizeof(mask), &mask) != 0 ||
-        tdm_boot_bind_domain(&mask, machine_rank, machine_size, &domain) == 0) {
+    if (sched_getaffinity(0, sizeof(mask), &mask) != 0) {
+        tdm_warn(BOOT, "rank %d: cannot read its CPU mask (%m): left unbound", info->rank);
+        info->bind = TDM_BOOT_BIND_FAILED;
+        return;
+    }
+    if (tdm_boot_bind_domain(&mask, machine_rank, machine_size, &domain) == 0) {
         info->bind = TDM_BOOT_BIND_OVERSUBSCRIBED;
         return;
     }
@@ -146,7 +149,6 @@ void tdm_boot_bind(tdm_boot_info_t *info, int machine_rank, int machine_size) {
         return;
     }
     info->bind = TDM_BOOT_BIND_SELF;
-    info->bind_cpu = first;
     tdm_info(BOOT, "rank %d bound itself to %d cpus from cpu %d (rank %d of %d on this machine)",
              info->rank, CPU_COUNT(&domain), first, machine_rank, machine_size);
 }

@@ -140,7 +140,6 @@ static int make_singleton(tdm_boot_info_t *info) {
     info->ctl_fd = -1;
     info->shm_offset = 0;
     info->bind = TDM_BOOT_BIND_ALONE;
-    info->bind_cpu = -1;
     info->shm_fd = memfd_create("tandem-shm", MFD_CLOEXEC);
     if (info->shm_fd < 0) {
         tdm_error(BOOT, "memfd_create for the singleton segment failed: %m");
@@ -888,7 +887,6 @@ int tdm_boot_init(tdm_boot_info_t *info_p) {
     info.shm_offset = (size_t)stamp.seg_offset;
     /* mpirun applied its own policy (--bind-to): never bind again under it */
     info.bind = TDM_BOOT_BIND_MPIRUN;
-    info.bind_cpu = -1;
     tdm_log_set_rank(info.rank);
     /* mpirun starts every rank on this host; TANDEM_NODE_SPLIT may make nodes of it, whose
      * segments then follow one another in the one memfd */

@@ -104,7 +104,6 @@ typedef struct tdm_boot_info {
     int shm_shared;     /* every node's segment is in shm_fd, one after another (mpirun with
                            TANDEM_NODE_SPLIT: the nodes are one host's) */
     int bind;           /* where the process runs and who decided: TDM_BOOT_BIND_* */
-    int bind_cpu;       /* the first CPU it bound itself to (TDM_BOOT_BIND_SELF), else -1 */
     char jobid[64];
 } tdm_boot_info_t;
 
@@ -143,7 +142,7 @@ int tdm_boot_node_split(const char *how, int *node_of, int size, char *why, size
  * cgroup)? When not, info->bind says why it stays as it is. */
 bool tdm_boot_bind_unbound(tdm_boot_info_t *info);
 /* Then bind it to the `machine_rank`-th domain of its mask when the job has 2 to as many
- * ranks on this machine (`machine_size`) as the mask has CPUs. Sets info->bind and bind_cpu;
+ * ranks on this machine (`machine_size`) as the mask has CPUs. Sets info->bind;
  * never fails (a failed bind warns and leaves the process as it was). */
 void tdm_boot_bind(tdm_boot_info_t *info, int machine_rank, int machine_size);
 /* The rank-th of `size` equal blocks of the CPUs in `mask`, in order (the CPUs left over

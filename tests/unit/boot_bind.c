@@ -44,35 +44,34 @@ static void check_all(const cpu_set_t *mask, int size) {
     }
 }
 
+/* *m = {lo, lo + step, ..., up to hi} */
+static void cpus(cpu_set_t *m, int lo, int hi, int step) {
+    CPU_ZERO(m);
+    for (int c = lo; c <= hi; c += step)
+        CPU_SET(c, m);
+}
+
 int main(void) {
     cpu_set_t m, d;
     for (int n = 1; n <= 128; n++) {
-        CPU_ZERO(&m);
-        for (int c = 0; c < n; c++)
-            CPU_SET(c, &m);
+        cpus(&m, 0, n - 1, 1);
         for (int size = 1; size <= n; size++)
             check_all(&m, size);
         CHECK(tdm_boot_bind_domain(&m, 0, n + 1, &d) == 0 && CPU_COUNT(&d) == 0,
               "%d cpus, %d ranks: a domain", n, n + 1);
     }
     /* 2 ranks on 64 CPUs: 0-31 and 32-63 */
-    CPU_ZERO(&m);
-    for (int c = 0; c < 64; c++)
-        CPU_SET(c, &m);
+    cpus(&m, 0, 63, 1);
     CHECK(tdm_boot_bind_domain(&m, 1, 2, &d) == 32 && CPU_ISSET(32, &d) && CPU_ISSET(63, &d) &&
               !CPU_ISSET(31, &d),
           "2 ranks on 64 cpus: rank 1 is not on 32-63");
     /* a cpuset with holes: 3,5,7,9,11,13 for 3 ranks gives {3,5} {7,9} {11,13} */
-    CPU_ZERO(&m);
-    for (int c = 3; c <= 13; c += 2)
-        CPU_SET(c, &m);
+    cpus(&m, 3, 13, 2);
     check_all(&m, 3);
     CHECK(tdm_boot_bind_domain(&m, 2, 3, &d) == 2 && CPU_ISSET(11, &d) && CPU_ISSET(13, &d),
           "cpus 3,5,..,13 for 3 ranks: rank 2 is not on 11,13");
     /* 7 CPUs, 3 ranks: blocks of 2, cpu 6 left to nobody */
-    CPU_ZERO(&m);
-    for (int c = 0; c < 7; c++)
-        CPU_SET(c, &m);
+    cpus(&m, 0, 6, 1);
     CHECK(tdm_boot_bind_domain(&m, 2, 3, &d) == 2 && CPU_ISSET(4, &d) && CPU_ISSET(5, &d) &&
               !CPU_ISSET(6, &d),
           "7 cpus, 3 ranks: rank 2 is not on 4,5");
