@@ -160,6 +160,7 @@ typedef struct tdm_ucx_tagmsg {
 
 struct tdm_ucx_data {
     uint64_t tag;
+    void *desc; /* UCX's handle of an active-message rendezvous; NULL: the data has `tag` */
     size_t len;
     int peer;
 };
@@ -263,6 +264,7 @@ struct tdm_ucx {
     char host[64];
     size_t am_max;
     bool peer_errors; /* UCP_ERR_HANDLING_MODE_PEER */
+    bool rndv_tag;    /* TANDEM_UCX_RNDV=tag: tdm_ucx_send_rndv's data as a tagged send */
     tdm_ucx_peer_t *peers;
 
     /* `lock` (under mt) guards the op free list, the read bucket and FIFO, and the
@@ -620,18 +622,19 @@ op_not_issued(tdm_ucx_t *ux, ucs_status_ptr_t sp, tdm_ucx_op_t *op, const char *
     (op_issued((_ux), (_sp)) ? TDM_UCX_PENDING : op_not_issued((_ux), (_sp), (_op), __VA_ARGS__))
 
 /* One active message: the engine's header and a payload (`data`, which UCX reads until
- * the send completes), with `flags` in the prefix. */
+ * the send completes), with `flags` in the prefix and `am_flags` for UCX (its
+ * UCP_AM_SEND_FLAG_EAGER or _RNDV; 0: UCX chooses by size). */
 static int am_send(tdm_ucx_t *ux, int peer, const char *what, const void *hdr, size_t hdr_len,
-                   const void *data, size_t len, uint32_t flags, tdm_ucx_op_t *op, ucp_ep_h ep) {
+                   const void *data, size_t len, uint32_t flags, uint32_t am_flags,
+                   tdm_ucx_op_t *op, ucp_ep_h ep) {
     tdm_ucx_prefix_t pre = {.src = (uint32_t)ux->rank, .hdr_len = (uint32_t)hdr_len | flags};
     memcpy(op->hdr, &pre, sizeof(pre));
     if (hdr_len)
         memcpy(op->hdr + sizeof(pre), hdr, hdr_len);
     ucp_request_param_t prm = op_param(op);
-    if (flags & PREFIX_FETCH) {
-        /* the announcement is 16 bytes: never UCX's own rendezvous */
+    if (am_flags) {
         prm.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
-        prm.flags = UCP_AM_SEND_FLAG_EAGER;
+        prm.flags = am_flags;
     }
     TDM_COUNTER_ADD(&ux->pending, 1);
     ucs_status_ptr_t sp =
@@ -679,7 +682,7 @@ int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const
     op->peer = peer;
     op->done = done;
     op->arg = arg;
-    return am_send(ux, peer, "tdm_ucx_send", hdr, hdr_len, data, len, 0, op, ep);
+    return am_send(ux, peer, "tdm_ucx_send", hdr, hdr_len, data, len, 0, 0, op, ep);
 }
 
 /* A framed send's completion: the frame in front of the packet says whom to tell. */
@@ -728,10 +731,9 @@ int tdm_ucx_send_framed(tdm_ucx_t *ux, int peer, void *pkt, size_t len, tdm_ucx_
     return rc;
 }
 
-/* The header goes as an active message announcing a tag; the data as a tagged send under
- * it, which UCX moves by its tag rendezvous: over tcp a zero-copy put into the buffer the
- * receiver posts, where its active-message rendezvous copies every fragment once more.
- * Matching stays the engine's: the tag is unique, and the receiver posts it exactly. */
+/* By default one active message by UCX's rendezvous (below). TANDEM_UCX_RNDV=tag: the
+ * header as an active message announcing a tag, the data as a tagged send under it, two
+ * messages. Matching stays the engine's: the tag is unique, the receiver posts it exactly. */
 int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
                       size_t len, tdm_ucx_done_fn_t done, void *arg) {
     ucp_ep_h ep;
@@ -739,6 +741,18 @@ int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, 
     int rc = send_prepare(ux, peer, "tdm_ucx_send_rndv", hdr_len, &ep, &op);
     if (rc)
         return rc;
+    if (!ux->rndv_tag && len > 0) {
+        /* One message: the header rides UCX's rendezvous announcement, and the receiver
+         * fetches the data straight into the matched buffer (ucp_am_recv_data_nbx). The
+         * send completes once it did, so a synchronous send's promise holds. */
+        op->kind = OP_SEND;
+        op->peer = peer;
+        op->done = done;
+        op->arg = arg;
+        UX_COUNT(ux, rndv_sent, 1);
+        return am_send(ux, peer, "tdm_ucx_send_rndv", hdr, hdr_len, data, len, PREFIX_FETCH,
+                       UCP_AM_SEND_FLAG_RNDV, op, ep);
+    }
     tdm_ucx_op_t *dop = op_get(ux);
     if (!dop) {
         op_put(ux, op);
@@ -751,8 +765,9 @@ int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, 
     op->done = NULL; /* the data's completion is the send's */
     op->arg = NULL;
     op->tagmsg = (tdm_ucx_tagmsg_t){.tag = tag, .len = len};
+    /* the announcement is 16 bytes: never UCX's own rendezvous */
     rc = am_send(ux, peer, "tdm_ucx_send_rndv", hdr, hdr_len, &op->tagmsg, sizeof(op->tagmsg),
-                 PREFIX_FETCH, op, ep);
+                 PREFIX_FETCH, UCP_AM_SEND_FLAG_EAGER, op, ep);
     if (rc < 0) {
         op_put(ux, dop);
         return rc;
@@ -789,14 +804,15 @@ static void rx_enqueue(tdm_ucx_t *ux, tdm_ucx_peer_t *p, tdm_ucx_rx_t *rx) {
 /* A tdm_ucx_send_rndv packet: its header goes to recv_data at once (in the peer's order,
  * behind any packet of it still being fetched), its data as a handle naming the tag. */
 static ucs_status_t am_recv_fetchable(tdm_ucx_t *ux, tdm_ucx_peer_t *p, const void *hdr,
-                                      size_t hdr_len, const void *data, size_t length) {
-    if (!ux->recv_data || length != sizeof(tdm_ucx_tagmsg_t)) {
+                                      size_t hdr_len, void *data, size_t length, bool rndv) {
+    if (!ux->recv_data || (!rndv && length != sizeof(tdm_ucx_tagmsg_t))) {
         tdm_error(UCX, "rank %d: dropped a rendezvous packet from rank %d (%s)", ux->rank, p->rank,
                   ux->recv_data ? "not Tandem's" : "no handler");
-        return UCS_OK;
+        return UCS_OK; /* (a rendezvous UCX then ends at the sender) */
     }
-    tdm_ucx_tagmsg_t m;
-    memcpy(&m, data, sizeof(m));
+    tdm_ucx_tagmsg_t m = {.len = length};
+    if (!rndv)
+        memcpy(&m, data, sizeof(m));
     tdm_ucx_data_t *d = malloc(sizeof(*d));
     tdm_ucx_rx_t *rx = d && p->rx_head ? calloc(1, sizeof(*rx)) : NULL;
     if (!d || (p->rx_head && !rx)) {
@@ -805,7 +821,9 @@ static ucs_status_t am_recv_fetchable(tdm_ucx_t *ux, tdm_ucx_peer_t *p, const vo
              p->rank);
         return UCS_OK;
     }
-    *d = (tdm_ucx_data_t){.tag = m.tag, .len = (size_t)m.len, .peer = p->rank};
+    /* UCX's rendezvous: the descriptor stays valid until fetched (UCS_INPROGRESS) */
+    *d = (tdm_ucx_data_t){
+        .tag = m.tag, .desc = rndv ? data : NULL, .len = (size_t)m.len, .peer = p->rank};
     if (!rx) {
         ux->st.am_recv++;
         ux->recv_data(ux->recv_arg, p->rank, hdr, hdr_len, d, d->len);
@@ -819,7 +837,7 @@ static ucs_status_t am_recv_fetchable(tdm_ucx_t *ux, tdm_ucx_peer_t *p, const vo
         rx->fdata = d;
         rx_enqueue(ux, p, rx);
     }
-    return UCS_OK;
+    return rndv ? UCS_INPROGRESS : UCS_OK;
 }
 
 static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_length, void *data,
@@ -858,8 +876,8 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
     const unsigned char *hdr = (const unsigned char *)header + sizeof(pre);
     bool rndv = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV;
     ux->events++;
-    if (fetchable && !rndv)
-        return am_recv_fetchable(ux, p, hdr, pre.hdr_len, data, length);
+    if (fetchable)
+        return am_recv_fetchable(ux, p, hdr, pre.hdr_len, data, length, rndv);
     if (!rndv && !p->rx_head) {
         ux->st.am_recv++;
         ux->recv(ux->recv_arg, (int)pre.src, hdr, pre.hdr_len, data, length);
@@ -1024,12 +1042,20 @@ static void tag_recv_done_cb(void *req, ucs_status_t status, const ucp_tag_recv_
     send_done_cb(req, status, user_data);
 }
 
-/* Post the receive of a payload's tag into buf (len bytes). */
+static void am_fetch_done_cb(void *req, ucs_status_t status, size_t length, void *user_data) {
+    tdm_ucx_op_t *op = user_data;
+    if (status == UCS_OK && length != op->len)
+        status = UCS_ERR_MESSAGE_TRUNCATED;
+    send_done_cb(req, status, user_data);
+}
+
+/* Post the receive of a payload into buf (len bytes): its tag, or its rendezvous. */
 static int tag_recv(tdm_ucx_t *ux, tdm_ucx_data_t *data, void *buf, tdm_ucx_op_kind_t kind,
                     tdm_ucx_done_fn_t done, void *arg) {
     size_t len = data->len;
     int peer = data->peer;
     uint64_t tag = data->tag;
+    void *desc = data->desc;
     free(data);
     tdm_ucx_op_t *op = op_get(ux);
     if (!op)
@@ -1039,6 +1065,20 @@ static int tag_recv(tdm_ucx_t *ux, tdm_ucx_data_t *data, void *buf, tdm_ucx_op_k
     op->done = done;
     op->arg = arg;
     op->len = len;
+    if (desc) {
+        ucp_request_param_t prm = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+            .cb.recv_am = am_fetch_done_cb,
+            .user_data = op,
+        };
+        TDM_COUNTER_ADD(&ux->pending, 1);
+        ucs_status_ptr_t sp = ucp_am_recv_data_nbx(ux->worker, desc, buf, len, &prm);
+        UX_COUNT(ux, fetches, 1);
+        UX_COUNT(ux, fetches_am, 1);
+        return OP_END(ux, sp, op,
+                      "rank %d: ucp_am_recv_data_nbx of %zu bytes from rank %d (host %s)", ux->rank,
+                      len, peer, ux->peers[peer].host);
+    }
     ucp_tag_recv_info_t info = {0};
     ucp_request_param_t prm = {
         .op_attr_mask =
@@ -1617,6 +1657,7 @@ int tdm_ucx_init(const tdm_ucx_config_t *cfg, tdm_ucx_t **ux_p) {
     ux->reg_cap = (int)TDM_PARAM_I(UCX_REG_CACHE);
     ux->am_max = (size_t)TDM_PARAM_I(UCX_AM_MAX);
     ux->peer_errors = TDM_PARAM_I(UCX_PEER_ERRORS) != 0;
+    ux->rndv_tag = !strcmp(TDM_PARAM_S(UCX_RNDV), "tag");
     if (gethostname(ux->host, sizeof(ux->host)) != 0)
         strcpy(ux->host, "?");
     ux->host[sizeof(ux->host) - 1] = '\0';
@@ -1887,6 +1928,7 @@ int tdm_ucx_connect(tdm_ucx_t *ux, int peer) {
 int tdm_ucx_ep_print(tdm_ucx_t *ux, int peer, FILE *f) {
     return unsupported("tdm_ucx_ep_print");
 }
+
 const char *tdm_ucx_peer_host(tdm_ucx_t *ux, int peer) {
     return "?";
 }

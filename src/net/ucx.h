@@ -96,6 +96,7 @@ typedef struct tdm_ucx_stats {
     uint64_t am_sent, am_sent_pending; /* packets sent; of them, completed later */
     uint64_t am_recv, am_recv_rndv;    /* packets delivered; of them, fetched by rendezvous */
     uint64_t rndv_sent, fetches;       /* tdm_ucx_send_rndv packets; payloads fetched */
+    uint64_t fetches_am;               /* of them, from UCX's active-message rendezvous */
     uint64_t reads;                    /* gets issued to UCX */
     uint64_t reads_queued;             /* gets that waited in the FIFO for a token */
     uint64_t reads_max_outstanding;    /* most gets in flight at once */
@@ -147,10 +148,10 @@ int tdm_ucx_send_framed(tdm_ucx_t *ux, int peer, void *pkt, size_t len, tdm_ucx_
                         void *arg);
 
 /* A packet whose payload stays at this process until the receiver, handed it by
- * recv_data, fetches it into a buffer of its choosing: the header goes as an active
- * message naming a unique UCX tag, the payload as a synchronous tagged send under it
- * (UCX's tag rendezvous, over tcp a zero-copy put into the posted buffer, or below UCX's
- * rendezvous threshold an eager send the receiver acknowledges). done runs once the
+ * recv_data, fetches it into a buffer of its choosing: one active message by UCX's
+ * rendezvous, the header in its announcement and the payload fetched by
+ * ucp_am_recv_data_nbx (TANDEM_UCX_RNDV=tag: the header as an active message naming a
+ * unique UCX tag, the payload as a synchronous tagged send under it). done runs once the
  * payload was fetched (or dropped: the receiver's drop completes it too) or the peer
  * failed; `data` stays the caller's until then. Ordered with tdm_ucx_send's packets. */
 int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
