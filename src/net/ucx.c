@@ -264,7 +264,7 @@ struct tdm_ucx {
     char host[64];
     size_t am_max;
     bool peer_errors; /* UCP_ERR_HANDLING_MODE_PEER */
-    bool rndv_tag;    /* TANDEM_UCX_RNDV=tag: tdm_ucx_send_rndv's data as a tagged send */
+    bool rndv_am;     /* TANDEM_UCX_RNDV=am: tdm_ucx_send_rndv as one active message */
     tdm_ucx_peer_t *peers;
 
     /* `lock` (under mt) guards the op free list, the read bucket and FIFO, and the
@@ -731,9 +731,9 @@ int tdm_ucx_send_framed(tdm_ucx_t *ux, int peer, void *pkt, size_t len, tdm_ucx_
     return rc;
 }
 
-/* By default one active message by UCX's rendezvous (below). TANDEM_UCX_RNDV=tag: the
- * header as an active message announcing a tag, the data as a tagged send under it, two
- * messages. Matching stays the engine's: the tag is unique, the receiver posts it exactly. */
+/* The header as an active message announcing a tag, the data as a synchronous tagged send
+ * under it; TANDEM_UCX_RNDV=am: one active message by UCX's rendezvous (below). Matching
+ * stays the engine's: the tag is unique, and the receiver posts it exactly. */
 int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
                       size_t len, tdm_ucx_done_fn_t done, void *arg) {
     ucp_ep_h ep;
@@ -741,7 +741,7 @@ int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, 
     int rc = send_prepare(ux, peer, "tdm_ucx_send_rndv", hdr_len, &ep, &op);
     if (rc)
         return rc;
-    if (!ux->rndv_tag && len > 0) {
+    if (ux->rndv_am && len > 0) {
         /* One message: the header rides UCX's rendezvous announcement, and the receiver
          * fetches the data straight into the matched buffer (ucp_am_recv_data_nbx). The
          * send completes once it did, so a synchronous send's promise holds. */
@@ -1657,7 +1657,7 @@ int tdm_ucx_init(const tdm_ucx_config_t *cfg, tdm_ucx_t **ux_p) {
     ux->reg_cap = (int)TDM_PARAM_I(UCX_REG_CACHE);
     ux->am_max = (size_t)TDM_PARAM_I(UCX_AM_MAX);
     ux->peer_errors = TDM_PARAM_I(UCX_PEER_ERRORS) != 0;
-    ux->rndv_tag = !strcmp(TDM_PARAM_S(UCX_RNDV), "tag");
+    ux->rndv_am = !strcmp(TDM_PARAM_S(UCX_RNDV), "am");
     if (gethostname(ux->host, sizeof(ux->host)) != 0)
         strcpy(ux->host, "?");
     ux->host[sizeof(ux->host) - 1] = '\0';

@@ -148,10 +148,10 @@ int tdm_ucx_send_framed(tdm_ucx_t *ux, int peer, void *pkt, size_t len, tdm_ucx_
                         void *arg);
 
 /* A packet whose payload stays at this process until the receiver, handed it by
- * recv_data, fetches it into a buffer of its choosing: one active message by UCX's
- * rendezvous, the header in its announcement and the payload fetched by
- * ucp_am_recv_data_nbx (TANDEM_UCX_RNDV=tag: the header as an active message naming a
- * unique UCX tag, the payload as a synchronous tagged send under it). done runs once the
+ * recv_data, fetches it into a buffer of its choosing: the header as an active message
+ * naming a unique UCX tag, the payload as a synchronous tagged send under it
+ * (TANDEM_UCX_RNDV=am: one active message by UCX's rendezvous, the header in its
+ * announcement, the payload fetched by ucp_am_recv_data_nbx). done runs once the
  * payload was fetched (or dropped: the receiver's drop completes it too) or the peer
  * failed; `data` stays the caller's until then. Ordered with tdm_ucx_send's packets. */
 int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,

@@ -400,10 +400,10 @@ static void run_fetch(void) {
     tdm_ucx_stats(me.ux, &st);
     CHECK(st.rndv_sent == FETCH_N / 2);
     CHECK(st.fetches >= 1); /* the 4 MiB one at least waited at its sender */
-    /* one UCX message each (its rendezvous), unless TANDEM_UCX_RNDV=tag: the dropped one
-     * is fetched too, into a scratch buffer */
+    /* TANDEM_UCX_RNDV=am: one UCX message each (its rendezvous), the dropped one fetched
+     * too, into a scratch buffer; by default an announcement and a tagged send */
     const char *form = getenv("TANDEM_UCX_RNDV");
-    CHECK(st.fetches_am == (form && !strcmp(form, "tag") ? 0u : (uint64_t)FETCH_N / 2));
+    CHECK(st.fetches_am == (form && !strcmp(form, "am") ? (uint64_t)FETCH_N / 2 : 0u));
 }
 
 /* A data packet by tdm_ucx_send_framed: header and payload in one buffer, behind the
@@ -662,8 +662,8 @@ int main(int argc, char **argv) {
     }
     bad += run_pair("default transports", NULL, 0);
     bad += run_pair("tcp on loopback", "tcp", 0);
-    setenv("TANDEM_UCX_RNDV", "tag", 1);
-    bad += run_pair("tcp on loopback, rendezvous data as tagged sends", "tcp", 0);
+    setenv("TANDEM_UCX_RNDV", "am", 1);
+    bad += run_pair("tcp on loopback, rendezvous as one active message", "tcp", 0);
     unsetenv("TANDEM_UCX_RNDV");
     bad += run_pair("tcp on loopback, peer killed", "tcp", 1);
     bad += run_pair("default transports, peer killed", NULL, 1);
