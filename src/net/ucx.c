@@ -744,7 +744,8 @@ int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, 
     if (ux->rndv_am && len > 0) {
         /* One message: the header rides UCX's rendezvous announcement, and the receiver
          * fetches the data straight into the matched buffer (ucp_am_recv_data_nbx). The
-         * send completes once it did, so a synchronous send's promise holds. */
+         * send completes once it did, so a synchronous send's promise holds. (An empty
+         * payload has nothing to fetch: it keeps the tag form.) */
         op->kind = OP_SEND;
         op->peer = peer;
         op->done = done;
@@ -1928,7 +1929,6 @@ int tdm_ucx_connect(tdm_ucx_t *ux, int peer) {
 int tdm_ucx_ep_print(tdm_ucx_t *ux, int peer, FILE *f) {
     return unsupported("tdm_ucx_ep_print");
 }
-
 const char *tdm_ucx_peer_host(tdm_ucx_t *ux, int peer) {
     return "?";
 }
