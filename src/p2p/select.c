@@ -82,10 +82,10 @@ size_t tdm_p2p_eager_limit_param(bool oversubscribed) {
     return TDM_MAX(over, limit);
 }
 
-/* 32 KiB by default: one packet (a packet holds 64 KiB - 64, so 64 KiB went as two); above
- * it the message attached to the RTS moves with no copy at either end, which over TCP gave
- * more bandwidth from 64 KiB and no worse latency (docs/performance.md). The ring's
- * quarter-ring bound does not apply (no ring). */
+/* 128 KiB by default: over TCP a rendezvous costs more round trips than the extra copies
+ * of two or three packets, so up to here eager wins in latency and in streams; above it
+ * the message attached to the RTS moves with no copy and keeps more bandwidth
+ * (docs/performance.md). The ring's quarter-ring bound does not apply (no ring). */
 size_t tdm_p2p_eager_limit_remote_param(void) {
     return (size_t)TDM_PARAM_I(EAGER_LIMIT_REMOTE);
 }

@@ -447,10 +447,10 @@ static void check_remote(const char *forced) {
     size_t saved = tdm_p2p.eager_limit, saved_r = tdm_p2p.eager_limit_remote;
     tdm_p2p.eager_limit = 16384;
     tdm_p2p.eager_limit_remote = tdm_p2p_eager_limit_remote_param();
-    CHECK(tdm_p2p.eager_limit_remote == (size_t)32 << 10);
-    CHECK(tdm_p2p_select_send(32768, true) == TDM_SEND_EAGER);
-    CHECK(tdm_p2p_select_send(32769, true) == TDM_SEND_RNDV);
-    CHECK(tdm_p2p_select_send(65536, true) == TDM_SEND_RNDV);
+    CHECK(tdm_p2p.eager_limit_remote == (size_t)128 << 10);
+    CHECK(tdm_p2p_select_send(131072, true) == TDM_SEND_EAGER);
+    CHECK(tdm_p2p_select_send(131073, true) == TDM_SEND_RNDV);
+    CHECK(tdm_p2p_select_send(262144, true) == TDM_SEND_RNDV);
     CHECK(tdm_p2p_select_send(32768, false) == TDM_SEND_RNDV);
     /* 12 KiB is in the adaptive eager range locally (auto), never between nodes */
     CHECK(tdm_p2p_select_send(12288, true) == TDM_SEND_EAGER);

@@ -69,9 +69,9 @@ static int finish(void) {
     return errs ? 1 : 0;
 }
 
-static const size_t sizes[] = {0,     1,     8,     24,    215,   216,     217,    456,
-                               457,   8151,  8152,  8153,  8160,  8200,    16328,  16329,
-                               32767, 32768, 32769, 65536, 99999, 1 << 20, 3 << 20};
+static const size_t sizes[] = {0,     1,     8,     24,     215,    216,     217,    456,   457,
+                               8151,  8152,  8153,  8160,   8200,   16328,   16329,  32767, 32768,
+                               32769, 65536, 99999, 131072, 131073, 1 << 20, 3 << 20};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 int main(int argc, char **argv) {
