@@ -38,7 +38,7 @@
 /* A packet toward a peer of another node: large, since each one costs a message on the
  * network (the engine cuts eager messages and pipeline streams into bodies of this size).
  * 64 KiB + 128 carries a 64 KiB eager message whole (its 32-byte header and up to 63
- * bytes of alignment pad): at 64 KiB - 64 it went as two packets, 128 KiB as three. */
+ * bytes of alignment pad), so 64 and 128 KiB messages go in one and two packets. */
 #define REMOTE_BODY (64u * 1024u + 128u)
 /* Bounce buffers in flight before send_reserve says "not now" (the engine queues). */
 #define REMOTE_TX_MAX 1024

@@ -83,7 +83,7 @@ size_t tdm_p2p_eager_limit_param(bool oversubscribed) {
 }
 
 /* 128 KiB by default: over TCP a rendezvous costs more round trips than the extra copies
- * of two or three packets, so up to here eager wins in latency and in streams; above it
+ * of one or two packets, so up to here eager wins in latency and in streams; above it
  * the message attached to the RTS moves with no copy and keeps more bandwidth
  * (docs/performance.md). The ring's quarter-ring bound does not apply (no ring). */
 size_t tdm_p2p_eager_limit_remote_param(void) {
