@@ -665,6 +665,15 @@ static int send_prepare(tdm_ucx_t *ux, int peer, const char *what, size_t hdr_le
     return 0;
 }
 
+/* A send's operation, set before UCX sees it: under MULTI another thread's progress may
+ * complete it. */
+static void send_op_init(tdm_ucx_op_t *op, int peer, tdm_ucx_done_fn_t done, void *arg) {
+    op->kind = OP_SEND;
+    op->peer = peer;
+    op->done = done;
+    op->arg = arg;
+}
+
 int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
                  size_t len, tdm_ucx_done_fn_t done, void *arg) {
     if (len > ux->am_max)
@@ -677,11 +686,7 @@ int tdm_ucx_send(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const
     int rc = send_prepare(ux, peer, "tdm_ucx_send", hdr_len, &ep, &op);
     if (rc)
         return rc;
-    /* set before the call: under MULTI another thread's progress may complete it */
-    op->kind = OP_SEND;
-    op->peer = peer;
-    op->done = done;
-    op->arg = arg;
+    send_op_init(op, peer, done, arg);
     return am_send(ux, peer, "tdm_ucx_send", hdr, hdr_len, data, len, 0, 0, op, ep);
 }
 
@@ -746,10 +751,7 @@ int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, 
          * fetches the data straight into the matched buffer (ucp_am_recv_data_nbx). The
          * send completes once it did, so a synchronous send's promise holds. (An empty
          * payload has nothing to fetch: it keeps the tag form.) */
-        op->kind = OP_SEND;
-        op->peer = peer;
-        op->done = done;
-        op->arg = arg;
+        send_op_init(op, peer, done, arg);
         UX_COUNT(ux, rndv_sent, 1);
         return am_send(ux, peer, "tdm_ucx_send_rndv", hdr, hdr_len, data, len, PREFIX_FETCH,
                        UCP_AM_SEND_FLAG_RNDV, op, ep);
@@ -761,10 +763,7 @@ int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, 
     }
     uint64_t seq = __atomic_fetch_add(&ux->tag_seq, 1, __ATOMIC_RELAXED);
     uint64_t tag = ((uint64_t)ux->rank << TAG_SEQ_BITS) | (seq & ((1ull << TAG_SEQ_BITS) - 1));
-    op->kind = OP_SEND;
-    op->peer = peer;
-    op->done = NULL; /* the data's completion is the send's */
-    op->arg = NULL;
+    send_op_init(op, peer, NULL, NULL); /* the data's completion is the send's */
     op->tagmsg = (tdm_ucx_tagmsg_t){.tag = tag, .len = len};
     /* the announcement is 16 bytes: never UCX's own rendezvous */
     rc = am_send(ux, peer, "tdm_ucx_send_rndv", hdr, hdr_len, &op->tagmsg, sizeof(op->tagmsg),
@@ -773,10 +772,7 @@ int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, 
         op_put(ux, dop);
         return rc;
     }
-    dop->kind = OP_SEND;
-    dop->peer = peer;
-    dop->done = done;
-    dop->arg = arg;
+    send_op_init(dop, peer, done, arg);
     ucp_request_param_t prm = op_param(dop);
     TDM_COUNTER_ADD(&ux->pending, 1);
     /* synchronous: done only once the receiver has posted the tag, i.e. matched the message

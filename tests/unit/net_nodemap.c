@@ -14,6 +14,7 @@
 #include "base/params.h"
 #include "boot/boot.h"
 #include "net/net.h"
+#include "p2p/wire.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -243,9 +244,9 @@ static int remote_rank(int fd, int rank) {
     CHECK(tdm_net.peer[peer].tp == TDM_NET_REMOTE &&
           tdm_net_caps(peer) == (TDM_NET_CAP_AM | TDM_NET_CAP_RDMA));
     CHECK(tdm_net_ucx() != NULL && tdm_net_body_size(peer) >= 4096);
-    /* a 64 KiB eager message in one packet: its 32-byte header (p2p/wire.h) and up to 63
-     * bytes of alignment pad beside the payload */
-    CHECK(tdm_net_body_size(peer) >= (64u << 10) + 32u + 63u);
+    /* a 64 KiB eager message in one packet: its header and up to 63 bytes of alignment
+     * pad beside the payload */
+    CHECK(tdm_net_body_size(peer) >= (64u << 10) + sizeof(tdm_pkt_eager_t) + 63u);
     if (rank == 1) {
         for (int i = 0; i < NPKT; i++) {
             unsigned char *b;
