@@ -100,6 +100,8 @@ void tdm_net_rdma_stats(tdm_net_rdma_stats_t *st_p) {
     st_p->writes = u.writes;
     st_p->data_sent = u.rndv_sent;
     st_p->fetches = u.fetches;
+    st_p->streams = u.streams;
+    st_p->streams_fetched = u.streams_fetched;
     st_p->reg_hits = u.reg_hits;
     st_p->reg_misses = u.reg_misses;
 }

@@ -41,7 +41,8 @@
     _X(ucp_am_send_nbx) _X(ucp_am_recv_data_nbx) _X(ucp_am_data_release) _X(ucp_request_free)    \
     _X(ucp_request_check_status) _X(ucp_mem_map) _X(ucp_mem_unmap) _X(ucp_rkey_pack)             \
     _X(ucp_rkey_buffer_release) _X(ucp_ep_rkey_unpack) _X(ucp_rkey_destroy) _X(ucp_get_nbx)      \
-    _X(ucp_put_nbx) _X(ucp_tag_send_sync_nbx) _X(ucp_tag_recv_nbx) _X(ucs_status_string)         \
+    _X(ucp_put_nbx) _X(ucp_tag_send_sync_nbx) _X(ucp_tag_send_nbx) _X(ucp_tag_recv_nbx)            \
+    _X(ucs_status_string)                                                                        \
     _X(ucm_set_event_handler) _X(ucm_unset_event_handler)
 /* clang-format on */
 
@@ -74,6 +75,7 @@ static struct {
 #define ucp_am_send_nbx (*ucx_fn.p_ucp_am_send_nbx)
 #define ucp_tag_send_sync_nbx (*ucx_fn.p_ucp_tag_send_sync_nbx)
 #define ucp_tag_recv_nbx (*ucx_fn.p_ucp_tag_recv_nbx)
+#define ucp_tag_send_nbx (*ucx_fn.p_ucp_tag_send_nbx)
 #define ucp_am_recv_data_nbx (*ucx_fn.p_ucp_am_recv_data_nbx)
 #define ucp_am_data_release (*ucx_fn.p_ucp_am_data_release)
 #define ucp_request_free (*ucx_fn.p_ucp_request_free)
@@ -129,9 +131,10 @@ static int ucx_load(char *why, size_t n) {
  * engine's header is. */
 typedef struct tdm_ucx_prefix {
     uint32_t src;
-    uint32_t hdr_len; /* | PREFIX_FETCH: a tdm_ucx_send_rndv packet */
+    uint32_t hdr_len; /* | PREFIX_FETCH: a tdm_ucx_send_rndv packet; | PREFIX_CTS: a stream's go */
 } tdm_ucx_prefix_t;
 #define PREFIX_FETCH 0x80000000u
+#define PREFIX_CTS 0x40000000u
 /* What tdm_ucx_send_framed writes in front of the packet: its completion, and the prefix,
  * the first bytes on the wire. */
 typedef struct tdm_ucx_frame {
@@ -151,10 +154,14 @@ _Static_assert(sizeof(tdm_ucx_frame_t) == TDM_UCX_FRAME, "the frame fills TDM_UC
 #define FRAMED_MAX 8192u
 
 /* A tdm_ucx_send_rndv packet's active-message payload: the UCX tag its data is sent
- * under (the sender's rank, then a sequence number of its own: unique in the job). */
+ * under (the sender's rank, then a sequence number of its own: unique in the job), and
+ * `chunk` 0 (the data is one synchronous tagged send) or the chunk size of a stream: the
+ * data waits for the receiver's go (a PREFIX_CTS message carrying this struct back, chunk
+ * 0 there for a dropped payload) and then goes as tagged sends of `chunk` bytes. */
 typedef struct tdm_ucx_tagmsg {
     uint64_t tag;
     uint64_t len;
+    uint64_t chunk;
 } tdm_ucx_tagmsg_t;
 #define TAG_SEQ_BITS 40
 
@@ -162,6 +169,7 @@ struct tdm_ucx_data {
     uint64_t tag;
     void *desc; /* UCX's handle of an active-message rendezvous; NULL: the data has `tag` */
     size_t len;
+    size_t chunk; /* a stream's chunk size (tdm_ucx_tagmsg_t); 0: one tagged send */
     int peer;
 };
 
@@ -204,6 +212,7 @@ typedef struct tdm_ucx_peer {
     size_t addr_len;
     ucp_ep_h ep;
     int failed; /* 0, or the status operations toward it fail with */
+    bool stream; /* large payloads to it go as a stream (stream_lanes) */
     tdm_ucx_rx_t *rx_head, *rx_tail;
     bool rx_active; /* on ux->rx_active */
     struct tdm_ucx_peer *next_active;
@@ -223,6 +232,10 @@ typedef struct tdm_ucx_op {
     size_t len;
     uint64_t remote;
     tdm_ucx_rkey_t *rkey;
+    /* a stream (its chunks' requests, counted down; the first error) */
+    unsigned left;
+    int err;
+    size_t got;
     /* a send's wire header: UCX 1.13 reads it until the send completes */
     unsigned char hdr[sizeof(tdm_ucx_prefix_t) + TDM_UCX_HDR_MAX];
     tdm_ucx_tagmsg_t tagmsg; /* tdm_ucx_send_rndv's announcement, read until sent too */
@@ -265,6 +278,7 @@ struct tdm_ucx {
     size_t am_max;
     bool peer_errors; /* UCP_ERR_HANDLING_MODE_PEER */
     bool rndv_am;     /* TANDEM_UCX_RNDV=am: tdm_ucx_send_rndv as one active message */
+    size_t stream_min, stream_chunk; /* TANDEM_UCX_STREAM_MIN, _CHUNK */
     tdm_ucx_peer_t *peers;
 
     /* `lock` (under mt) guards the op free list, the read bucket and FIFO, and the
@@ -283,6 +297,9 @@ struct tdm_ucx {
     int read_tokens;
     int read_limit;
     tdm_ucx_op_t *read_head, *read_tail;
+    /* streams (under `lock`): sends waiting for their receiver's go, and those that got it
+     * and wait for progress to send their chunks (not inside UCX's callback) */
+    tdm_ucx_op_t *stream_wait, *stream_go;
     long reads_waiting; /* in the FIFO: changed under `lock`, read unlocked by progress */
     tdm_ucx_rx_t *fetch_head, *fetch_tail;
     tdm_ucx_peer_t *rx_active;
@@ -428,9 +445,20 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status) {
     } else {
         fail(ux, TDM_UCX_ERR_PEER, "%s", msg);
     }
-    /* reads queued toward it will never get a token's worth of progress: fail them */
+    /* reads queued toward it will never get a token's worth of progress, and streams to
+     * it no go: fail them */
     tdm_ucx_op_t *dead = NULL, **pp;
     UX_LOCK(ux);
+    for (pp = &ux->stream_wait; *pp;) {
+        tdm_ucx_op_t *op = *pp;
+        if (op->peer == p->rank) {
+            *pp = op->next;
+            op->next = dead;
+            dead = op;
+        } else {
+            pp = &op->next;
+        }
+    }
     for (pp = &ux->read_head; *pp;) {
         tdm_ucx_op_t *op = *pp;
         if (op->peer == p->rank) {
@@ -449,11 +477,41 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status) {
     while (dead) {
         tdm_ucx_op_t *op = dead;
         dead = op->next;
-        op->done(op->arg, TDM_UCX_ERR_PEER);
+        if (op->done)
+            op->done(op->arg, TDM_UCX_ERR_PEER);
         op_put(ux, op);
     }
     if (ux->peer_error)
         ux->peer_error(ux->peer_error_arg, p->rank, msg);
+}
+
+/* Whether large payloads to this endpoint go as a stream: when every lane is UCX's tcp,
+ * whose put-based rendezvous costs two trips more than a stream of eager chunks; on
+ * RDMA hardware UCX's own rendezvous is the zero-copy one to keep. UCX 1.13 has no query
+ * for an endpoint's transports, so this reads its description (once per peer). */
+static bool stream_lanes(tdm_ucx_t *ux, ucp_ep_h ep) {
+    if (!ux->stream_min)
+        return false;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return false;
+    ucp_ep_print_info(ep, f);
+    fclose(f);
+    int lanes = 0, tcp = 0;
+    /* "#   lane[0]:  0:tcp/ncl0.0 md[0] -> ..." */
+    for (const char *l = text; l && (l = strstr(l, "lane[")); l++) {
+        const char *colon = strstr(l, "]:");
+        const char *eol = strchr(l, '\n');
+        if (!colon || (eol && colon > eol))
+            continue;
+        lanes++;
+        const char *tl = strstr(colon, ":tcp/");
+        tcp += tl && (!eol || tl < eol);
+    }
+    free(text);
+    return lanes > 0 && tcp == lanes;
 }
 
 static int ep_get(tdm_ucx_t *ux, int peer, ucp_ep_h *ep_p) {
@@ -481,6 +539,7 @@ static int ep_get(tdm_ucx_t *ux, int peer, ucp_ep_h *ep_p) {
         };
         ucs_status_t s = ucp_ep_create(ux->worker, &prm, &ep);
         if (s == UCS_OK) {
+            p->stream = stream_lanes(ux, ep); /* before the endpoint is seen */
             __atomic_store_n(&p->ep, ep, __ATOMIC_RELEASE);
         } else {
             if (ux->mt)
@@ -736,8 +795,194 @@ int tdm_ucx_send_framed(tdm_ucx_t *ux, int peer, void *pkt, size_t len, tdm_ucx_
     return rc;
 }
 
+/* ---- streams: a large payload as tagged chunks after the receiver's go ---------------- */
+
+/* Over tcp UCX's rendezvous is RTS, RTR, a put, its acknowledgement and ATP before the
+ * receive completes; a stream is the announcement, the go, then chunks that UCX sends
+ * eagerly and copies straight into receives posted before the go (docs/performance.md). */
+
+static void stream_unlink(tdm_ucx_t *ux, tdm_ucx_op_t **list, tdm_ucx_op_t *op) {
+    UX_LOCK(ux);
+    for (tdm_ucx_op_t **pp = list; *pp; pp = &(*pp)->next)
+        if (*pp == op) {
+            *pp = op->next;
+            break;
+        }
+    UX_UNLOCK(ux);
+}
+
+/* One of a stream's requests ended (or, rc < 0, could not start): the last one ends the
+ * stream with its first error. */
+static void stream_part_done(tdm_ucx_t *ux, tdm_ucx_op_t *op, int rc) {
+    if (rc && !op->err)
+        op->err = rc;
+    if (__atomic_sub_fetch(&op->left, 1, __ATOMIC_ACQ_REL) > 0)
+        return;
+    rc = op->err;
+    if (!rc && op->kind != OP_SEND && op->got != op->len)
+        rc = fail(ux, TDM_UCX_ERR_IO,
+                  "rank %d: a stream of %zu bytes from rank %d (host %s) brought %zu", ux->rank,
+                  op->len, op->peer, ux->peers[op->peer].host, op->got);
+    if (op->done)
+        op->done(op->arg, rc);
+    op_put(ux, op);
+    ux->events++;
+}
+
+static void stream_sent_cb(void *req, ucs_status_t status, void *user_data) {
+    tdm_ucx_op_t *op = user_data;
+    stream_part_done(op->ux, op, req_end(op->ux, req, status));
+}
+
+static void stream_recv_cb(void *req, ucs_status_t status, const ucp_tag_recv_info_t *info,
+                           void *user_data) {
+    tdm_ucx_op_t *op = user_data;
+    if (status == UCS_OK)
+        __atomic_add_fetch(&op->got, info->length, __ATOMIC_RELAXED);
+    stream_part_done(op->ux, op, req_end(op->ux, req, status));
+}
+
+static size_t stream_chunks(size_t len, size_t chunk) {
+    return len / chunk + (len % chunk != 0);
+}
+
+/* The receiver's go for `m` (chunk 0: the payload was dropped, send nothing). */
+static int stream_cts(tdm_ucx_t *ux, int peer, const tdm_ucx_tagmsg_t *m) {
+    ucp_ep_h ep;
+    tdm_ucx_op_t *op;
+    int rc = send_prepare(ux, peer, "tdm_ucx_fetch", 0, &ep, &op);
+    if (rc)
+        return rc;
+    send_op_init(op, peer, NULL, NULL);
+    op->tagmsg = *m;
+    return am_send(ux, peer, "tdm_ucx_fetch", NULL, 0, &op->tagmsg, sizeof(op->tagmsg), PREFIX_CTS,
+                   UCP_AM_SEND_FLAG_EAGER, op, ep);
+}
+
+/* Post a stream's chunk receives into buf, then send the go: every chunk then finds its
+ * receive posted, and UCX copies it in from the socket's segment. */
+static int stream_recv(tdm_ucx_t *ux, tdm_ucx_op_t *op, void *buf, uint64_t tag, size_t chunk) {
+    size_t len = op->len, n = stream_chunks(len, chunk);
+    int peer = op->peer;
+    op->left = (unsigned)n; /* no chunk can land before the go: op outlives the loop */
+    op->err = 0;
+    op->got = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t off = i * chunk, part = len - off < chunk ? len - off : chunk;
+        ucp_tag_recv_info_t info = {0};
+        ucp_request_param_t prm = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                            UCP_OP_ATTR_FIELD_RECV_INFO,
+            .cb.recv = stream_recv_cb,
+            .user_data = op,
+            .recv_info.tag_info = &info,
+        };
+        TDM_COUNTER_ADD(&ux->pending, 1);
+        ucs_status_ptr_t sp =
+            ucp_tag_recv_nbx(ux->worker, (unsigned char *)buf + off, part, tag, (ucp_tag_t)-1, &prm);
+        if (op_issued(ux, sp))
+            continue;
+        int rc = 0;
+        if (sp == NULL)
+            __atomic_add_fetch(&op->got, info.length, __ATOMIC_RELAXED);
+        else
+            rc = fail(ux, map_status(UCS_PTR_STATUS(sp)),
+                      "rank %d: ucp_tag_recv_nbx of a %zu-byte chunk from rank %d (host %s) "
+                      "failed: %s",
+                      ux->rank, part, peer, ux->peers[peer].host,
+                      ucs_status_string(UCS_PTR_STATUS(sp)));
+        stream_part_done(ux, op, rc);
+    }
+    UX_COUNT(ux, fetches, 1);
+    UX_COUNT(ux, streams_fetched, 1);
+    tdm_ucx_tagmsg_t m = {.tag = tag, .len = len, .chunk = chunk};
+    int rc = stream_cts(ux, peer, &m);
+    /* (without the go the sender never sends: the peer has failed, and the job ends) */
+    return rc < 0 ? rc : TDM_UCX_PENDING;
+}
+
+/* A go arrived (inside UCX's callback): the stream waits for progress to send it. */
+static ucs_status_t stream_go(tdm_ucx_t *ux, int src, const void *data, size_t length) {
+    tdm_ucx_tagmsg_t m;
+    if (length != sizeof(m)) {
+        tdm_error(UCX, "rank %d: dropped a %zu-byte go from rank %d (not Tandem's)", ux->rank,
+                  length, src);
+        return UCS_OK;
+    }
+    memcpy(&m, data, sizeof(m));
+    tdm_ucx_op_t *op = NULL;
+    UX_LOCK(ux);
+    for (tdm_ucx_op_t **pp = &ux->stream_wait; *pp; pp = &(*pp)->next)
+        if ((*pp)->tagmsg.tag == m.tag && (*pp)->peer == src) {
+            op = *pp;
+            *pp = op->next;
+            op->tagmsg.chunk = m.chunk; /* 0: dropped */
+            op->next = ux->stream_go;
+            ux->stream_go = op;
+            break;
+        }
+    UX_UNLOCK(ux);
+    if (!op)
+        tdm_error(UCX, "rank %d: a go from rank %d for tag %#llx, which no stream waits for",
+                  ux->rank, src, (unsigned long long)m.tag);
+    ux->events++;
+    return UCS_OK;
+}
+
+/* Send the chunks of every stream whose go came (from progress, outside UCX's callback). */
+static void stream_send(tdm_ucx_t *ux, tdm_ucx_op_t *op) {
+    size_t chunk = op->tagmsg.chunk;
+    size_t n = chunk ? stream_chunks(op->len, chunk) : 0;
+    op->left = (unsigned)n + 1; /* + 1 until every chunk is handed to UCX */
+    op->err = 0;
+    ucp_ep_h ep = NULL;
+    int rc = n ? check_peer(ux, op->peer, "tdm_ucx_send_rndv") : 0;
+    if (!rc && n)
+        rc = ep_get(ux, op->peer, &ep);
+    for (size_t i = 0; i < n; i++) {
+        if (rc) {
+            stream_part_done(ux, op, rc);
+            continue;
+        }
+        size_t off = i * chunk, part = op->len - off < chunk ? op->len - off : chunk;
+        ucp_request_param_t prm = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+            .cb.send = stream_sent_cb,
+            .user_data = op,
+        };
+        TDM_COUNTER_ADD(&ux->pending, 1);
+        ucs_status_ptr_t sp = ucp_tag_send_nbx(ep, (const unsigned char *)op->local + off, part,
+                                               op->tagmsg.tag, &prm);
+        if (op_issued(ux, sp))
+            continue;
+        if (sp != NULL)
+            rc = fail(ux, map_status(UCS_PTR_STATUS(sp)),
+                      "ucp_tag_send_nbx of a %zu-byte chunk from rank %d to rank %d (host %s) "
+                      "failed: %s",
+                      part, ux->rank, op->peer, ux->peers[op->peer].host,
+                      ucs_status_string(UCS_PTR_STATUS(sp)));
+        stream_part_done(ux, op, rc);
+    }
+    stream_part_done(ux, op, 0);
+}
+
+static void stream_start(tdm_ucx_t *ux) {
+    if (!__atomic_load_n(&ux->stream_go, __ATOMIC_RELAXED))
+        return;
+    UX_LOCK(ux);
+    tdm_ucx_op_t *list = ux->stream_go;
+    ux->stream_go = NULL;
+    UX_UNLOCK(ux);
+    while (list) {
+        tdm_ucx_op_t *op = list;
+        list = op->next;
+        stream_send(ux, op);
+    }
+}
+
 /* The header as an active message announcing a tag, the data as a synchronous tagged send
- * under it; TANDEM_UCX_RNDV=am: one active message by UCX's rendezvous (below). Matching
+ * under it, or as a stream (above) to a peer over tcp from TANDEM_UCX_STREAM_MIN bytes;
+ * TANDEM_UCX_RNDV=am: one active message by UCX's rendezvous (below). Matching
  * stays the engine's: the tag is unique, and the receiver posts it exactly. */
 int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, const void *data,
                       size_t len, tdm_ucx_done_fn_t done, void *arg) {
@@ -763,22 +1008,40 @@ int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, 
     }
     uint64_t seq = __atomic_fetch_add(&ux->tag_seq, 1, __ATOMIC_RELAXED);
     uint64_t tag = ((uint64_t)ux->rank << TAG_SEQ_BITS) | (seq & ((1ull << TAG_SEQ_BITS) - 1));
+    bool stream = ux->peers[peer].stream && len >= ux->stream_min;
     send_op_init(op, peer, NULL, NULL); /* the data's completion is the send's */
-    op->tagmsg = (tdm_ucx_tagmsg_t){.tag = tag, .len = len};
-    /* the announcement is 16 bytes: never UCX's own rendezvous */
+    op->tagmsg =
+        (tdm_ucx_tagmsg_t){.tag = tag, .len = len, .chunk = stream ? ux->stream_chunk : 0};
+    send_op_init(dop, peer, done, arg);
+    if (stream) {
+        /* waiting for the go before the announcement leaves: the go may come at once */
+        dop->local = (void *)data;
+        dop->len = len;
+        dop->tagmsg = op->tagmsg;
+        UX_LOCK(ux);
+        dop->next = ux->stream_wait;
+        ux->stream_wait = dop;
+        UX_UNLOCK(ux);
+    }
+    /* the announcement is 24 bytes: never UCX's own rendezvous */
     rc = am_send(ux, peer, "tdm_ucx_send_rndv", hdr, hdr_len, &op->tagmsg, sizeof(op->tagmsg),
                  PREFIX_FETCH, UCP_AM_SEND_FLAG_EAGER, op, ep);
     if (rc < 0) {
+        if (stream)
+            stream_unlink(ux, &ux->stream_wait, dop);
         op_put(ux, dop);
         return rc;
     }
-    send_op_init(dop, peer, done, arg);
+    UX_COUNT(ux, rndv_sent, 1);
+    if (stream) {
+        UX_COUNT(ux, streams, 1);
+        return TDM_UCX_PENDING; /* dop ends when its chunks have left (stream_send) */
+    }
     ucp_request_param_t prm = op_param(dop);
     TDM_COUNTER_ADD(&ux->pending, 1);
     /* synchronous: done only once the receiver has posted the tag, i.e. matched the message
      * (MPI_Ssend's promise), whether UCX moves it eagerly or by its own rendezvous */
     ucs_status_ptr_t sp = ucp_tag_send_sync_nbx(ep, data, len, tag, &prm);
-    UX_COUNT(ux, rndv_sent, 1);
     return OP_END(ux, sp, dop,
                   "ucp_tag_send_sync_nbx of %zu bytes from rank %d to rank %d (host %s)", len,
                   ux->rank, peer, ux->peers[peer].host);
@@ -819,8 +1082,11 @@ static ucs_status_t am_recv_fetchable(tdm_ucx_t *ux, tdm_ucx_peer_t *p, const vo
         return UCS_OK;
     }
     /* UCX's rendezvous: the descriptor stays valid until fetched (UCS_INPROGRESS) */
-    *d = (tdm_ucx_data_t){
-        .tag = m.tag, .desc = rndv ? data : NULL, .len = (size_t)m.len, .peer = p->rank};
+    *d = (tdm_ucx_data_t){.tag = m.tag,
+                          .desc = rndv ? data : NULL,
+                          .len = (size_t)m.len,
+                          .chunk = (size_t)m.chunk,
+                          .peer = p->rank};
     if (!rx) {
         ux->st.am_recv++;
         ux->recv_data(ux->recv_arg, p->rank, hdr, hdr_len, d, d->len);
@@ -862,6 +1128,9 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
     } else {
         memcpy(&pre, header, sizeof(pre));
     }
+    if ((pre.hdr_len & PREFIX_CTS) && header_length == sizeof(pre) &&
+        pre.src < (uint32_t)ux->nranks)
+        return stream_go(ux, (int)pre.src, data, length);
     bool fetchable = (pre.hdr_len & PREFIX_FETCH) != 0;
     pre.hdr_len &= ~PREFIX_FETCH;
     if (pre.src >= (uint32_t)ux->nranks || pre.hdr_len != header_length - sizeof(pre)) {
@@ -1049,7 +1318,7 @@ static void am_fetch_done_cb(void *req, ucs_status_t status, size_t length, void
 /* Post the receive of a payload into buf (len bytes): its tag, or its rendezvous. */
 static int tag_recv(tdm_ucx_t *ux, tdm_ucx_data_t *data, void *buf, tdm_ucx_op_kind_t kind,
                     tdm_ucx_done_fn_t done, void *arg) {
-    size_t len = data->len;
+    size_t len = data->len, chunk = data->chunk;
     int peer = data->peer;
     uint64_t tag = data->tag;
     void *desc = data->desc;
@@ -1062,6 +1331,8 @@ static int tag_recv(tdm_ucx_t *ux, tdm_ucx_data_t *data, void *buf, tdm_ucx_op_k
     op->done = done;
     op->arg = arg;
     op->len = len;
+    if (chunk)
+        return stream_recv(ux, op, buf, tag, chunk);
     if (desc) {
         ucp_request_param_t prm = {
             .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
@@ -1103,6 +1374,14 @@ static void drop_done(void *arg, int status) {
 }
 
 void tdm_ucx_data_drop(tdm_ucx_t *ux, tdm_ucx_data_t *data) {
+    if (data->chunk) {
+        /* a stream's sender waits for a go: one that says "send nothing" */
+        tdm_ucx_tagmsg_t m = {.tag = data->tag, .len = data->len, .chunk = 0};
+        int peer = data->peer;
+        free(data);
+        stream_cts(ux, peer, &m);
+        return;
+    }
     /* the sender completes when its data was taken: taken into a buffer thrown away */
     void *scratch = malloc(data->len ? data->len : 1);
     if (!scratch) {
@@ -1127,6 +1406,7 @@ int tdm_ucx_progress(tdm_ucx_t *ux) {
     reads_issue(ux);
     ux->events += ucp_worker_progress(ux->worker);
     fetch_start(ux);
+    stream_start(ux);
     reads_issue(ux);
     rx_drain(ux);
     int n = (int)ux->events;
@@ -1147,7 +1427,7 @@ int tdm_ucx_arm(tdm_ucx_t *ux) {
     /* work of our own that no UCX event will announce */
     bool busy = ux->fetch_head || ux->rx_active;
     UX_LOCK(ux);
-    busy = busy || (ux->read_head && ux->read_tokens > 0);
+    busy = busy || (ux->read_head && ux->read_tokens > 0) || ux->stream_go;
     UX_UNLOCK(ux);
     ucs_status_t s = busy ? UCS_ERR_BUSY : ucp_worker_arm(ux->worker);
     if (ux->mt)
@@ -1655,6 +1935,8 @@ int tdm_ucx_init(const tdm_ucx_config_t *cfg, tdm_ucx_t **ux_p) {
     ux->am_max = (size_t)TDM_PARAM_I(UCX_AM_MAX);
     ux->peer_errors = TDM_PARAM_I(UCX_PEER_ERRORS) != 0;
     ux->rndv_am = !strcmp(TDM_PARAM_S(UCX_RNDV), "am");
+    ux->stream_min = (size_t)TDM_PARAM_I(UCX_STREAM_MIN);
+    ux->stream_chunk = (size_t)TDM_PARAM_I(UCX_STREAM_CHUNK);
     if (gethostname(ux->host, sizeof(ux->host)) != 0)
         strcpy(ux->host, "?");
     ux->host[sizeof(ux->host) - 1] = '\0';
@@ -1783,13 +2065,17 @@ int tdm_ucx_fini(tdm_ucx_t *ux) {
     tdm_ucx_op_t *queued = ux->read_head;
     ux->read_head = ux->read_tail = NULL;
     __atomic_store_n(&ux->reads_waiting, 0, __ATOMIC_RELAXED);
+    /* nor streams whose go did not come, or was not acted on */
+    tdm_ucx_op_t *lists[2] = {ux->stream_wait, ux->stream_go};
+    ux->stream_wait = ux->stream_go = NULL;
     UX_UNLOCK(ux);
-    while (queued) {
-        tdm_ucx_op_t *op = queued;
-        queued = op->next;
-        op->done(op->arg, TDM_UCX_ERR_TIMEOUT);
-        free(op);
-    }
+    for (int l = -1; l < 2; l++)
+        for (tdm_ucx_op_t *op = l < 0 ? queued : lists[l], *next; op; op = next) {
+            next = op->next;
+            if (op->done)
+                op->done(op->arg, TDM_UCX_ERR_TIMEOUT);
+            free(op);
+        }
     for (int i = 0; i < ux->nranks; i++) {
         tdm_ucx_peer_t *p = &ux->peers[i];
         if (!p->ep)

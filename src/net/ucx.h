@@ -97,6 +97,8 @@ typedef struct tdm_ucx_stats {
     uint64_t am_recv, am_recv_rndv;    /* packets delivered; of them, fetched by rendezvous */
     uint64_t rndv_sent, fetches;       /* tdm_ucx_send_rndv packets; payloads fetched */
     uint64_t fetches_am;               /* of them, from UCX's active-message rendezvous */
+    uint64_t streams;                  /* tdm_ucx_send_rndv payloads sent as a stream */
+    uint64_t streams_fetched;          /* payloads fetched as a stream */
     uint64_t reads;                    /* gets issued to UCX */
     uint64_t reads_queued;             /* gets that waited in the FIFO for a token */
     uint64_t reads_max_outstanding;    /* most gets in flight at once */

@@ -87,12 +87,13 @@ void tdm_p2p_stats_print(void) {
         tdm_net_rdma_stats(&r);
         fprintf(stderr,
                 "tandem: rank %d between nodes: rdma reads %llu (queued for a token %llu), puts "
-                "%llu, registrations cached %llu made %llu, messages attached to an rts %llu, "
-                "fetched %llu\n",
+                "%llu, registrations cached %llu made %llu, messages attached to an rts %llu "
+                "(streamed %llu), fetched %llu (streamed %llu)\n",
                 tdm_p2p.rank, (unsigned long long)r.reads, (unsigned long long)r.reads_queued,
                 (unsigned long long)r.writes, (unsigned long long)r.reg_hits,
                 (unsigned long long)r.reg_misses, (unsigned long long)r.data_sent,
-                (unsigned long long)r.fetches);
+                (unsigned long long)r.streams, (unsigned long long)r.fetches,
+                (unsigned long long)r.streams_fetched);
     }
     if (tdm_p2p_async_on)
         fprintf(stderr,

@@ -13,6 +13,7 @@
  *   net_ucx child RANK RFD WFD   one side (used by the netns test: argv[5] = "netns")
  * Exits 77 when Tandem was built without UCX.
  */
+#include "base/params.h"
 #include "net/net.h"
 #include "net/rdma.h"
 #include "net/ucx.h"
@@ -403,7 +404,21 @@ static void run_fetch(void) {
     /* TANDEM_UCX_RNDV=am: one UCX message each (its rendezvous), the dropped one fetched
      * too, into a scratch buffer; by default an announcement and a tagged send */
     const char *form = getenv("TANDEM_UCX_RNDV");
-    CHECK(st.fetches_am == (form && !strcmp(form, "am") ? (uint64_t)FETCH_N / 2 : 0u));
+    bool am = form && !strcmp(form, "am");
+    CHECK(st.fetches_am == (am ? (uint64_t)FETCH_N / 2 : 0u));
+    /* over tcp (every lane), payloads from TANDEM_UCX_STREAM_MIN bytes go as streams;
+     * the dropped one's go tells its sender to send nothing */
+    const char *tls = getenv("UCX_TLS");
+    tdm_params_init();
+    uint64_t min = (uint64_t)TDM_PARAM_I(UCX_STREAM_MIN); /* 0: never */
+    uint64_t streams = 0, streamed_in = 0;
+    for (int i = 1; i < FETCH_N; i += 2)
+        if (!am && tls && !strcmp(tls, "tcp") && min && fetch_sizes[i % 3] >= min) {
+            streams++;
+            streamed_in += i != 1;
+        }
+    CHECK(st.streams == streams);
+    CHECK(st.streams_fetched == streamed_in);
 }
 
 /* A data packet by tdm_ucx_send_framed: header and payload in one buffer, behind the
@@ -661,7 +676,17 @@ int main(int argc, char **argv) {
         bad++;
     }
     bad += run_pair("default transports", NULL, 0);
+    setenv("TANDEM_UCX_STREAM_MIN", "131072", 1);
     bad += run_pair("tcp on loopback", "tcp", 0);
+    /* every payload a stream, of 64 KiB chunks to 4 MiB (the default: 128 KiB and up) */
+    setenv("TANDEM_UCX_STREAM_MIN", "1", 1);
+    bad += run_pair("tcp on loopback, every payload a stream", "tcp", 0);
+    setenv("TANDEM_UCX_STREAM_CHUNK", "5000", 1);
+    bad += run_pair("tcp on loopback, every payload a stream of 5000-byte chunks", "tcp", 0);
+    unsetenv("TANDEM_UCX_STREAM_CHUNK");
+    setenv("TANDEM_UCX_STREAM_MIN", "0", 1);
+    bad += run_pair("tcp on loopback, no streams", "tcp", 0);
+    unsetenv("TANDEM_UCX_STREAM_MIN");
     setenv("TANDEM_UCX_RNDV", "am", 1);
     bad += run_pair("tcp on loopback, rendezvous as one active message", "tcp", 0);
     unsetenv("TANDEM_UCX_RNDV");
