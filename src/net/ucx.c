@@ -303,6 +303,8 @@ struct tdm_ucx {
     long reads_waiting; /* in the FIFO: changed under `lock`, read unlocked by progress */
     tdm_ucx_rx_t *fetch_head, *fetch_tail;
     tdm_ucx_peer_t *rx_active;
+    /* work seen by this progress call; completions also run inside a receive posted by
+     * another thread (UCX finishes an unexpected message there): counted atomically */
     unsigned events;
     long pending;     /* ops UCX still holds */
     uint64_t tag_seq; /* tdm_ucx_send_rndv's sequence numbers */
@@ -339,6 +341,7 @@ struct tdm_ucx {
             tdm_lock_release(&(_ux)->lock);                                                        \
     } while (0)
 #define UX_COUNT(_ux, _field, _n) TDM_COUNTER_ADD(&(_ux)->st._field, (_n))
+#define UX_EVENT(_ux) __atomic_fetch_add(&(_ux)->events, 1u, __ATOMIC_RELAXED)
 
 bool tdm_ucx_built(void) {
     return true;
@@ -636,7 +639,7 @@ static void send_done_cb(void *req, ucs_status_t status, void *user_data) {
     if (op->done)
         op->done(op->arg, rc);
     op_put(ux, op);
-    ux->events++;
+    UX_EVENT(ux);
 }
 
 /* UCX's parameters for an operation that completes `op` through send_done_cb. */
@@ -756,7 +759,7 @@ static void framed_done_cb(void *req, ucs_status_t status, void *user_data) {
     int rc = req_end(ux, req, status);
     if (rc)
         tdm_debug(UCX, "a packet toward rank %u ended with %s", f->to, ucs_status_string(status));
-    ux->events++;
+    UX_EVENT(ux);
     f->done(f->arg, rc); /* may reuse the packet's buffer: the last look at f */
 }
 
@@ -826,7 +829,7 @@ static void stream_part_done(tdm_ucx_t *ux, tdm_ucx_op_t *op, int rc) {
     if (op->done)
         op->done(op->arg, rc);
     op_put(ux, op);
-    ux->events++;
+    UX_EVENT(ux);
 }
 
 static void stream_sent_cb(void *req, ucs_status_t status, void *user_data) {
@@ -925,7 +928,7 @@ static ucs_status_t stream_go(tdm_ucx_t *ux, int src, const void *data, size_t l
     if (!op)
         tdm_error(UCX, "rank %d: a go from rank %d for tag %#llx, which no stream waits for",
                   ux->rank, src, (unsigned long long)m.tag);
-    ux->events++;
+    UX_EVENT(ux);
     return UCS_OK;
 }
 
@@ -1141,7 +1144,7 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
     tdm_ucx_peer_t *p = &ux->peers[pre.src];
     const unsigned char *hdr = (const unsigned char *)header + sizeof(pre);
     bool rndv = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV;
-    ux->events++;
+    UX_EVENT(ux);
     if (fetchable)
         return am_recv_fetchable(ux, p, hdr, pre.hdr_len, data, length, rndv);
     if (!rndv && !p->rx_head) {
@@ -1208,7 +1211,7 @@ static void fetch_done_cb(void *req, ucs_status_t status, size_t length, void *u
     } else {
         rx->state = RX_READY;
     }
-    ux->events++;
+    UX_EVENT(ux);
 }
 
 /* Start the rendezvous fetches the AM callback queued (outside UCX's callback). */
@@ -1401,15 +1404,15 @@ static void reads_issue(tdm_ucx_t *ux);
 int tdm_ucx_progress(tdm_ucx_t *ux) {
     if (ux->mt && !tdm_lock_try(&ux->progress_lock))
         return 0;
-    ux->events = 0;
+    __atomic_store_n(&ux->events, 0u, __ATOMIC_RELAXED);
     /* queued reads first (seed 001 §4.2): they were asked for before any new one */
     reads_issue(ux);
-    ux->events += ucp_worker_progress(ux->worker);
+    __atomic_fetch_add(&ux->events, ucp_worker_progress(ux->worker), __ATOMIC_RELAXED);
     fetch_start(ux);
     stream_start(ux);
     reads_issue(ux);
     rx_drain(ux);
-    int n = (int)ux->events;
+    int n = (int)__atomic_load_n(&ux->events, __ATOMIC_RELAXED);
     if (ux->mt)
         tdm_lock_release(&ux->progress_lock);
     return n;
@@ -1707,7 +1710,7 @@ static int read_start(tdm_ucx_t *ux, tdm_ucx_op_t *op, bool deferred) {
                   ucs_status_string(UCS_PTR_STATUS(sp)));
     if (deferred) {
         op->done(op->arg, rc);
-        ux->events++;
+        UX_EVENT(ux);
     }
     op_put(ux, op);
     return rc;
