@@ -37,15 +37,15 @@ typedef void (*tdm_net_rdma_done_fn_t)(void *arg, int status);
 
 /* Counters (TANDEM_PROTO_STATS): the transport's. */
 typedef struct tdm_net_rdma_stats {
-    uint64_t reads;        /* gets issued */
-    uint64_t reads_queued; /* gets that waited for a read token (TANDEM_UCX_MAX_READS) */
-    uint64_t writes;       /* puts issued */
-    uint64_t data_sent;    /* packets sent with a payload to fetch (commit_data) */
-    uint64_t fetches;      /* payloads fetched */
-    uint64_t streams;      /* of data_sent, payloads sent as a stream of chunks (ucx.c) */
+    uint64_t reads;           /* gets issued */
+    uint64_t reads_queued;    /* gets that waited for a read token (TANDEM_UCX_MAX_READS) */
+    uint64_t writes;          /* puts issued */
+    uint64_t data_sent;       /* packets sent with a payload to fetch (commit_data) */
+    uint64_t fetches;         /* payloads fetched */
+    uint64_t streams;         /* of data_sent, payloads sent as a stream of chunks (ucx.c) */
     uint64_t streams_fetched; /* of fetches, payloads fetched as a stream */
-    uint64_t reg_hits;     /* registrations served by the cache */
-    uint64_t reg_misses;   /* registrations made */
+    uint64_t reg_hits;        /* registrations served by the cache */
+    uint64_t reg_misses;      /* registrations made */
 } tdm_net_rdma_stats_t;
 
 /* The transport the calls below use (NULL: none). */

@@ -211,7 +211,7 @@ typedef struct tdm_ucx_peer {
     void *addr;
     size_t addr_len;
     ucp_ep_h ep;
-    int failed; /* 0, or the status operations toward it fail with */
+    int failed;  /* 0, or the status operations toward it fail with */
     bool stream; /* large payloads to it go as a stream (stream_lanes) */
     tdm_ucx_rx_t *rx_head, *rx_tail;
     bool rx_active; /* on ux->rx_active */
@@ -881,8 +881,8 @@ static int stream_recv(tdm_ucx_t *ux, tdm_ucx_op_t *op, void *buf, uint64_t tag,
             .recv_info.tag_info = &info,
         };
         TDM_COUNTER_ADD(&ux->pending, 1);
-        ucs_status_ptr_t sp =
-            ucp_tag_recv_nbx(ux->worker, (unsigned char *)buf + off, part, tag, (ucp_tag_t)-1, &prm);
+        ucs_status_ptr_t sp = ucp_tag_recv_nbx(ux->worker, (unsigned char *)buf + off, part, tag,
+                                               (ucp_tag_t)-1, &prm);
         if (op_issued(ux, sp))
             continue;
         int rc = 0;
@@ -1013,8 +1013,7 @@ int tdm_ucx_send_rndv(tdm_ucx_t *ux, int peer, const void *hdr, size_t hdr_len, 
     uint64_t tag = ((uint64_t)ux->rank << TAG_SEQ_BITS) | (seq & ((1ull << TAG_SEQ_BITS) - 1));
     bool stream = ux->peers[peer].stream && len >= ux->stream_min;
     send_op_init(op, peer, NULL, NULL); /* the data's completion is the send's */
-    op->tagmsg =
-        (tdm_ucx_tagmsg_t){.tag = tag, .len = len, .chunk = stream ? ux->stream_chunk : 0};
+    op->tagmsg = (tdm_ucx_tagmsg_t){.tag = tag, .len = len, .chunk = stream ? ux->stream_chunk : 0};
     send_op_init(dop, peer, done, arg);
     if (stream) {
         /* waiting for the go before the announcement leaves: the go may come at once */

@@ -3,8 +3,8 @@
  * The segment UCX's tcp transport sends in (TANDEM_UCX_TCP_SEG, src/net/ucx.c): read from
  * UCX's own description of an endpoint between two transports of this process over tcp
  * on loopback, where the largest short active message is the segment less its header.
- * By default a 64 KiB message less UCX's header is short (one segment); TANDEM_UCX_TCP_SEG=0 keeps UCX's
- * 8 KiB; a segment size the user gave UCX wins over Tandem's. Where UCX opens no tcp
+ * By default a 64 KiB message less UCX's header is short (one segment); TANDEM_UCX_TCP_SEG=0 keeps
+ * UCX's 8 KiB; a segment size the user gave UCX wins over Tandem's. Where UCX opens no tcp
  * transport (UCX_TLS without it, UCX_NET_DEVICES naming no network interface) nothing is
  * set, and UCX has no unused key to warn about on every rank. Each case in a child
  * process (tunables are read once per process). Exits 77 without UCX.
