@@ -415,7 +415,8 @@ const tdm_proto_t tdm_proto_rput_rdma = {
 const tdm_proto_t tdm_proto_am = {
     .name = "rndv/am",
     .desc = "another node's sender attaches a contiguous message to its RTS; the receiver "
-            "fetches it into its buffer at the match (the transport's own rendezvous), no FIN",
+            "fetches it into its buffer at the match (the transport's rendezvous; over UCX's tcp "
+            "from TANDEM_UCX_STREAM_MIN, eager chunks after the receiver's go), no FIN",
     .caps = TDM_CAP_RDMA,
     .push = rdma_push,
     .show = rdma_show,
