@@ -4,8 +4,9 @@
  * addresses through pipes: packets of 0 B, 8 B, 64 KiB and 4 MiB both ways with
  * every byte and the order checked; get and put of 1 MiB registered buffers with
  * packed keys, the outstanding-read limit counted; a peer killed mid-job seen as
- * an error, not a hang, and a shutdown that returns; the same get, put and flush
- * through net/rdma.h (the calls the rendezvous uses), its registration cache and
+ * an error, not a hang (a stream waiting for its go too), and a shutdown that
+ * returns; the same get, put and flush through net/rdma.h (the calls the
+ * rendezvous uses), its registration cache and
  * counters, and its refusal before a transport is bound. Over UCX's default choice
  * (shared memory between these two) and over tcp on loopback.
  *
@@ -167,6 +168,13 @@ static void send_done(void *arg, int status) {
 static void kill_send_done(void *arg, int status) {
     free(arg);
     me.sends_pending--;
+}
+
+/* the rendezvous payload the dying peer never fetched: it must end, with an error */
+static int kill_rndv_status = 1;
+static void kill_rndv_done(void *arg, int status) {
+    kill_rndv_status = status;
+    kill_send_done(arg, status);
 }
 
 static void op_done(void *arg, int status) {
@@ -562,9 +570,26 @@ static void run_kill(void) {
         raise(SIGKILL);
     }
     wait_for(&me.ready, 1);
+    /* first a 1 MiB payload the peer holds and never fetches: over tcp a stream, whose
+     * sender waits for a go that never comes */
+    size_t rlen = 1 << 20;
+    msg_hdr_t rh = {.type = T_DATA, .seq = 0, .len = rlen};
+    unsigned char *rbuf = calloc(1, rlen);
+    me.sends_pending++;
+    if (tdm_ucx_send_rndv(me.ux, 1, &rh, sizeof(rh), rbuf, rlen, kill_rndv_done, rbuf) !=
+        TDM_UCX_PENDING) {
+        me.sends_pending--;
+        free(rbuf);
+        kill_rndv_status = -1;
+    }
+    tdm_ucx_stats_t st;
+    tdm_ucx_stats(me.ux, &st);
+    const char *tls = getenv("UCX_TLS");
+    /* (UCX's own choice may be tcp alone too: its shared memory has no peer error mode) */
+    CHECK(!(tls && !strcmp(tls, "tcp")) || st.streams == 1);
     size_t len = 64 << 10;
     int rc = 0;
-    uint32_t seq = 0;
+    uint32_t seq = 1;
     while (!me.peer_failed && rc >= 0) {
         /* a bounded number in flight: the peer stops reading */
         if (me.sends_pending < 16) {
@@ -593,6 +618,7 @@ static void run_kill(void) {
     /* sends still pending complete (with an error) by the shutdown, which returns */
     tdm_ucx_fini(me.ux);
     CHECK(me.sends_pending == 0);
+    CHECK(kill_rndv_status < 0);
 }
 
 static int child(int rank, int rfd, int wfd, int kill_case) {
