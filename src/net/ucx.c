@@ -303,8 +303,8 @@ struct tdm_ucx {
     long reads_waiting; /* in the FIFO: changed under `lock`, read unlocked by progress */
     tdm_ucx_rx_t *fetch_head, *fetch_tail;
     tdm_ucx_peer_t *rx_active;
-    /* work seen by this progress call; completions also run inside a receive posted by
-     * another thread (UCX finishes an unexpected message there): counted atomically */
+    /* work seen by this progress call; under mt completions also run inside a receive
+     * another thread posts (UCX finishes an unexpected message there): UX_EVENTS_ADD */
     unsigned events;
     long pending;     /* ops UCX still holds */
     uint64_t tag_seq; /* tdm_ucx_send_rndv's sequence numbers */
@@ -341,7 +341,16 @@ struct tdm_ucx {
             tdm_lock_release(&(_ux)->lock);                                                        \
     } while (0)
 #define UX_COUNT(_ux, _field, _n) TDM_COUNTER_ADD(&(_ux)->st._field, (_n))
-#define UX_EVENT(_ux) __atomic_fetch_add(&(_ux)->events, 1u, __ATOMIC_RELAXED)
+/* One thread: a plain count (every packet passes here); several: completions also run
+ * inside a receive another thread posts, so an atomic one. */
+#define UX_EVENTS_ADD(_ux, _n)                                                                     \
+    do {                                                                                           \
+        if ((_ux)->mt)                                                                             \
+            __atomic_fetch_add(&(_ux)->events, (unsigned)(_n), __ATOMIC_RELAXED);                  \
+        else                                                                                       \
+            (_ux)->events += (unsigned)(_n);                                                       \
+    } while (0)
+#define UX_EVENT(_ux) UX_EVENTS_ADD(_ux, 1)
 
 bool tdm_ucx_built(void) {
     return true;
@@ -430,6 +439,23 @@ static int check_peer(tdm_ucx_t *ux, int peer, const char *call) {
 
 /* ---- peers and endpoints ---------------------------------------------------------------- */
 
+/* Move the ops toward `rank` from `list` onto `*dead` (caller holds `lock`); how many. */
+static long ops_take_peer(tdm_ucx_op_t **list, int rank, tdm_ucx_op_t **dead) {
+    long n = 0;
+    for (tdm_ucx_op_t **pp = list; *pp;) {
+        tdm_ucx_op_t *op = *pp;
+        if (op->peer == rank) {
+            *pp = op->next;
+            op->next = *dead;
+            *dead = op;
+            n++;
+        } else {
+            pp = &op->next;
+        }
+    }
+    return n;
+}
+
 static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status) {
     tdm_ucx_peer_t *p = arg;
     tdm_ucx_t *ux = p->ux;
@@ -450,29 +476,11 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status) {
     }
     /* reads queued toward it will never get a token's worth of progress, and streams to
      * it no go: fail them */
-    tdm_ucx_op_t *dead = NULL, **pp;
+    tdm_ucx_op_t *dead = NULL;
     UX_LOCK(ux);
-    for (pp = &ux->stream_wait; *pp;) {
-        tdm_ucx_op_t *op = *pp;
-        if (op->peer == p->rank) {
-            *pp = op->next;
-            op->next = dead;
-            dead = op;
-        } else {
-            pp = &op->next;
-        }
-    }
-    for (pp = &ux->read_head; *pp;) {
-        tdm_ucx_op_t *op = *pp;
-        if (op->peer == p->rank) {
-            *pp = op->next;
-            op->next = dead;
-            dead = op;
-            __atomic_fetch_sub(&ux->reads_waiting, 1, __ATOMIC_RELAXED);
-        } else {
-            pp = &op->next;
-        }
-    }
+    ops_take_peer(&ux->stream_wait, p->rank, &dead);
+    long reads = ops_take_peer(&ux->read_head, p->rank, &dead);
+    __atomic_fetch_sub(&ux->reads_waiting, reads, __ATOMIC_RELAXED);
     ux->read_tail = NULL;
     for (tdm_ucx_op_t *op = ux->read_head; op; op = op->next)
         ux->read_tail = op;
@@ -1406,7 +1414,7 @@ int tdm_ucx_progress(tdm_ucx_t *ux) {
     __atomic_store_n(&ux->events, 0u, __ATOMIC_RELAXED);
     /* queued reads first (seed 001 §4.2): they were asked for before any new one */
     reads_issue(ux);
-    __atomic_fetch_add(&ux->events, ucp_worker_progress(ux->worker), __ATOMIC_RELAXED);
+    UX_EVENTS_ADD(ux, ucp_worker_progress(ux->worker));
     fetch_start(ux);
     stream_start(ux);
     reads_issue(ux);
@@ -2057,6 +2065,16 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* End every op of a list that UCX never held (queued reads, streams without their go). */
+static void ops_end_all(tdm_ucx_op_t *op, int status) {
+    for (tdm_ucx_op_t *next; op; op = next) {
+        next = op->next;
+        if (op->done)
+            op->done(op->arg, status);
+        free(op);
+    }
+}
+
 int tdm_ucx_fini(tdm_ucx_t *ux) {
     int rc = 0;
     int n = 0;
@@ -2068,16 +2086,12 @@ int tdm_ucx_fini(tdm_ucx_t *ux) {
     ux->read_head = ux->read_tail = NULL;
     __atomic_store_n(&ux->reads_waiting, 0, __ATOMIC_RELAXED);
     /* nor streams whose go did not come, or was not acted on */
-    tdm_ucx_op_t *lists[2] = {ux->stream_wait, ux->stream_go};
+    tdm_ucx_op_t *waiting = ux->stream_wait, *going = ux->stream_go;
     ux->stream_wait = ux->stream_go = NULL;
     UX_UNLOCK(ux);
-    for (int l = -1; l < 2; l++)
-        for (tdm_ucx_op_t *op = l < 0 ? queued : lists[l], *next; op; op = next) {
-            next = op->next;
-            if (op->done)
-                op->done(op->arg, TDM_UCX_ERR_TIMEOUT);
-            free(op);
-        }
+    ops_end_all(queued, TDM_UCX_ERR_TIMEOUT);
+    ops_end_all(waiting, TDM_UCX_ERR_TIMEOUT);
+    ops_end_all(going, TDM_UCX_ERR_TIMEOUT);
     for (int i = 0; i < ux->nranks; i++) {
         tdm_ucx_peer_t *p = &ux->peers[i];
         if (!p->ep)
