@@ -9,6 +9,8 @@
 #include <stdio.h>
 
 #include <sched.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +44,7 @@ int tdm_p2p_init(const tdm_p2p_config_t *cfg, const char **what_p) {
         p->spins = 0;
         p->yields = TDM_PARAM_I(WAIT_YIELDS);
         p->spin_units = (uint32_t)(TDM_PARAM_I(WAIT_SPIN_US) * 1000 / 1024);
+        p->spin_contended_units = (uint32_t)(TDM_PARAM_I(WAIT_SPIN_CONTENDED_US) * 1000 / 1024);
     }
     p->block_us = TDM_PARAM_I(WAIT_BLOCK_US);
     p->copy_chunk = tdm_p2p_copy_chunk_param(p->oversubscribed);
@@ -306,6 +309,74 @@ static bool cpu_shared(int cpu) {
     return false;
 }
 
+/* Whether another task of the machine wants this core, one the rank cannot see (another
+ * job's rank; a rank of this job on a "node" of its own that shares the cores): this
+ * thread then waits on the CPU's run queue a good share of the time (run_delay in
+ * /proc/thread-self/schedstat). On a quiet core, or beside niced work, that share stays
+ * under 10%; beside a task of equal weight it is near half (docs/performance.md). At 20%
+ * or more over 50 ms, waits poll only WAIT_SPIN_CONTENDED_US before blocking, for a
+ * second; twice as long each time contention returns within a period of the last one's
+ * end (to 64 s). Read at most every 50 ms, by waits that poll that long. */
+#define CONTENTION_WINDOW_UNITS (50u * 1000u * 1000u / 1024u) /* 50 ms */
+#define CONTENTION_SHARE 20u                                  /* percent of the time */
+#define CONTENDED_UNITS (1000u * 1000u * 1000u / 1024u)       /* 1 s */
+#define CONTENDED_MAX_UNITS (64u * CONTENDED_UNITS)
+
+static __thread struct {
+    uint32_t at;        /* shm clock of the mark; 0: none yet */
+    uint64_t run_delay; /* the thread's run_delay then (ns) */
+} contention_mark;
+
+/* This thread's time waiting on a run queue (ns), or -1. */
+static int64_t run_delay_ns(void) {
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[96];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    unsigned long long run, delay;
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    return sscanf(buf, "%llu %llu", &run, &delay) == 2 ? (int64_t)delay : -1;
+}
+
+static void wait_contention(uint32_t now) {
+    uint32_t span = now - contention_mark.at;
+    if (contention_mark.at && span < CONTENTION_WINDOW_UNITS)
+        return;
+    int64_t delay = run_delay_ns();
+    if (delay < 0)
+        return;
+    bool first = !contention_mark.at;
+    uint64_t waited = (uint64_t)delay - contention_mark.run_delay;
+    contention_mark.at = now | 1u;
+    contention_mark.run_delay = (uint64_t)delay;
+    if (first || waited * 100u < (uint64_t)CONTENTION_SHARE * span * 1024u)
+        return;
+    uint32_t until = TDM_LOAD_RELAXED(&tdm_p2p.contended_until);
+    uint32_t len = tdm_p2p.contended_len;
+    bool on = until && (int32_t)(until - now) > 0;
+    if (!on) {
+        /* contention back within a period of its end: the next period twice as long */
+        bool back = until && (int32_t)(now - until) < (int32_t)len;
+        len = back ? (len < CONTENDED_MAX_UNITS / 2 ? 2 * len : CONTENDED_MAX_UNITS)
+                   : CONTENDED_UNITS;
+        tdm_p2p.contended_len = len;
+        TDM_COUNTER_ADD(&tdm_p2p_stats.wait_contended, 1);
+    }
+    TDM_STORE_RELAXED(&tdm_p2p.contended_until, (now + len) | 1u);
+}
+
+/* How long a wait polls with nothing to do before it blocks (shm clock units). */
+static inline uint32_t wait_spin_units(uint32_t now) {
+    uint32_t until = TDM_LOAD_RELAXED(&tdm_p2p.contended_until);
+    if (TDM_UNLIKELY(until) && (int32_t)(until - now) > 0)
+        return tdm_p2p.spin_contended_units;
+    return tdm_p2p.spin_units;
+}
+
 /* `waiting` counts the threads inside a wait (the dump says whether the rank waits). */
 static inline int waiting_add(int d) {
     if (TDM_UNLIKELY(tdm_p2p_async_on) && !tdm_p2p_async_self())
@@ -372,6 +443,8 @@ void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
         }
         int cpu;
         uint32_t now = wait_beat(me, &cpu);
+        if (tdm_p2p.spin_contended_units < tdm_p2p.spin_units)
+            wait_contention(now);
         if (busy) {
             busy = woke = false;
             timing = true;
@@ -383,7 +456,7 @@ void tdm_p2p_wait_until(bool (*done)(void *arg), void *arg) {
             idle_from = now;
         }
         /* polling on only while no other thread of ours waits too (it may need the core) */
-        if (!woke && now - idle_from < tdm_p2p.spin_units && !cpu_shared(cpu) &&
+        if (!woke && now - idle_from < wait_spin_units(now) && !cpu_shared(cpu) &&
             (!tdm_threaded || TDM_LOAD_RELAXED(&tdm_p2p.waiting) <= 1))
             continue;
         for (long y = 0; y < tdm_p2p.yields && !busy && !done(arg); y++) {

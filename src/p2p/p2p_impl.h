@@ -105,10 +105,13 @@ typedef struct tdm_p2p_state {
     int rank, size;
     int oversubscribed;
     size_t eager_limit;
-    size_t eager_limit_remote;    /* toward ranks of other nodes */
-    long spins, yields, block_us; /* waiting: see tdm_p2p_wait_until */
-    uint32_t stall_units;         /* PEER_STALL_US in units of the shm clock; 0: never */
-    uint32_t spin_units;          /* WAIT_SPIN_US in units of the shm clock (ranks <= cores) */
+    size_t eager_limit_remote;     /* toward ranks of other nodes */
+    long spins, yields, block_us;  /* waiting: see tdm_p2p_wait_until */
+    uint32_t stall_units;          /* PEER_STALL_US in units of the shm clock; 0: never */
+    uint32_t spin_units;           /* WAIT_SPIN_US in units of the shm clock (ranks <= cores) */
+    uint32_t spin_contended_units; /* WAIT_SPIN_CONTENDED_US, the same units */
+    uint32_t contended_until;      /* shm clock: waits spin that little until then (relaxed) */
+    uint32_t contended_len;        /* the last contended period's length (shm clock units) */
     tdm_p2p_bucket_t match[TDM_MATCH_BUCKETS];
     tdm_p2p_peer_t *peers; /* per peer: the pair's lock */
     tdm_list_t *txq;       /* per peer: items waiting for ring space, in order */

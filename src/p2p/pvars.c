@@ -59,7 +59,7 @@ void tdm_p2p_stats_print(void) {
 #include "proto/registry.def"
 #undef TDM_PROTO
     };
-    char line[640];
+    char line[768];
     int off = snprintf(line, sizeof(line),
                        "tandem: rank %d protocol stats: eager %llu (sent at once %llu), "
                        "received at once %llu, short %llu",
@@ -72,7 +72,8 @@ void tdm_p2p_stats_print(void) {
              "; copies %llu, bytes read %llu, bytes written %llu, cma fallbacks %llu, rtr "
              "announced %llu, adaptive eager %llu rendezvous %llu (pulled unexpected %llu), "
              "adaptive one-way pipeline %llu cma %llu, adaptive exchanges pipeline %llu rget "
-             "%llu; read alone from a stalled sender %llu, waits yielded %llu blocked %llu\n",
+             "%llu; read alone from a stalled sender %llu, waits yielded %llu blocked %llu "
+             "contended %llu\n",
              pv(TDM_P2P_PV_cma_copies), pv(TDM_P2P_PV_cma_bytes_read),
              pv(TDM_P2P_PV_cma_bytes_written), pv(TDM_P2P_PV_cma_fallbacks),
              pv(TDM_P2P_PV_rtr_announced), pv(TDM_P2P_PV_adapt_eager_eager),
@@ -80,7 +81,7 @@ void tdm_p2p_stats_print(void) {
              pv(TDM_P2P_PV_adapt_oneway_pipeline), pv(TDM_P2P_PV_adapt_oneway_cma),
              pv(TDM_P2P_PV_adapt_exchange_pipeline), pv(TDM_P2P_PV_adapt_exchange_rget),
              pv(TDM_P2P_PV_rndv_stalled_rget), pv(TDM_P2P_PV_wait_yields),
-             pv(TDM_P2P_PV_wait_blocks));
+             pv(TDM_P2P_PV_wait_blocks), pv(TDM_P2P_PV_wait_contended));
     fputs(line, stderr);
     if (tdm_net.nodes > 1) {
         tdm_net_rdma_stats_t r;

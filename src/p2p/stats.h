@@ -48,6 +48,7 @@ typedef struct tdm_p2p_stats {
     uint64_t ring_full;    /* sends and control packets that waited for ring space */
     uint64_t stalled_rget; /* rendezvous read alone since their sender was not running */
     uint64_t wait_yields, wait_blocks; /* sched_yield calls and doorbell blocks of waits */
+    uint64_t wait_contended;           /* times waits found the core contended (engine.c) */
     uint64_t async_wakeups, async_calls, async_events; /* the progress thread (async.c) */
 } tdm_p2p_stats_t;
 extern tdm_p2p_stats_t tdm_p2p_stats;
