@@ -356,14 +356,14 @@ static void wait_contention(uint32_t now) {
     if (first || waited * 100u < (uint64_t)CONTENTION_SHARE * span * 1024u)
         return;
     uint32_t until = TDM_LOAD_RELAXED(&tdm_p2p.contended_until);
-    uint32_t len = tdm_p2p.contended_len;
+    uint32_t len = TDM_LOAD_RELAXED(&tdm_p2p.contended_len);
     bool on = until && (int32_t)(until - now) > 0;
     if (!on) {
         /* contention back within a period of its end: the next period twice as long */
         bool back = until && (int32_t)(now - until) < (int32_t)len;
         len = back ? (len < CONTENDED_MAX_UNITS / 2 ? 2 * len : CONTENDED_MAX_UNITS)
                    : CONTENDED_UNITS;
-        tdm_p2p.contended_len = len;
+        TDM_STORE_RELAXED(&tdm_p2p.contended_len, len);
         TDM_COUNTER_ADD(&tdm_p2p_stats.wait_contended, 1);
     }
     TDM_STORE_RELAXED(&tdm_p2p.contended_until, (now + len) | 1u);

@@ -111,7 +111,7 @@ typedef struct tdm_p2p_state {
     uint32_t spin_units;           /* WAIT_SPIN_US in units of the shm clock (ranks <= cores) */
     uint32_t spin_contended_units; /* WAIT_SPIN_CONTENDED_US, the same units */
     uint32_t contended_until;      /* shm clock: waits spin that little until then (relaxed) */
-    uint32_t contended_len;        /* the last contended period's length (shm clock units) */
+    uint32_t contended_len;        /* the last contended period's length (relaxed) */
     tdm_p2p_bucket_t match[TDM_MATCH_BUCKETS];
     tdm_p2p_peer_t *peers; /* per peer: the pair's lock */
     tdm_list_t *txq;       /* per peer: items waiting for ring space, in order */

@@ -52,7 +52,7 @@ static unsigned long long contend(int rank, double limit, int *errs) {
     }
     int provided, idx, count;
     MPI_T_pvar_session s;
-    MPI_T_pvar_handle h;
+    MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_T_pvar_session_create(&s);
     if (child < 0 ||
