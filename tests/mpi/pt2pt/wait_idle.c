@@ -34,16 +34,35 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Ping-pong beside a busy child on this rank's CPU until a rank finds its core contended
- * (or `limit` seconds); the ranks' summed count of contended periods. */
-static unsigned long long contend(int rank, double limit, int *errs) {
+/* Pin this process to `cpu` alone. */
+static void pin(int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(sched_getcpu(), &set);
+    CPU_SET(cpu, &set);
     if (sched_setaffinity(0, sizeof(set), &set) != 0) {
         perror("sched_setaffinity");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+}
+
+/* Round trip `i` of a ping-pong between ranks 0 and 1, checked. */
+static void round_trip(int rank, int i, int *errs) {
+    int x = i, peer = 1 - rank;
+    if (rank == 0) {
+        MPI_Send(&x, 1, MPI_INT, peer, 0, MPI_COMM_WORLD);
+        MPI_Recv(&x, 1, MPI_INT, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Recv(&x, 1, MPI_INT, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(&x, 1, MPI_INT, peer, 0, MPI_COMM_WORLD);
+    }
+    if (x != i && (*errs)++ < 5)
+        fprintf(stderr, "[%d] ping-pong %d: got %d\n", rank, i, x);
+}
+
+/* Ping-pong beside a busy child on this rank's CPU until a rank finds its core contended
+ * (or `limit` seconds); the ranks' summed count of contended periods. */
+static unsigned long long contend(int rank, double limit, int *errs) {
+    pin(sched_getcpu());
     fflush(NULL);
     pid_t child = fork(); /* inherits the one-CPU mask */
     if (child == 0) {
@@ -65,16 +84,7 @@ static unsigned long long contend(int rank, double limit, int *errs) {
     unsigned long long mine = 0, all = 0;
     double t0 = now_s();
     for (int i = 0; !all; i++) {
-        int x = i, peer = 1 - rank;
-        if (rank == 0) {
-            MPI_Send(&x, 1, MPI_INT, peer, 0, MPI_COMM_WORLD);
-            MPI_Recv(&x, 1, MPI_INT, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Recv(&x, 1, MPI_INT, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(&x, 1, MPI_INT, peer, 0, MPI_COMM_WORLD);
-        }
-        if (x != i && (*errs)++ < 5)
-            fprintf(stderr, "[%d] ping-pong %d: got %d\n", rank, i, x);
+        round_trip(rank, i, errs);
         if (i % 64 == 63) {
             MPI_T_pvar_read(s, h, &mine);
             /* rank 0's clock decides when to stop looking */
@@ -100,25 +110,9 @@ int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "colocate")) {
         int cpu = sched_getcpu();
         MPI_Bcast(&cpu, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(cpu, &set);
-        if (sched_setaffinity(0, sizeof(set), &set) != 0) {
-            perror("sched_setaffinity");
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-        int x = 0, peer = 1 - rank;
-        for (int i = 0; i < 2000 && size == 2; i++) {
-            if (rank == 0) {
-                MPI_Send(&i, 1, MPI_INT, peer, 0, MPI_COMM_WORLD);
-                MPI_Recv(&x, 1, MPI_INT, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            } else {
-                MPI_Recv(&x, 1, MPI_INT, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(&x, 1, MPI_INT, peer, 0, MPI_COMM_WORLD);
-            }
-            if (x != i && errs++ < 5)
-                fprintf(stderr, "[%d] ping-pong %d: got %d\n", rank, i, x);
-        }
+        pin(cpu);
+        for (int i = 0; i < 2000 && size == 2; i++)
+            round_trip(rank, i, &errs);
     }
     if (argc > 1 && !strncmp(argv[1], "contend", 7) && size == 2) {
         bool off = !strcmp(argv[1], "contend-off");
