@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,14 +61,18 @@ static void round_trip(int rank, int i, int *errs) {
 }
 
 /* Ping-pong beside a busy child on this rank's CPU until a rank finds its core contended
- * (or `limit` seconds); the ranks' summed count of contended periods. */
+ * (or `limit` seconds); the larger of the two ranks' counts of contended periods. */
 static unsigned long long contend(int rank, double limit, int *errs) {
     pin(sched_getcpu());
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t child = fork(); /* inherits the one-CPU mask */
     if (child == 0) {
-        for (volatile unsigned long spin = 0;; spin++) {
+        /* never outlives the rank, however the rank ends */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (volatile unsigned long spin = 0; getppid() == parent; spin++) {
         }
+        _exit(0);
     }
     int provided, idx, count;
     MPI_T_pvar_session s;
@@ -87,7 +92,7 @@ static unsigned long long contend(int rank, double limit, int *errs) {
         round_trip(rank, i, errs);
         if (i % 64 == 63) {
             MPI_T_pvar_read(s, h, &mine);
-            /* rank 0's clock decides when to stop looking */
+            /* either rank's clock past the limit stops both */
             unsigned long long v[2] = {mine, now_s() - t0 > limit};
             MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
             all = v[0];
