@@ -335,11 +335,11 @@ static int64_t run_delay_ns(void) {
     char buf[96];
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
-    unsigned long long run, delay;
+    unsigned long long delay; /* the second field; the first is time on the CPU */
     if (n <= 0)
         return -1;
     buf[n] = 0;
-    return sscanf(buf, "%llu %llu", &run, &delay) == 2 ? (int64_t)delay : -1;
+    return sscanf(buf, "%*s %llu", &delay) == 1 ? (int64_t)delay : -1;
 }
 
 static void wait_contention(uint32_t now) {
